@@ -1,0 +1,50 @@
+/** Wallet that funds a payout: local currency (for example KES) or USD. */
+export type WalletType = 'local' | 'USD';
+
+/** The wallet values the service accepts. */
+export const WALLET_TYPES: readonly WalletType[] = ['local', 'USD'];
+
+/**
+ * Options of {@link PaymentsModule} and {@link createPaymentsClient}
+ * (interface document, section 2.1).
+ */
+export interface PaymentsModuleOptions {
+  /** API username for HTTP Basic authentication. Supply it from the environment. */
+  apiUsername: string;
+  /** API password for HTTP Basic authentication. Supply it from the environment; it is never logged. */
+  apiPassword: string;
+  /** Base URL of the service. Defaults to {@link DEFAULT_BASE_URL}, a placeholder: set it. */
+  baseUrl?: string;
+  /** Timeout of each request attempt in milliseconds. Default 30000. */
+  timeout?: number;
+  /** Default wallet of payouts. Default `"local"`. */
+  walletType?: WalletType;
+  /** Webhook URL used when a request's `callbackUrl` is empty. */
+  defaultCallbackUrl?: string;
+  /** Account username used when a request's `username` is empty. */
+  defaultUsername?: string;
+  /** Log every request attempt and response through Nest's `Logger`. Not for production. Default false. */
+  debug?: boolean;
+  /** Retries of transient failures (5xx, network, timeout); 0 disables. Default 2. */
+  maxRetries?: number;
+}
+
+/** The client defaults of section 2.2, as exposed by the services and the client. */
+export interface PaymentsDefaults {
+  /** From `defaultUsername`. */
+  readonly username: string | undefined;
+  /** From `defaultCallbackUrl`. */
+  readonly callbackUrl: string | undefined;
+  /** From `walletType`. */
+  readonly walletType: WalletType;
+}
+
+/** Per-call options accepted by every operation. */
+export interface PaymentsCallOptions {
+  /**
+   * Idempotency key sent as the `Idempotency-Key` header on every attempt of this call.
+   * Default: a new UUID v4 per call. Pass your own (for example your order id) to make
+   * a call safe to repeat across process restarts.
+   */
+  idempotencyKey?: string;
+}

@@ -1,0 +1,180 @@
+import { Logger } from '@nestjs/common';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+import { IsHttpUrl } from './dto/rules';
+import { PaymentsFieldError, PaymentsValidationError } from './errors';
+import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+import {
+  PaymentsDefaults,
+  PaymentsModuleOptions,
+  WALLET_TYPES,
+  WalletType,
+} from './payments-options.interface';
+
+/** Options with every default of section 2.1 applied. */
+export interface ResolvedPaymentsOptions {
+  readonly apiUsername: string;
+  readonly apiPassword: string;
+  readonly baseUrl: string;
+  readonly timeout: number;
+  readonly walletType: WalletType;
+  readonly defaultCallbackUrl: string | undefined;
+  readonly defaultUsername: string | undefined;
+  readonly debug: boolean;
+  readonly maxRetries: number;
+}
+
+const OPTION_DEFAULTS = {
+  baseUrl: DEFAULT_BASE_URL,
+  timeout: 30_000,
+  walletType: 'local',
+  debug: false,
+  maxRetries: 2,
+} as const;
+
+/** Upper bound of `maxRetries`: with 200 ms doubling, 10 retries already wait over three minutes. */
+const MAX_RETRIES_LIMIT = 10;
+
+class PaymentsOptionsSchema implements PaymentsModuleOptions {
+  @IsString({ message: '$property must be a string' })
+  @IsNotEmpty({ message: '$property is required and must not be empty' })
+  apiUsername!: string;
+
+  @IsString({ message: '$property must be a string' })
+  @IsNotEmpty({ message: '$property is required and must not be empty' })
+  apiPassword!: string;
+
+  @IsOptional()
+  @IsHttpUrl()
+  baseUrl?: string;
+
+  @IsOptional()
+  @IsInt({ message: '$property must be an integer number of milliseconds' })
+  @Min(1, { message: '$property must be at least 1 ms' })
+  timeout?: number;
+
+  @IsOptional()
+  @IsIn(WALLET_TYPES, { message: '$property must be "local" or "USD"' })
+  walletType?: WalletType;
+
+  @IsOptional()
+  @IsHttpUrl()
+  defaultCallbackUrl?: string;
+
+  @IsOptional()
+  @IsString({ message: '$property must be a string' })
+  defaultUsername?: string;
+
+  @IsOptional()
+  @IsBoolean({ message: '$property must be a boolean' })
+  debug?: boolean;
+
+  @IsOptional()
+  @IsInt({ message: '$property must be an integer' })
+  @Min(0, { message: '$property must not be negative' })
+  @Max(MAX_RETRIES_LIMIT, { message: `$property must be at most ${MAX_RETRIES_LIMIT}` })
+  maxRetries?: number;
+}
+
+const OPTION_KEYS = {
+  apiUsername: 'credential',
+  apiPassword: 'credential',
+  baseUrl: 'setting',
+  timeout: 'setting',
+  walletType: 'setting',
+  defaultCallbackUrl: 'setting',
+  defaultUsername: 'setting',
+  debug: 'setting',
+  maxRetries: 'setting',
+} as const satisfies Record<keyof PaymentsModuleOptions, 'credential' | 'setting'>;
+const OPTION_NAMES = Object.keys(OPTION_KEYS) as (keyof PaymentsModuleOptions)[];
+const OPTIONS_TARGET = 'PaymentsModuleOptions';
+
+function optionError(field: string, rule: string, message: string): PaymentsFieldError {
+  return { field, rule, message };
+}
+
+/** Rules class-validator has no decorator for. Messages name the option, never its value. */
+function checkBaseUrl(baseUrl: string | undefined): PaymentsFieldError[] {
+  if (baseUrl === undefined || !URL.canParse(baseUrl)) return [];
+  const url = new URL(baseUrl);
+  if (url.username || url.password) {
+    return [
+      optionError(
+        'baseUrl',
+        'noCredentialsInUrl',
+        'baseUrl must not contain credentials: use apiUsername and apiPassword',
+      ),
+    ];
+  }
+  return [];
+}
+
+/**
+ * Validates module options and applies the defaults of section 2.1.
+ * @throws PaymentsValidationError naming each bad option (never a credential's value).
+ */
+export function resolvePaymentsOptions(options: PaymentsModuleOptions): ResolvedPaymentsOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new PaymentsValidationError(OPTIONS_TARGET, [
+      optionError('options', 'isObject', 'options must be an object'),
+    ]);
+  }
+  const schema = new PaymentsOptionsSchema();
+  const errors: PaymentsFieldError[] = [];
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(OPTION_KEYS, key)) {
+      errors.push(
+        optionError(key.slice(0, 64), 'whitelist', `${key.slice(0, 64)} is not an option`),
+      );
+    }
+  }
+  for (const name of OPTION_NAMES) {
+    const value: unknown = Object.hasOwn(options, name) ? options[name] : undefined;
+    // An empty environment variable means "not set" for settings, but never for credentials.
+    if (value === undefined || (value === '' && OPTION_KEYS[name] === 'setting')) continue;
+    Object.assign(schema, { [name]: value });
+  }
+  for (const error of validateSync(schema, { validationError: { target: false, value: false } })) {
+    for (const [rule, message] of Object.entries(error.constraints ?? {})) {
+      errors.push(optionError(error.property, rule, message));
+    }
+  }
+  errors.push(...checkBaseUrl(schema.baseUrl));
+  if (errors.length > 0) throw new PaymentsValidationError(OPTIONS_TARGET, errors);
+
+  if (schema.baseUrl === undefined) {
+    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+      `baseUrl is not set: using the placeholder ${DEFAULT_BASE_URL}, which does not resolve. Set baseUrl to the Payments Service URL.`,
+    );
+  }
+  return Object.freeze({
+    apiUsername: schema.apiUsername,
+    apiPassword: schema.apiPassword,
+    baseUrl: schema.baseUrl ?? OPTION_DEFAULTS.baseUrl,
+    timeout: schema.timeout ?? OPTION_DEFAULTS.timeout,
+    walletType: schema.walletType ?? OPTION_DEFAULTS.walletType,
+    defaultCallbackUrl: schema.defaultCallbackUrl || undefined,
+    defaultUsername: schema.defaultUsername || undefined,
+    debug: schema.debug ?? OPTION_DEFAULTS.debug,
+    maxRetries: schema.maxRetries ?? OPTION_DEFAULTS.maxRetries,
+  });
+}
+
+/** The `defaults` object of section 2.2. */
+export function toDefaults(options: ResolvedPaymentsOptions): PaymentsDefaults {
+  return Object.freeze({
+    username: options.defaultUsername,
+    callbackUrl: options.defaultCallbackUrl,
+    walletType: options.walletType,
+  });
+}
