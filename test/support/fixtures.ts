@@ -183,9 +183,24 @@ export function successBody(kind: OperationCase['kind']): Record<string, unknown
   };
   switch (kind) {
     case 'collection':
-      return { ...common, status: 'PENDING', tracking_id: 'TRK-1', reference: 'REF-1', result: { queued: true }, payment_method: 'MOBILE_MONEY_KE' };
+      return {
+        ...common,
+        status: 'PENDING',
+        tracking_id: 'TRK-1',
+        reference: 'REF-1',
+        result: { queued: true },
+        payment_method: 'MOBILE_MONEY_KE',
+      };
     case 'card':
-      return { ...common, status: 'PENDING', tracking_id: 'TRK-2', reference: 'REF-2', result: null, payment_method: 'card', checkout_url: 'https://pay.example.com/checkout/TX-1001' };
+      return {
+        ...common,
+        status: 'PENDING',
+        tracking_id: 'TRK-2',
+        reference: 'REF-2',
+        result: null,
+        payment_method: 'card',
+        checkout_url: 'https://pay.example.com/checkout/TX-1001',
+      };
     case 'payout':
       return { ...common, status: 'QUEUED', channel: 'MOBILE_MONEY_KE', amount: 1000 };
   }
@@ -198,6 +213,9 @@ export function callOperation(
   request: unknown,
   options?: { idempotencyKey?: string },
 ): Promise<Record<string, unknown>> {
-  const group = client[testCase.service] as Record<string, (r: unknown, o?: unknown) => Promise<Record<string, unknown>>>;
+  const group = client[testCase.service] as Record<
+    string,
+    (r: unknown, o?: unknown) => Promise<Record<string, unknown>>
+  >;
   return group[testCase.method].call(group, request, options);
 }

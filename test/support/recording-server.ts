@@ -14,7 +14,13 @@ export interface RecordedRequest {
 
 /** What the server does with one request. */
 export type Reply =
-  | { status?: number; body?: unknown; raw?: string; delayMs?: number; headers?: Record<string, string> }
+  | {
+      status?: number;
+      body?: unknown;
+      raw?: string;
+      delayMs?: number;
+      headers?: Record<string, string>;
+    }
   | { reset: true };
 
 /**
@@ -94,8 +100,7 @@ export class RecordingServer {
     }
     const send = () => {
       if (res.destroyed) return;
-      const payload =
-        reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+      const payload = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
       res.writeHead(reply.status ?? 200, {
         'Content-Type': reply.raw === undefined ? 'application/json' : 'text/html',
         ...reply.headers,

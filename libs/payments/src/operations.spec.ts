@@ -108,7 +108,9 @@ describe('the six operations over HTTP', () => {
 
         await callOperation(client, testCase, { ...testCase.request, callbackUrl: '' });
 
-        expect(server.requests[0].json).toMatchObject({ callback_url: 'http://localhost:3000/hooks' });
+        expect(server.requests[0].json).toMatchObject({
+          callback_url: 'http://localhost:3000/hooks',
+        });
       });
 
       it('keeps a request callbackUrl over the default', async () => {
@@ -125,7 +127,8 @@ describe('the six operations over HTTP', () => {
       it('fills an empty or absent username from defaultUsername', async () => {
         server.fallback = () => ({ status: 200, body: successBody(testCase.kind) });
         const client = await clientWith({ defaultUsername: 'default-account' });
-        const { username: _omitted, ...withoutUsername } = testCase.request;
+        const withoutUsername: Record<string, unknown> = { ...testCase.request };
+        delete withoutUsername.username;
 
         await callOperation(client, testCase, { ...testCase.request, username: '' });
         await callOperation(client, testCase, withoutUsername);
@@ -150,15 +153,16 @@ describe('the six operations over HTTP', () => {
       it('takes wallet_type from the request, else from defaults.walletType', async () => {
         server.fallback = () => ({ status: 200, body: successBody(testCase.kind) });
         const client = await clientWith({ walletType: 'USD' });
-        const { walletType: _omitted, ...withoutWallet } = testCase.request as { walletType?: string };
+        const { walletType: _omitted, ...withoutWallet } = testCase.request as {
+          walletType?: string;
+        };
 
         await callOperation(client, testCase, withoutWallet);
         await callOperation(client, testCase, { ...withoutWallet, walletType: 'local' });
 
-        expect(server.requests.map((r) => (r.json as { wallet_type: string }).wallet_type)).toEqual([
-          'USD',
-          'local',
-        ]);
+        expect(server.requests.map((r) => (r.json as { wallet_type: string }).wallet_type)).toEqual(
+          ['USD', 'local'],
+        );
       });
     } else {
       it('sends no wallet_type', async () => {
@@ -178,10 +182,15 @@ describe('the six operations over HTTP', () => {
     const request = OPERATION_CASES[2].request;
 
     await client.collections.panAfrican(request);
-    await client.collections.panAfrican({ ...request, redirectUrl: 'https://shop.example.com/done' });
+    await client.collections.panAfrican({
+      ...request,
+      redirectUrl: 'https://shop.example.com/done',
+    });
 
     expect(server.requests[0].json).not.toHaveProperty('redirect_url');
-    expect(server.requests[1].json).toMatchObject({ redirect_url: 'https://shop.example.com/done' });
+    expect(server.requests[1].json).toMatchObject({
+      redirect_url: 'https://shop.example.com/done',
+    });
   });
 
   it('maps the bank account and optional checkout URL of a pan-African collection', async () => {
@@ -216,7 +225,14 @@ describe('the six operations over HTTP', () => {
   it('reads camelCase response keys when snake_case ones are absent', async () => {
     server.reply({
       status: 200,
-      body: { success: true, message: 'ok', status: 'QUEUED', transactionReference: 'TX-9', channel: 'BANK', amount: 5 },
+      body: {
+        success: true,
+        message: 'ok',
+        status: 'QUEUED',
+        transactionReference: 'TX-9',
+        channel: 'BANK',
+        amount: 5,
+      },
     });
     const client = await clientWith();
 

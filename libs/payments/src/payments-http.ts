@@ -69,7 +69,7 @@ function attachDebugLogging(
       log(`${tag(response.config)} response data ${describeData(response.data)}`);
       return response;
     },
-    (error: unknown) => {
+    (error: Error) => {
       if (error instanceof AxiosError) {
         if (error.response) {
           log(

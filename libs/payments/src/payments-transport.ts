@@ -64,10 +64,7 @@ export class PaymentsTransport {
     return this.toResponse(operation, idempotencyKey, response);
   }
 
-  private idempotencyKeyFor(
-    target: string,
-    callOptions: PaymentsCallOptions | undefined,
-  ): string {
+  private idempotencyKeyFor(target: string, callOptions: PaymentsCallOptions | undefined): string {
     const key = callOptions?.idempotencyKey;
     if (key === undefined) return randomUUID();
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {

@@ -1,6 +1,6 @@
 import {
   IsIn,
-  IsISO4217CurrencyCode,
+  isISO4217CurrencyCode,
   IsNotEmpty,
   IsNumber,
   IsString,
@@ -156,10 +156,18 @@ export function IsWalletType() {
   return IsIn(WALLET_TYPES, { message: '$property must be "local" or "USD"' });
 }
 
+/** An ISO 4217 code in its canonical upper case (class-validator alone also accepts `kes`). */
 export function IsCurrencyCode() {
   return applyDecorators(
     IsString({ message: '$property must be a string' }),
-    IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code' }),
+    ValidateBy({
+      name: 'isISO4217CurrencyCode',
+      validator: {
+        validate: (v: unknown) =>
+          typeof v === 'string' && /^[A-Z]{3}$/.test(v) && isISO4217CurrencyCode(v),
+        defaultMessage: () => '$property must be an upper-case ISO 4217 currency code',
+      },
+    }),
   );
 }
 

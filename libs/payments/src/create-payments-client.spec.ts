@@ -1,0 +1,62 @@
+import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
+import { RecordingServer } from '../../../test/support/recording-server';
+import { createPaymentsClient } from './create-payments-client';
+import { PaymentsValidationError, ServiceAPIError } from './errors';
+
+describe('createPaymentsClient (no Nest application)', () => {
+  let server: RecordingServer;
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+  });
+  afterAll(() => server.close());
+
+  it('exposes collections, payouts and defaults, and calls the service', async () => {
+    server.reply({ status: 200, body: successBody('payout') });
+    const client = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: 'p',
+      baseUrl: server.url,
+      walletType: 'USD',
+      defaultCallbackUrl: 'https://cb.example.com/hook',
+    });
+
+    const response = await client.payouts.mpesa({ ...OPERATION_CASES[3].request, callbackUrl: '' });
+
+    expect(client.defaults).toEqual({
+      username: undefined,
+      callbackUrl: 'https://cb.example.com/hook',
+      walletType: 'USD',
+    });
+    expect(client.collections.defaults).toBe(client.payouts.defaults);
+    expect(response.status).toBe('QUEUED');
+    expect(server.requests[0].json).toMatchObject({
+      wallet_type: 'USD',
+      callback_url: 'https://cb.example.com/hook',
+    });
+  });
+
+  it('validates options like the module', () => {
+    expect(() => createPaymentsClient({ apiUsername: 'u', apiPassword: '' })).toThrow(
+      PaymentsValidationError,
+    );
+    expect(() => createPaymentsClient({ apiUsername: 'u', apiPassword: '' })).toThrow(
+      /apiPassword/,
+    );
+  });
+
+  it('retries like the module', async () => {
+    server.reset();
+    server.reply({ status: 500 }, { status: 500 });
+    const client = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: 'p',
+      baseUrl: server.url,
+      maxRetries: 1,
+    });
+
+    await expect(client.collections.mpesa(OPERATION_CASES[0].request)).rejects.toBeInstanceOf(
+      ServiceAPIError,
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+});

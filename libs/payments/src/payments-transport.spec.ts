@@ -1,0 +1,380 @@
+import { inspect } from 'node:util';
+import { ConsoleLogger, Logger, LoggerService } from '@nestjs/common';
+import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
+import { RecordingServer, Reply } from '../../../test/support/recording-server';
+import { createPaymentsClient } from './create-payments-client';
+import { AuthenticationError, ServiceAPIError } from './errors';
+import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+import { retryDelay } from './payments-http';
+import type { PaymentsModuleOptions } from './payments-options.interface';
+
+const PASSWORD = 'S3cr3t-pässword"quoted';
+const BASIC_TOKEN = Buffer.from(`api-user:${PASSWORD}`).toString('base64');
+const [MPESA_COLLECTION, CARD, , MPESA_PAYOUT] = OPERATION_CASES;
+
+class CapturingLogger implements LoggerService {
+  readonly lines: { level: string; message: string; context?: string }[] = [];
+  log(message: unknown, context?: string) {
+    this.lines.push({ level: 'log', message: String(message), context });
+  }
+  error(message: unknown, _trace?: string, context?: string) {
+    this.lines.push({ level: 'error', message: String(message), context });
+  }
+  warn(message: unknown, context?: string) {
+    this.lines.push({ level: 'warn', message: String(message), context });
+  }
+  debug(message: unknown, context?: string) {
+    this.lines.push({ level: 'debug', message: String(message), context });
+  }
+  verbose(message: unknown, context?: string) {
+    this.lines.push({ level: 'verbose', message: String(message), context });
+  }
+}
+
+/** Every text a caller could see of an error: message, stack, cause, properties, inspect, JSON. */
+function everythingVisibleIn(error: unknown): string {
+  const e = error as Error & Record<string, unknown>;
+  return [
+    e.message,
+    e.stack,
+    inspect(e, { depth: 10, showHidden: true }),
+    JSON.stringify(e),
+    inspect(e.cause, { depth: 10, showHidden: true }),
+    ...Object.getOwnPropertyNames(e).map((name) => inspect(e[name], { depth: 10 })),
+  ].join('\n');
+}
+
+describe('transport: retries, errors, debug logging', () => {
+  let server: RecordingServer;
+  let logger: CapturingLogger;
+
+  const client = (options: Partial<PaymentsModuleOptions> = {}) =>
+    createPaymentsClient({
+      apiUsername: 'api-user',
+      apiPassword: PASSWORD,
+      baseUrl: server.url,
+      ...options,
+    });
+
+  async function failure(promise: Promise<unknown>): Promise<ServiceAPIError> {
+    const error: unknown = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ServiceAPIError);
+    return error as ServiceAPIError;
+  }
+
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+  });
+  beforeEach(() => {
+    logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+  });
+  afterEach(() => server.reset());
+  afterAll(async () => {
+    Logger.overrideLogger(new ConsoleLogger());
+    await server.close();
+  });
+
+  describe.each([500, 502, 503, 504])('HTTP %i', (status) => {
+    it('is retried maxRetries times with the same idempotency key, then rejected', async () => {
+      server.fallback = () => ({
+        status,
+        body: { success: false, message: 'upstream down', code: 'E_UPSTREAM' },
+      });
+
+      const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(server.requests).toHaveLength(3);
+      expect(error).toMatchObject({
+        status,
+        attempts: 3,
+        code: 'E_UPSTREAM',
+        operation: 'payouts.mpesa',
+      });
+      expect(error.message).toContain('upstream down');
+      const keys = new Set(server.requests.map((r) => r.headers['idempotency-key']));
+      expect(keys.size).toBe(1);
+      expect(error.idempotencyKey).toBe([...keys][0]);
+    });
+  });
+
+  it('heals when a retry succeeds, keeping the idempotency key', async () => {
+    server.reply({ status: 503 }, { reset: true }, { status: 200, body: successBody('payout') });
+
+    const response = await client().payouts.mpesa(MPESA_PAYOUT.request, {
+      idempotencyKey: 'payout-77',
+    });
+
+    expect(response.transactionReference).toBe('TX-1001');
+    expect(server.requests.map((r) => r.headers['idempotency-key'])).toEqual([
+      'payout-77',
+      'payout-77',
+      'payout-77',
+    ]);
+    expect(server.requests.map((r) => r.text)).toEqual(Array(3).fill(server.requests[0].text));
+  });
+
+  it('retries a reset connection and reports a transport failure without status', async () => {
+    server.fallback = () => ({ reset: true });
+
+    const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
+
+    expect(server.requests).toHaveLength(3);
+    expect(error.status).toBeUndefined();
+    expect(error.attempts).toBe(3);
+    expect(error.code).toBe('ECONNRESET');
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('retries a refused connection', async () => {
+    const closed = await RecordingServer.start();
+    const url = closed.url;
+    await closed.close();
+
+    const error = await failure(
+      client({ baseUrl: url, maxRetries: 1 }).collections.mpesa(MPESA_COLLECTION.request),
+    );
+
+    expect(error).toMatchObject({ code: 'ECONNREFUSED', attempts: 2 });
+    expect(error.status).toBeUndefined();
+  });
+
+  it('retries a timeout, each attempt with the full timeout', async () => {
+    server.fallback = () => ({ status: 200, body: successBody('payout'), delayMs: 400 });
+
+    const error = await failure(client({ timeout: 150 }).payouts.mpesa(MPESA_PAYOUT.request));
+
+    expect(server.requests).toHaveLength(3);
+    expect(error).toMatchObject({ code: 'ETIMEDOUT', attempts: 3 });
+    expect(error.status).toBeUndefined();
+    expect(error.message).toContain('no response within 150 ms');
+  });
+
+  it('does not let earlier attempts eat into a later attempt’s timeout', async () => {
+    // 100 ms + 200 ms backoff would exhaust a shared 150 ms budget before the second attempt.
+    server.reply(
+      { status: 500, delayMs: 100 },
+      { status: 200, body: successBody('payout'), delayMs: 120 },
+    );
+
+    const response = await client({ timeout: 150 }).payouts.mpesa(MPESA_PAYOUT.request);
+
+    expect(response.success).toBe(true);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it.each([400, 401, 403, 404, 409, 422, 429])('does not retry HTTP %i', async (status) => {
+    server.fallback = () => ({
+      status,
+      body: { success: false, message: `refused ${status}`, code: `E${status}` },
+    });
+
+    const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+    expect(server.requests).toHaveLength(1);
+    expect(error).toMatchObject({ status, attempts: 1, code: `E${status}` });
+    expect(error.body).toEqual({
+      success: false,
+      message: `refused ${status}`,
+      code: `E${status}`,
+    });
+    expect(error instanceof AuthenticationError).toBe(status === 401);
+  });
+
+  it('makes 401 an AuthenticationError that is also a ServiceAPIError', async () => {
+    server.reply({ status: 401, body: { success: false, message: 'bad credentials' } });
+
+    const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
+
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error.name).toBe('AuthenticationError');
+    expect(error.message).toBe(
+      'collections.mpesa failed with HTTP 401 after 1 attempt: bad credentials',
+    );
+  });
+
+  it('follows maxRetries, and 0 disables retries', async () => {
+    server.fallback = () => ({ status: 503 });
+    await failure(client({ maxRetries: 0 }).payouts.mpesa(MPESA_PAYOUT.request));
+    expect(server.requests).toHaveLength(1);
+
+    server.reset();
+    server.fallback = () => ({ status: 503 });
+    const error = await failure(client({ maxRetries: 3 }).payouts.mpesa(MPESA_PAYOUT.request));
+    expect(server.requests).toHaveLength(4);
+    expect(error.attempts).toBe(4);
+  });
+
+  it('waits 200, 400, 800 ms between attempts', async () => {
+    server.fallback = () => ({ status: 502 });
+
+    await failure(client({ maxRetries: 3 }).payouts.mpesa(MPESA_PAYOUT.request));
+
+    const gaps = server.requests.slice(1).map((r, i) => r.at - server.requests[i].at);
+    expect([retryDelay(1), retryDelay(2), retryDelay(3), retryDelay(4)]).toEqual([
+      200, 400, 800, 1600,
+    ]);
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(retryDelay(i + 1) - 5);
+      expect(gap).toBeLessThan(retryDelay(i + 1) + 250);
+    });
+  });
+
+  describe('card rule 4.2.3', () => {
+    it.each([
+      ['absent', {}],
+      ['empty', { checkout_url: '' }],
+      ['null', { checkout_url: null }],
+    ])('rejects a 200 response whose checkoutUrl is %s', async (_label, patch) => {
+      const { checkout_url: _dropped, ...body } = successBody('card');
+      server.reply({ status: 200, body: { ...body, ...patch } });
+
+      const error = await failure(client().collections.card(CARD.request));
+
+      expect(error).toMatchObject({ status: 200, code: 'MISSING_FIELD', attempts: 1 });
+      expect(error.message).toBe('collections.card: the response has no checkoutUrl');
+      expect(error.body).toMatchObject({ success: true, transaction_reference: 'TX-1001' });
+      expect(server.requests).toHaveLength(1);
+    });
+  });
+
+  describe('bodies that are not JSON objects', () => {
+    it.each<[string, Reply]>([
+      ['HTML', { status: 200, raw: '<html><body>Gateway</body></html>' }],
+      ['empty', { status: 200, raw: '' }],
+      ['a JSON array', { status: 200, body: [1, 2] }],
+      ['JSON null', { status: 200, raw: 'null' }],
+      ['truncated JSON', { status: 201, raw: '{"success": tr' }],
+    ])('rejects a 2xx %s body without retrying', async (_label, reply) => {
+      server.reply(reply);
+
+      const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
+
+      expect(error).toMatchObject({
+        status: (reply as { status: number }).status,
+        code: 'INVALID_RESPONSE',
+        attempts: 1,
+      });
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('keeps a non-JSON error body as text', async () => {
+      server.fallback = () => ({ status: 502, raw: '<h1>Bad Gateway</h1>' });
+
+      const error = await failure(
+        client({ maxRetries: 1 }).collections.mpesa(MPESA_COLLECTION.request),
+      );
+
+      expect(error).toMatchObject({ status: 502, attempts: 2, body: '<h1>Bad Gateway</h1>' });
+      expect(error.code).toBeUndefined();
+    });
+
+    it('does not follow redirects', async () => {
+      server.reply({ status: 302, headers: { Location: 'http://127.0.0.1:1/elsewhere' } });
+
+      const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
+
+      expect(error).toMatchObject({ status: 302, attempts: 1 });
+    });
+  });
+
+  describe('debug logging', () => {
+    it('logs method and URL, body, status line and data of every attempt under one context', async () => {
+      server.reply(
+        { status: 503, body: { message: 'busy' } },
+        { status: 200, body: successBody('payout') },
+      );
+
+      await client({ debug: true }).payouts.mpesa(MPESA_PAYOUT.request, {
+        idempotencyKey: 'dbg-1',
+      });
+
+      const lines = logger.lines
+        .filter((l) => l.context === PAYMENTS_LOGGER_CONTEXT)
+        .map((l) => l.message);
+      expect(lines).toEqual([
+        `[dbg-1 attempt 1/3] POST ${server.url}/api/v2/withdrawal`,
+        `[dbg-1 attempt 1/3] request body ${JSON.stringify(MPESA_PAYOUT.wire)}`,
+        '[dbg-1 attempt 1/3] response HTTP 503 Service Unavailable',
+        '[dbg-1 attempt 1/3] response data {"message":"busy"}',
+        `[dbg-1 attempt 2/3] POST ${server.url}/api/v2/withdrawal`,
+        `[dbg-1 attempt 2/3] request body ${JSON.stringify(MPESA_PAYOUT.wire)}`,
+        '[dbg-1 attempt 2/3] response HTTP 200 OK',
+        `[dbg-1 attempt 2/3] response data ${JSON.stringify(successBody('payout'))}`,
+      ]);
+    });
+
+    it('logs transport failures of each attempt', async () => {
+      server.fallback = () => ({ reset: true });
+
+      await failure(
+        client({ debug: true, maxRetries: 1 }).payouts.mpesa(MPESA_PAYOUT.request, {
+          idempotencyKey: 'dbg-2',
+        }),
+      );
+
+      const failures = logger.lines.map((l) => l.message).filter((m) => m.includes('no response'));
+      expect(failures).toHaveLength(2);
+      expect(failures[0]).toMatch(/^\[dbg-2 attempt 1\/2\] no response: ECONNRESET/);
+    });
+
+    it('logs nothing when debug is off', async () => {
+      server.reply({ status: 200, body: successBody('payout') });
+      await client().payouts.mpesa(MPESA_PAYOUT.request);
+      expect(logger.lines.filter((l) => l.context === PAYMENTS_LOGGER_CONTEXT)).toEqual([]);
+    });
+  });
+
+  describe('credentials never escape', () => {
+    const SCENARIOS: [string, Reply[]][] = [
+      ['success', [{ status: 200, body: successBody('payout') }]],
+      ['5xx until exhausted', [{ status: 500 }, { status: 502 }, { status: 503 }]],
+      ['reset', [{ reset: true }, { reset: true }, { reset: true }]],
+      [
+        'timeout',
+        [
+          { status: 200, delayMs: 300 },
+          { status: 200, delayMs: 300 },
+          { status: 200, delayMs: 300 },
+        ],
+      ],
+      ['401', [{ status: 401, body: { message: 'no' } }]],
+      ['400', [{ status: 400, body: { message: 'bad', code: 'E' } }]],
+      ['HTML 200', [{ status: 200, raw: '<html></html>' }]],
+      [
+        'echoed secrets',
+        [{ status: 400, body: { message: `denied ${PASSWORD}`, auth: `Basic ${BASIC_TOKEN}` } }],
+      ],
+    ];
+
+    it.each(SCENARIOS)('%s: not in logs, nor in any part of the error', async (_label, replies) => {
+      server.reply(...replies);
+
+      const outcome: unknown = await client({ debug: true, timeout: 100 })
+        .payouts.mpesa(MPESA_PAYOUT.request)
+        .catch((e: unknown) => e);
+
+      const visible = [
+        ...logger.lines.map((l) => l.message),
+        outcome instanceof Error ? everythingVisibleIn(outcome) : JSON.stringify(outcome),
+      ].join('\n');
+      expect(logger.lines.length).toBeGreaterThan(0);
+      for (const secret of [PASSWORD, BASIC_TOKEN, JSON.stringify(PASSWORD).slice(1, -1)]) {
+        expect(visible).not.toContain(secret);
+      }
+      expect(visible).not.toMatch(/authorization/i);
+    });
+
+    it('redacts a secret the service echoes back in an error body', async () => {
+      server.reply({ status: 400, body: { message: `denied ${PASSWORD}` } });
+
+      const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(error.message).toContain('denied [REDACTED]');
+      expect(error.body).toEqual({ message: 'denied [REDACTED]' });
+    });
+  });
+});

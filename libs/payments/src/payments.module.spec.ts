@@ -1,0 +1,357 @@
+import { HttpModule, HttpService } from '@nestjs/axios';
+import { Body, Controller, Injectable, Module, Post } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { Test } from '@nestjs/testing';
+import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
+import { RecordingServer } from '../../../test/support/recording-server';
+import { CollectionsService } from './collections.service';
+import { PaymentsValidationError } from './errors';
+import { PaymentsClient } from './payments.client';
+import { DEFAULT_BASE_URL } from './payments.constants';
+import { PaymentsModule } from './payments.module';
+import { PAYMENTS_OPTIONS } from './payments.module-definition';
+import type { PaymentsModuleOptions } from './payments-options.interface';
+import { PayoutsService } from './payouts.service';
+
+const CREDENTIALS = { apiUsername: 'api-user', apiPassword: 'boot-secret-123' };
+
+class PaymentsConfig {
+  createPaymentsOptions(): PaymentsModuleOptions {
+    return { ...CREDENTIALS, walletType: 'USD', defaultUsername: 'from-class' };
+  }
+}
+
+@Module({ providers: [PaymentsConfig], exports: [PaymentsConfig] })
+class PaymentsConfigModule {}
+
+describe('PaymentsModule', () => {
+  describe('registration', () => {
+    it('forRoot provides both services, the client and the options token', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot({
+            ...CREDENTIALS,
+            defaultUsername: 'acme',
+            defaultCallbackUrl: 'https://a.example/cb',
+          }),
+        ],
+      }).compile();
+
+      const client = moduleRef.get(PaymentsClient);
+      expect(client.collections).toBe(moduleRef.get(CollectionsService));
+      expect(client.payouts).toBe(moduleRef.get(PayoutsService));
+      expect(moduleRef.get(PAYMENTS_OPTIONS)).toMatchObject({ defaultUsername: 'acme' });
+      expect(client.defaults).toEqual({
+        username: 'acme',
+        callbackUrl: 'https://a.example/cb',
+        walletType: 'local',
+      });
+      expect(moduleRef.get(CollectionsService).defaults).toEqual(client.defaults);
+      expect(moduleRef.get(PayoutsService).defaults).toEqual(client.defaults);
+    });
+
+    it('forRootAsync reads options from ConfigService (env)', async () => {
+      const env = {
+        PAYMENTS_API_USERNAME: 'env-user',
+        PAYMENTS_API_PASSWORD: 'env-pass',
+        PAYMENTS_WALLET_TYPE: 'USD',
+        PAYMENTS_DEFAULT_USERNAME: 'env-account',
+        PAYMENTS_DEFAULT_CALLBACK_URL: 'https://env.example/cb',
+      };
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRootAsync({
+            imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => env] })],
+            inject: [ConfigService],
+            useFactory: (config: ConfigService): PaymentsModuleOptions => ({
+              apiUsername: config.getOrThrow('PAYMENTS_API_USERNAME'),
+              apiPassword: config.getOrThrow('PAYMENTS_API_PASSWORD'),
+              walletType: config.get('PAYMENTS_WALLET_TYPE'),
+              defaultUsername: config.get('PAYMENTS_DEFAULT_USERNAME'),
+              defaultCallbackUrl: config.get('PAYMENTS_DEFAULT_CALLBACK_URL'),
+            }),
+          }),
+        ],
+      }).compile();
+
+      expect(moduleRef.get(PaymentsClient).defaults).toEqual({
+        username: 'env-account',
+        callbackUrl: 'https://env.example/cb',
+        walletType: 'USD',
+      });
+    });
+
+    it('forRootAsync accepts an async factory', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRootAsync({
+            useFactory: async () => Promise.resolve({ ...CREDENTIALS, walletType: 'USD' as const }),
+          }),
+        ],
+      }).compile();
+
+      expect(moduleRef.get(PayoutsService).defaults.walletType).toBe('USD');
+    });
+
+    it('forRootAsync useClass', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [PaymentsModule.forRootAsync({ useClass: PaymentsConfig })],
+      }).compile();
+
+      expect(moduleRef.get(PaymentsClient).defaults).toEqual({
+        username: 'from-class',
+        callbackUrl: undefined,
+        walletType: 'USD',
+      });
+    });
+
+    it('forRootAsync useExisting', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRootAsync({
+            imports: [PaymentsConfigModule],
+            useExisting: PaymentsConfig,
+          }),
+        ],
+      }).compile();
+
+      expect(moduleRef.get(PaymentsClient).defaults.username).toBe('from-class');
+    });
+
+    it('isGlobal makes the services injectable in modules that do not import it', async () => {
+      @Injectable()
+      class Checkout {
+        constructor(readonly collections: CollectionsService) {}
+      }
+      @Module({ providers: [Checkout] })
+      class FeatureModule {}
+
+      const moduleRef = await Test.createTestingModule({
+        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, isGlobal: true }), FeatureModule],
+      }).compile();
+
+      expect(moduleRef.get(Checkout).collections).toBeInstanceOf(CollectionsService);
+    });
+
+    it('is not global by default', async () => {
+      @Injectable()
+      class Checkout {
+        constructor(readonly collections: CollectionsService) {}
+      }
+      @Module({ providers: [Checkout] })
+      class FeatureModule {}
+
+      await expect(
+        Test.createTestingModule({
+          imports: [PaymentsModule.forRoot(CREDENTIALS), FeatureModule],
+        }).compile(),
+      ).rejects.toThrow(/CollectionsService/);
+    });
+
+    it('keeps isGlobal out of the options', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, isGlobal: true })],
+      }).compile();
+      expect(moduleRef.get(PAYMENTS_OPTIONS)).not.toHaveProperty('isGlobal');
+    });
+  });
+
+  describe('options are validated at boot', () => {
+    const boot = (options: Record<string, unknown>) =>
+      Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRootAsync({
+            useFactory: () => options as unknown as PaymentsModuleOptions,
+          }),
+        ],
+      }).compile();
+
+    it.each<[string, Record<string, unknown>, string, string]>([
+      ['missing apiUsername', { apiPassword: 'boot-secret-123' }, 'apiUsername', 'isNotEmpty'],
+      ['empty apiPassword', { apiUsername: 'u', apiPassword: '' }, 'apiPassword', 'isNotEmpty'],
+      ['missing apiPassword', { apiUsername: 'u' }, 'apiPassword', 'isNotEmpty'],
+      ['numeric apiPassword', { apiUsername: 'u', apiPassword: 12345 }, 'apiPassword', 'isString'],
+      ['unknown walletType', { ...CREDENTIALS, walletType: 'EUR' }, 'walletType', 'isIn'],
+      ['negative timeout', { ...CREDENTIALS, timeout: -1 }, 'timeout', 'min'],
+      ['zero timeout', { ...CREDENTIALS, timeout: 0 }, 'timeout', 'min'],
+      ['string timeout', { ...CREDENTIALS, timeout: '5000' }, 'timeout', 'isInt'],
+      ['negative maxRetries', { ...CREDENTIALS, maxRetries: -1 }, 'maxRetries', 'min'],
+      ['fractional maxRetries', { ...CREDENTIALS, maxRetries: 1.5 }, 'maxRetries', 'isInt'],
+      [
+        'baseUrl that is no URL',
+        { ...CREDENTIALS, baseUrl: 'payments service' },
+        'baseUrl',
+        'isUrl',
+      ],
+      [
+        'baseUrl with another scheme',
+        { ...CREDENTIALS, baseUrl: 'ftp://pay.example.com' },
+        'baseUrl',
+        'isUrl',
+      ],
+      [
+        'baseUrl carrying credentials',
+        { ...CREDENTIALS, baseUrl: 'https://u:boot-secret-123@pay.example.com' },
+        'baseUrl',
+        'noCredentialsInUrl',
+      ],
+      [
+        'defaultCallbackUrl that is no URL',
+        { ...CREDENTIALS, defaultCallbackUrl: 'callback' },
+        'defaultCallbackUrl',
+        'isUrl',
+      ],
+      ['debug that is not a boolean', { ...CREDENTIALS, debug: 'true' }, 'debug', 'isBoolean'],
+      ['a misspelt option', { ...CREDENTIALS, maxRetry: 3 }, 'maxRetry', 'whitelist'],
+    ])('fails to start on %s, naming the option', async (_label, options, field, rule) => {
+      const error: unknown = await boot(options).catch((e: unknown) => e);
+
+      expect(error).toBeInstanceOf(PaymentsValidationError);
+      const validation = error as PaymentsValidationError;
+      expect(validation.target).toBe('PaymentsModuleOptions');
+      expect(validation.errors).toContainEqual(expect.objectContaining({ field, rule }));
+      expect(validation.message).toContain(field);
+      expect(
+        JSON.stringify(validation) + validation.message + String(validation.stack),
+      ).not.toContain('boot-secret-123');
+    });
+
+    it('treats empty optional settings as unset and applies the defaults of section 2.1', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot({
+            ...CREDENTIALS,
+            defaultUsername: '',
+            defaultCallbackUrl: '',
+            baseUrl: '',
+          }),
+        ],
+      }).compile();
+
+      expect(moduleRef.get(PaymentsClient).defaults).toEqual({
+        username: undefined,
+        callbackUrl: undefined,
+        walletType: 'local',
+      });
+    });
+  });
+
+  describe('HTTP isolation', () => {
+    let server: RecordingServer;
+    beforeAll(async () => {
+      server = await RecordingServer.start();
+    });
+    afterEach(() => server.reset());
+    afterAll(() => server.close());
+
+    it("leaves an app's own HttpModule without retry interceptors", async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, baseUrl: server.url }), HttpModule],
+      }).compile();
+      const appHttp = moduleRef.get(HttpService);
+      server.fallback = () => ({ status: 503 });
+
+      await expect(appHttp.axiosRef.post(`${server.url}/elsewhere`, {})).rejects.toMatchObject({
+        response: { status: 503 },
+      });
+      expect(server.requests).toHaveLength(1);
+      expect(server.requests[0].headers.authorization).toBeUndefined();
+      expect(server.requests[0].headers['idempotency-key']).toBeUndefined();
+
+      server.reset();
+      server.fallback = () => ({ status: 503 });
+      await expect(
+        moduleRef.get(PayoutsService).mpesa(OPERATION_CASES[3].request),
+      ).rejects.toMatchObject({ attempts: 3 });
+      expect(server.requests).toHaveLength(3);
+    });
+
+    it('gives each registration its own options and HTTP client', async () => {
+      const first = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot({ ...CREDENTIALS, baseUrl: server.url, walletType: 'USD' }),
+        ],
+      }).compile();
+      const second = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot({
+            apiUsername: 'other',
+            apiPassword: 'other-pass',
+            baseUrl: server.url,
+          }),
+        ],
+      }).compile();
+      server.fallback = () => ({ status: 200, body: successBody('payout') });
+
+      await first.get(PayoutsService).mpesa(OPERATION_CASES[3].request);
+      await second.get(PayoutsService).mpesa(OPERATION_CASES[3].request);
+
+      expect(server.requests.map((r) => (r.json as { wallet_type: string }).wallet_type)).toEqual([
+        'USD',
+        'local',
+      ]);
+      expect(server.requests[0].headers.authorization).not.toBe(
+        server.requests[1].headers.authorization,
+      );
+    });
+
+    it('uses the DEFAULT_BASE_URL placeholder when baseUrl is not set', () => {
+      expect(DEFAULT_BASE_URL).toMatch(/^https:\/\/.+\.example$/);
+    });
+  });
+
+  describe('mocking in a controller test, as a user would', () => {
+    @Controller('orders')
+    class OrdersController {
+      constructor(private readonly collections: CollectionsService) {}
+
+      @Post('pay')
+      async pay(@Body() body: { phone: string; amount: number }) {
+        const response = await this.collections.mpesa({
+          phoneNumber: body.phone,
+          amount: body.amount,
+          narration: 'Order',
+        });
+        return { reference: response.transactionReference };
+      }
+    }
+
+    it('overrides CollectionsService with a jest mock', async () => {
+      const mpesa = jest.fn().mockResolvedValue({ transactionReference: 'TX-MOCK' });
+      const moduleRef = await Test.createTestingModule({
+        imports: [PaymentsModule.forRoot(CREDENTIALS)],
+        controllers: [OrdersController],
+      })
+        .overrideProvider(CollectionsService)
+        .useValue({ mpesa })
+        .compile();
+
+      const result = await moduleRef
+        .get(OrdersController)
+        .pay({ phone: '0712345678', amount: 100 });
+
+      expect(result).toEqual({ reference: 'TX-MOCK' });
+      expect(mpesa).toHaveBeenCalledWith({
+        phoneNumber: '0712345678',
+        amount: 100,
+        narration: 'Order',
+      });
+    });
+
+    it('or provides the mock without the module at all', async () => {
+      const moduleRef = await Test.createTestingModule({
+        controllers: [OrdersController],
+        providers: [
+          {
+            provide: CollectionsService,
+            useValue: { mpesa: jest.fn().mockResolvedValue({ transactionReference: 'TX-2' }) },
+          },
+        ],
+      }).compile();
+
+      await expect(
+        moduleRef.get(OrdersController).pay({ phone: '0712345678', amount: 100 }),
+      ).resolves.toEqual({ reference: 'TX-2' });
+    });
+  });
+});

@@ -1,0 +1,299 @@
+import { callOperation, OPERATION_CASES, OperationCase } from '../../../test/support/fixtures';
+import { RecordingServer } from '../../../test/support/recording-server';
+import { createPaymentsClient } from './create-payments-client';
+import { PaymentsValidationError } from './errors';
+import type { PaymentsClient } from './payments.client';
+
+type Rule = [label: string, patch: Record<string, unknown>, field: string, rule: string];
+
+const byOperation = (name: string) =>
+  OPERATION_CASES.find((c) => c.operation === name) as OperationCase;
+
+const KENYAN_PHONES: Rule[] = [
+  [
+    'phone without leading 0 or +254',
+    { phoneNumber: '712345678' },
+    'phoneNumber',
+    'isKenyanPhoneNumber',
+  ],
+  [
+    'phone with 9 digits after 0',
+    { phoneNumber: '071234567' },
+    'phoneNumber',
+    'isKenyanPhoneNumber',
+  ],
+  [
+    'phone of another country',
+    { phoneNumber: '+255712345678' },
+    'phoneNumber',
+    'isKenyanPhoneNumber',
+  ],
+  ['phone with spaces', { phoneNumber: '0712 345 678' }, 'phoneNumber', 'isKenyanPhoneNumber'],
+  ['phone as a number', { phoneNumber: 712345678 }, 'phoneNumber', 'isString'],
+];
+const TEXT = (field: string): Rule[] => [
+  [`missing ${field}`, { [field]: undefined }, field, 'isNotEmpty'],
+  [`empty ${field}`, { [field]: '' }, field, 'isNotEmpty'],
+  [`${field} not a string`, { [field]: 42 }, field, 'isString'],
+  [`${field} over 255 characters`, { [field]: 'x'.repeat(256) }, field, 'maxLength'],
+];
+const AMOUNT_TYPES: Rule[] = [
+  ['amount as a string', { amount: '1500' }, 'amount', 'isNumber'],
+  ['amount NaN', { amount: Number.NaN }, 'amount', 'isNumber'],
+  ['amount Infinity', { amount: Number.POSITIVE_INFINITY }, 'amount', 'isNumber'],
+  ['amount missing', { amount: undefined }, 'amount', 'isNumber'],
+];
+const CALLBACK: Rule[] = [
+  ['callbackUrl not a URL', { callbackUrl: 'not a url' }, 'callbackUrl', 'isUrl'],
+  ['callbackUrl with ftp', { callbackUrl: 'ftp://example.com/hook' }, 'callbackUrl', 'isUrl'],
+  ['callbackUrl without scheme', { callbackUrl: 'example.com/hook' }, 'callbackUrl', 'isUrl'],
+];
+const INTERNATIONAL_PHONES: Rule[] = [
+  ['phone without +', { phoneNumber: '233241234567' }, 'phoneNumber', 'isInternationalPhoneNumber'],
+  [
+    'phone with letters',
+    { phoneNumber: '+23324abc567' },
+    'phoneNumber',
+    'isInternationalPhoneNumber',
+  ],
+  ['phone too short', { phoneNumber: '+12345' }, 'phoneNumber', 'isInternationalPhoneNumber'],
+];
+const PAN_AFRICAN_COMMON: Rule[] = [
+  ['accountName not bank/phone', { accountName: 'wallet' }, 'accountName', 'isIn'],
+  [
+    'transactionChannel not bank/phone',
+    { transactionChannel: 'card' },
+    'transactionChannel',
+    'isIn',
+  ],
+  ['amount zero', { amount: 0 }, 'amount', 'isPositive'],
+  ['amount negative', { amount: -5 }, 'amount', 'isPositive'],
+  ['currency not ISO 4217', { currency: 'XYZ' }, 'currency', 'isISO4217CurrencyCode'],
+  ['currency lowercase', { currency: 'ghs' }, 'currency', 'isISO4217CurrencyCode'],
+  ...INTERNATIONAL_PHONES,
+  ...AMOUNT_TYPES,
+  ...CALLBACK,
+  ...TEXT('narration'),
+  ...TEXT('accountNumber'),
+  ...TEXT('networkCode'),
+  ...TEXT('channelId'),
+];
+const WALLET: Rule[] = [['walletType not local/USD', { walletType: 'EUR' }, 'walletType', 'isIn']];
+
+const RULES: Record<string, Rule[]> = {
+  'collections.mpesa': [
+    ['amount below 10', { amount: 9 }, 'amount', 'min'],
+    ['amount above 250,000', { amount: 250_001 }, 'amount', 'max'],
+    ...AMOUNT_TYPES,
+    ...KENYAN_PHONES,
+    ...CALLBACK,
+    ...TEXT('narration'),
+  ],
+  'collections.card': [
+    ['amount below 100', { amount: 99 }, 'amount', 'min'],
+    ...AMOUNT_TYPES,
+    ...KENYAN_PHONES,
+    ...CALLBACK,
+    ...TEXT('narration'),
+  ],
+  'collections.panAfrican': [
+    ...PAN_AFRICAN_COMMON,
+    ['redirectUrl not a URL', { redirectUrl: 'javascript:alert(1)' }, 'redirectUrl', 'isUrl'],
+  ],
+  'payouts.mpesa': [
+    ['amount below 10', { amount: 9.99 }, 'amount', 'min'],
+    ['amount above 250,000', { amount: 300_000 }, 'amount', 'max'],
+    ...AMOUNT_TYPES,
+    ...KENYAN_PHONES,
+    ...CALLBACK,
+    ...TEXT('narration'),
+    ...WALLET,
+    ['a username field', { username: 'acme' }, 'username', 'whitelist'],
+  ],
+  'payouts.panAfrican': [
+    ...PAN_AFRICAN_COMMON,
+    ...TEXT('accountHolderName'),
+    ...TEXT('providerName'),
+    ...TEXT('providerCode'),
+    ...WALLET,
+  ],
+  'payouts.merchant': [
+    ['amount zero', { amount: 0 }, 'amount', 'isPositive'],
+    [
+      'phone in 07 form',
+      { phoneNumber: '0712345678' },
+      'phoneNumber',
+      'isKenyanInternationalPhoneNumber',
+    ],
+    [
+      'phone of another country',
+      { phoneNumber: '+255712345678' },
+      'phoneNumber',
+      'isKenyanInternationalPhoneNumber',
+    ],
+    ['businessAccount with letters', { businessAccount: '88A880' }, 'businessAccount', 'matches'],
+    ...AMOUNT_TYPES,
+    ...CALLBACK,
+    ...TEXT('narration'),
+    ...TEXT('businessAccount'),
+    ...TEXT('businessNumber'),
+    ...WALLET,
+  ],
+};
+
+describe('request validation (nothing is sent)', () => {
+  let server: RecordingServer;
+  let client: PaymentsClient;
+
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+    client = createPaymentsClient({ apiUsername: 'u', apiPassword: 'p', baseUrl: server.url });
+  });
+  afterEach(() => {
+    const sent = server.requests.length;
+    server.reset();
+    expect(sent).toBe(0);
+  });
+  afterAll(() => server.close());
+
+  async function rejection(
+    testCase: OperationCase,
+    request: unknown,
+  ): Promise<PaymentsValidationError> {
+    const error: unknown = await callOperation(client, testCase, request).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PaymentsValidationError);
+    return error as PaymentsValidationError;
+  }
+
+  describe.each(Object.keys(RULES))('%s', (operation) => {
+    const testCase = byOperation(operation);
+
+    it.each(RULES[operation])('rejects %s', async (_label, patch, field, rule) => {
+      const error = await rejection(testCase, { ...testCase.request, ...patch });
+
+      expect(error.errors).toContainEqual(expect.objectContaining({ field, rule }));
+      expect(error.message).toContain(field);
+      expect(error.target).toBe(
+        {
+          collections: {
+            mpesa: 'MpesaCollectionRequest',
+            card: 'CardCollectionRequest',
+            panAfrican: 'PanAfricanCollectionRequest',
+          },
+          payouts: {
+            mpesa: 'MpesaPayoutRequest',
+            panAfrican: 'PanAfricanPayoutRequest',
+            merchant: 'MerchantPayoutRequest',
+          },
+        }[testCase.service][testCase.method as 'mpesa'],
+      );
+    });
+
+    it('rejects an unknown field, naming it', async () => {
+      const error = await rejection(testCase, {
+        ...testCase.request,
+        callbackURL: 'https://x.example',
+      });
+
+      expect(error.errors).toContainEqual({
+        field: 'callbackURL',
+        rule: 'whitelist',
+        message: expect.stringContaining('callbackURL is not a field') as string,
+      });
+    });
+
+    it('rejects a __proto__ key without touching prototypes', async () => {
+      const hostile = JSON.parse(
+        `{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}`,
+      ) as object;
+      const error = await rejection(testCase, { ...testCase.request, ...hostile });
+
+      expect(error.errors.map((e) => e.field)).toEqual(
+        expect.arrayContaining(['__proto__', 'constructor']),
+      );
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it.each([null, undefined, 'a string', 42, []])('rejects %p as the request', async (input) => {
+      const error = await rejection(testCase, input);
+      expect(error.errors).toEqual([
+        { field: 'request', rule: 'isObject', message: 'request must be an object' },
+      ]);
+    });
+
+    it('rejects an empty callbackUrl when no defaultCallbackUrl is configured', async () => {
+      const error = await rejection(testCase, { ...testCase.request, callbackUrl: '' });
+
+      expect(error.errors).toContainEqual({
+        field: 'callbackUrl',
+        rule: 'isNotEmpty',
+        message:
+          'callbackUrl is required: the request has none and defaultCallbackUrl is not configured',
+      });
+    });
+
+    if ('username' in testCase.request) {
+      it('rejects an empty username when no defaultUsername is configured', async () => {
+        const error = await rejection(testCase, { ...testCase.request, username: '' });
+        expect(error.errors).toContainEqual(
+          expect.objectContaining({ field: 'username', rule: 'isNotEmpty' }),
+        );
+      });
+    }
+
+    it('reports every failed field at once and never the rejected values', async () => {
+      const error = await rejection(testCase, {
+        ...testCase.request,
+        amount: -123456789,
+        phoneNumber: 'SECRET-PHONE-VALUE',
+        narration: '',
+      });
+
+      expect(new Set(error.errors.map((e) => e.field))).toEqual(
+        new Set(['amount', 'phoneNumber', 'narration']),
+      );
+      expect(error.message).not.toContain('SECRET-PHONE-VALUE');
+      expect(error.message).not.toContain('123456789');
+    });
+
+    it('does not modify the caller object', async () => {
+      const request = { ...testCase.request, callbackUrl: '' };
+      await rejection(testCase, request);
+      expect(request.callbackUrl).toBe('');
+    });
+  });
+
+  it('rejects a malformed idempotency key', async () => {
+    const testCase = byOperation('payouts.mpesa');
+    const error: unknown = await callOperation(client, testCase, testCase.request, {
+      idempotencyKey: 'has space\r\nX-Injected: 1',
+    }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PaymentsValidationError);
+    expect((error as PaymentsValidationError).errors[0]).toMatchObject({
+      field: 'idempotencyKey',
+      rule: 'isIdempotencyKey',
+    });
+  });
+
+  it('accepts the boundary amounts of each limit', async () => {
+    server.fallback = () => ({
+      status: 200,
+      body: { success: true, checkout_url: 'https://pay.example.com/x' },
+    });
+    await client.collections.mpesa({ ...OPERATION_CASES[0].request, amount: 10 });
+    await client.collections.mpesa({
+      ...byOperation('collections.mpesa').request,
+      amount: 250_000,
+    });
+    await client.collections.card({ ...OPERATION_CASES[1].request, amount: 100 });
+    await client.payouts.merchant({ ...OPERATION_CASES[5].request, amount: 0.01 });
+    expect(server.requests.map((r) => (r.json as { amount: number }).amount)).toEqual([
+      10, 250_000, 100, 0.01,
+    ]);
+    server.reset();
+  });
+});
