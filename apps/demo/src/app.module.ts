@@ -1,0 +1,43 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { PaymentsModule, PaymentsModuleOptions } from '@malipo/nestjs';
+import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
+import { OrdersModule } from './orders/orders.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+
+@Module({})
+export class AppModule {
+  /** The app, configured from `environment` (default: `process.env`). */
+  static forEnvironment(
+    environment: Record<string, string | undefined> = process.env,
+  ): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({
+          isGlobal: true,
+          ignoreEnvFile: true,
+          skipProcessEnv: true,
+          load: [() => ({ ...validateDemoEnvironment(environment) })],
+        }),
+        PaymentsModule.forRootAsync({
+          isGlobal: true,
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<DemoEnvironment, true>): PaymentsModuleOptions => ({
+            apiUsername: config.get('PAYMENTS_API_USERNAME', { infer: true }),
+            apiPassword: config.get('PAYMENTS_API_PASSWORD', { infer: true }),
+            baseUrl: config.get('PAYMENTS_BASE_URL', { infer: true }),
+            walletType: config.get('PAYMENTS_WALLET_TYPE', { infer: true }),
+            defaultUsername: config.get('PAYMENTS_DEFAULT_USERNAME', { infer: true }),
+            defaultCallbackUrl: config.get('PAYMENTS_DEFAULT_CALLBACK_URL', { infer: true }),
+            timeout: config.get('PAYMENTS_TIMEOUT_MS', { infer: true }),
+            maxRetries: config.get('PAYMENTS_MAX_RETRIES', { infer: true }),
+            debug: config.get('PAYMENTS_DEBUG', { infer: true }),
+          }),
+        }),
+        OrdersModule,
+        WebhooksModule,
+      ],
+    };
+  }
+}

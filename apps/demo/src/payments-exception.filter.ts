@@ -1,0 +1,40 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpStatus, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from '@malipo/nestjs';
+
+/**
+ * Maps the library's errors to HTTP: bad input is the client's 400; anything the provider did is
+ * our 502. Bodies carry no stack, no provider body and never a credential.
+ */
+@Catch(PaymentsValidationError, ServiceAPIError)
+export class PaymentsExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger(PaymentsExceptionFilter.name);
+
+  catch(error: PaymentsValidationError | ServiceAPIError, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    if (error instanceof PaymentsValidationError) {
+      response.status(HttpStatus.BAD_REQUEST).json({
+        statusCode: HttpStatus.BAD_REQUEST,
+        error: 'Bad Request',
+        message: error.message,
+        errors: error.errors,
+      });
+      return;
+    }
+    this.logger.warn(
+      `${error.name} in ${error.operation}: status ${error.status ?? 'none'}, code ${error.code ?? 'none'}, ${error.attempts} attempt(s)`,
+    );
+    const message =
+      error instanceof AuthenticationError
+        ? 'The payment provider rejected our credentials'
+        : `The payment provider could not complete ${error.operation}`;
+    response.status(HttpStatus.BAD_GATEWAY).json({
+      statusCode: HttpStatus.BAD_GATEWAY,
+      error: 'Bad Gateway',
+      message,
+      operation: error.operation,
+      providerStatus: error.status,
+      code: error instanceof AuthenticationError ? undefined : error.code,
+    });
+  }
+}
