@@ -27,6 +27,11 @@ export interface PaymentsModuleOptions {
   debug?: boolean;
   /** Retries of transient failures (5xx, network, timeout); 0 disables. Default 2. */
   maxRetries?: number;
+  /**
+   * Allow a plain `http://` baseUrl to a host that is not loopback. Off by default: the Basic
+   * credentials would cross the network in clear. Loopback (`localhost`, `127.0.0.0/8`, `[::1]`) is always allowed.
+   */
+  allowInsecureHttp?: boolean;
 }
 
 /** The client defaults of section 2.2, as exposed by the services and the client. */

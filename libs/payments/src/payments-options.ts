@@ -31,6 +31,7 @@ export interface ResolvedPaymentsOptions {
   readonly defaultUsername: string | undefined;
   readonly debug: boolean;
   readonly maxRetries: number;
+  readonly allowInsecureHttp: boolean;
 }
 
 const OPTION_DEFAULTS = {
@@ -39,6 +40,7 @@ const OPTION_DEFAULTS = {
   walletType: 'local',
   debug: false,
   maxRetries: 2,
+  allowInsecureHttp: false,
 } as const;
 
 /** Upper bound of `maxRetries`: with 200 ms doubling, 10 retries already wait over three minutes. */
@@ -83,6 +85,10 @@ class PaymentsOptionsSchema implements PaymentsModuleOptions {
   @Min(0, { message: '$property must not be negative' })
   @Max(MAX_RETRIES_LIMIT, { message: `$property must be at most ${MAX_RETRIES_LIMIT}` })
   maxRetries?: number;
+
+  @IsOptional()
+  @IsBoolean({ message: '$property must be a boolean' })
+  allowInsecureHttp?: boolean;
 }
 
 const OPTION_KEYS = {
@@ -95,6 +101,7 @@ const OPTION_KEYS = {
   defaultUsername: 'setting',
   debug: 'setting',
   maxRetries: 'setting',
+  allowInsecureHttp: 'setting',
 } as const satisfies Record<keyof PaymentsModuleOptions, 'credential' | 'setting'>;
 const OPTION_NAMES = Object.keys(OPTION_KEYS) as (keyof PaymentsModuleOptions)[];
 const OPTIONS_TARGET = 'PaymentsModuleOptions';
@@ -103,20 +110,37 @@ function optionError(field: string, rule: string, message: string): PaymentsFiel
   return { field, rule, message };
 }
 
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
 /** Rules class-validator has no decorator for. Messages name the option, never its value. */
-function checkBaseUrl(baseUrl: string | undefined): PaymentsFieldError[] {
+function checkBaseUrl(
+  baseUrl: string | undefined,
+  allowInsecureHttp: boolean,
+): PaymentsFieldError[] {
   if (baseUrl === undefined || !URL.canParse(baseUrl)) return [];
   const url = new URL(baseUrl);
+  const errors: PaymentsFieldError[] = [];
   if (url.username || url.password) {
-    return [
+    errors.push(
       optionError(
         'baseUrl',
         'noCredentialsInUrl',
         'baseUrl must not contain credentials: use apiUsername and apiPassword',
       ),
-    ];
+    );
   }
-  return [];
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !allowInsecureHttp) {
+    errors.push(
+      optionError(
+        'baseUrl',
+        'isSecureUrl',
+        'baseUrl must use https: plain http would send the credentials in clear to a host that is not loopback (set allowInsecureHttp to allow it)',
+      ),
+    );
+  }
+  return errors;
 }
 
 /**
@@ -149,7 +173,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
       errors.push(optionError(error.property, rule, message));
     }
   }
-  errors.push(...checkBaseUrl(schema.baseUrl));
+  errors.push(...checkBaseUrl(schema.baseUrl, schema.allowInsecureHttp === true));
   if (errors.length > 0) throw new PaymentsValidationError(OPTIONS_TARGET, errors);
 
   if (schema.baseUrl === undefined) {
@@ -167,6 +191,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     defaultUsername: schema.defaultUsername || undefined,
     debug: schema.debug ?? OPTION_DEFAULTS.debug,
     maxRetries: schema.maxRetries ?? OPTION_DEFAULTS.maxRetries,
+    allowInsecureHttp: schema.allowInsecureHttp ?? OPTION_DEFAULTS.allowInsecureHttp,
   });
 }
 

@@ -203,6 +203,24 @@ describe('PaymentsModule', () => {
       ],
       ['debug that is not a boolean', { ...CREDENTIALS, debug: 'true' }, 'debug', 'isBoolean'],
       ['a misspelt option', { ...CREDENTIALS, maxRetry: 3 }, 'maxRetry', 'whitelist'],
+      [
+        'plain http to a remote host',
+        { ...CREDENTIALS, baseUrl: 'http://pay.example.com' },
+        'baseUrl',
+        'isSecureUrl',
+      ],
+      [
+        'plain http to a private address',
+        { ...CREDENTIALS, baseUrl: 'http://10.0.0.5:8080' },
+        'baseUrl',
+        'isSecureUrl',
+      ],
+      [
+        'allowInsecureHttp that is not a boolean',
+        { ...CREDENTIALS, allowInsecureHttp: 'yes' },
+        'allowInsecureHttp',
+        'isBoolean',
+      ],
     ])('fails to start on %s, naming the option', async (_label, options, field, rule) => {
       const error: unknown = await boot(options).catch((e: unknown) => e);
 
@@ -214,6 +232,22 @@ describe('PaymentsModule', () => {
       expect(
         JSON.stringify(validation) + validation.message + String(validation.stack),
       ).not.toContain('boot-secret-123');
+    });
+
+    it.each([
+      'https://pay.example.com',
+      'http://localhost:4010',
+      'http://127.0.0.1:4010',
+      'http://127.8.9.10',
+      'http://[::1]:4010/base',
+    ])('accepts %s as baseUrl', async (baseUrl) => {
+      await expect(boot({ ...CREDENTIALS, baseUrl })).resolves.toBeDefined();
+    });
+
+    it('accepts plain http to a remote host only with allowInsecureHttp', async () => {
+      await expect(
+        boot({ ...CREDENTIALS, baseUrl: 'http://pay.internal', allowInsecureHttp: true }),
+      ).resolves.toBeDefined();
     });
 
     it('treats empty optional settings as unset and applies the defaults of section 2.1', async () => {
