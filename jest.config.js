@@ -13,4 +13,5 @@ module.exports = {
     '^@malipo/nestjs/(.*)$': '<rootDir>/libs/payments/src/$1',
   },
   testEnvironment: 'node',
+  testTimeout: 30_000,
 };

@@ -19,6 +19,15 @@ const STARTERS: Record<PaymentOperationName, Start> = {
   'payouts.merchant': (c, r, o) => c.payouts.merchant(r, o),
 };
 
+/** Outcomes kept for references no order knows yet; bounded so junk callbacks cannot grow memory. */
+const MAX_EARLY_OUTCOMES = 1000;
+
+interface Outcome {
+  transactionReference: string;
+  status: string;
+  event: string;
+}
+
 /** Outcome of one webhook delivery. */
 export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown-reference';
 
@@ -28,6 +37,8 @@ export class OrdersService {
   private readonly logger = new Logger(OrdersService.name);
   private readonly orders = new Map<string, Order>();
   private readonly byReference = new Map<string, string>();
+  /** A webhook can beat the response that carries its reference (a lost response and a retry). */
+  private readonly earlyOutcomes = new Map<string, Outcome>();
 
   constructor(private readonly payments: PaymentsClient) {}
 
@@ -55,6 +66,11 @@ export class OrdersService {
       order.checkoutUrl = response.checkoutUrl;
       order.status = response.status;
       this.byReference.set(response.transactionReference, order.id);
+      const early = this.earlyOutcomes.get(response.transactionReference);
+      if (early) {
+        this.earlyOutcomes.delete(response.transactionReference);
+        this.settle(order, early);
+      }
     } catch (error) {
       order.status = 'ERROR';
       order.error = error instanceof Error ? error.name : 'Error';
@@ -76,24 +92,27 @@ export class OrdersService {
   }
 
   /** Applies a webhook outcome once; repeated or late deliveries change nothing. */
-  applyOutcome(event: {
-    transactionReference: string;
-    status: string;
-    event: string;
-  }): WebhookOutcome {
-    const id = this.byReference.get(event.transactionReference);
+  applyOutcome(outcome: Outcome): WebhookOutcome {
+    const id = this.byReference.get(outcome.transactionReference);
     const order = id === undefined ? undefined : this.orders.get(id);
     if (!order) {
       this.logger.warn(
-        `Webhook for unknown transaction reference ${event.transactionReference.slice(0, 64)}`,
+        `Webhook for unknown transaction reference ${outcome.transactionReference.slice(0, 64)}`,
       );
+      if (this.earlyOutcomes.size < MAX_EARLY_OUTCOMES) {
+        this.earlyOutcomes.set(outcome.transactionReference, outcome);
+      }
       return 'unknown-reference';
     }
+    return this.settle(order, outcome);
+  }
+
+  private settle(order: Order, outcome: Outcome): WebhookOutcome {
     if (FINAL_STATUSES.includes(order.status)) return 'duplicate';
-    order.status = event.status;
+    order.status = outcome.status;
     order.events.push({
-      event: event.event,
-      status: event.status,
+      event: outcome.event,
+      status: outcome.status,
       receivedAt: new Date().toISOString(),
     });
     order.updatedAt = new Date().toISOString();

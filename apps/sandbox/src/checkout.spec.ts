@@ -1,0 +1,184 @@
+import type { RunningSandbox } from './sandbox';
+import {
+  SandboxClient,
+  sleep,
+  startFastSandbox,
+  WebhookReceiver,
+  wireBody,
+} from '../test/sandbox-test-kit';
+
+describe('sandbox hosted checkout', () => {
+  let sandbox: RunningSandbox;
+  let client: SandboxClient;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    sandbox = await startFastSandbox();
+    client = new SandboxClient(sandbox);
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    await receiver?.close();
+  });
+
+  const cardCollection = async (overrides: Record<string, unknown> = {}) => {
+    const res = await client.post(
+      '/api/v2/payments',
+      wireBody('collections.card', { callback_url: receiver.url, ...overrides }),
+    );
+    expect(res.status).toBe(200);
+    return res.json as { transaction_reference: string; checkout_url: string };
+  };
+  const submit = (url: string) => fetch(url, { method: 'POST', redirect: 'manual' });
+
+  it('serves a page with the amount, narration, reference and the Pay/Decline forms', async () => {
+    const { transaction_reference: ref, checkout_url } = await cardCollection();
+    expect(checkout_url).toBe(`${sandbox.url}/checkout/${ref}`);
+
+    const page = await fetch(checkout_url);
+    const html = await page.text();
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(html).toContain('KES 2,500.00');
+    expect(html).toContain('Order 43');
+    expect(html).toContain(ref);
+    expect(html).toContain(
+      `<form method="post" action="/checkout/${ref}/pay"><button id="pay" type="submit">Pay</button></form>`,
+    );
+    expect(html).toContain(
+      `<form method="post" action="/checkout/${ref}/decline"><button id="decline" type="submit">Decline</button></form>`,
+    );
+  });
+
+  it('escapes the narration', async () => {
+    const { checkout_url } = await cardCollection({ narration: '<script>alert(1)</script>' });
+
+    const html = await (await fetch(checkout_url)).text();
+
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('does not settle a card collection by itself', async () => {
+    const { transaction_reference: ref } = await cardCollection();
+
+    await sleep(100);
+
+    expect(receiver.for(ref)).toEqual([]);
+    expect(await client.transaction(ref)).toMatchObject({
+      status: 'PENDING',
+      settlement: 'checkout',
+    });
+  });
+
+  it('settles SUCCESS on Pay, fires the webhook and shows the result page', async () => {
+    const { transaction_reference: ref, checkout_url } = await cardCollection();
+    const before = await client.wallets();
+
+    const res = await submit(`${checkout_url}/pay`);
+
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('Payment successful');
+    const [webhook] = await receiver.waitFor(ref);
+    expect(webhook.body).toMatchObject({
+      transaction_reference: ref,
+      status: 'SUCCESS',
+      success: true,
+      event: 'payment.completed',
+      channel: 'card',
+      amount: 2500,
+      currency: 'KES',
+    });
+    expect(await client.transaction(ref)).toMatchObject({ status: 'SUCCESS' });
+    expect((await client.wallets()).local).toBe(before.local + 2500);
+  });
+
+  it('settles FAILED on Decline and fires payment.failed', async () => {
+    const { transaction_reference: ref, checkout_url } = await cardCollection();
+
+    const res = await submit(`${checkout_url}/decline`);
+
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('Payment declined');
+    const [webhook] = await receiver.waitFor(ref);
+    expect(webhook.body).toMatchObject({
+      status: 'FAILED',
+      success: false,
+      event: 'payment.failed',
+    });
+  });
+
+  it('answers 409 when the payment is already settled, and hides the forms', async () => {
+    const { checkout_url } = await cardCollection();
+    await submit(`${checkout_url}/pay`);
+
+    const again = await submit(`${checkout_url}/pay`);
+    const decline = await submit(`${checkout_url}/decline`);
+    const page = await (await fetch(checkout_url)).text();
+
+    expect(again.status).toBe(409);
+    expect(again.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(decline.status).toBe(409);
+    expect(page).not.toContain('id="pay"');
+  });
+
+  it('answers 404 for an unknown reference or one that is no checkout', async () => {
+    const mpesa = await client.post(
+      '/api/v2/payments',
+      wireBody('collections.mpesa', { callback_url: receiver.url }),
+    );
+
+    for (const ref of ['SBX-UNKNOWN', mpesa.json.transaction_reference as string]) {
+      expect((await fetch(`${sandbox.url}/checkout/${ref}`)).status).toBe(404);
+      expect((await submit(`${sandbox.url}/checkout/${ref}/pay`)).status).toBe(404);
+    }
+  });
+
+  it('redirects a pan-African collection with redirect_url back to it with the outcome', async () => {
+    const res = await client.post(
+      '/api/v3/payments',
+      wireBody('collections.panAfrican', {
+        redirect_url: 'https://shop.example.com/return?order=7',
+        callback_url: receiver.url,
+      }),
+    );
+    const ref = res.json.transaction_reference as string;
+    expect(res.json.checkout_url).toBe(`${sandbox.url}/checkout/${ref}`);
+    await sleep(100);
+    expect(await client.transaction(ref)).toMatchObject({ status: 'PENDING' });
+
+    const paid = await submit(`${res.json.checkout_url}/pay`);
+
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toBe(
+      `https://shop.example.com/return?order=7&reference=${ref}&status=SUCCESS`,
+    );
+    const [webhook] = await receiver.waitFor(ref);
+    expect(webhook.body).toMatchObject({
+      status: 'SUCCESS',
+      event: 'payment.completed',
+      currency: 'GHS',
+      channel: 'MOBILE_MONEY',
+    });
+  });
+
+  it('redirects with status FAILED on Decline', async () => {
+    const res = await client.post(
+      '/api/v3/payments',
+      wireBody('collections.panAfrican', {
+        redirect_url: 'http://localhost:3000/back',
+        callback_url: receiver.url,
+      }),
+    );
+
+    const declined = await submit(`${res.json.checkout_url}/decline`);
+
+    expect(declined.status).toBe(303);
+    expect(declined.headers.get('location')).toBe(
+      `http://localhost:3000/back?reference=${res.json.transaction_reference}&status=FAILED`,
+    );
+  });
+});

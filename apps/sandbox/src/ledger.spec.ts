@@ -1,0 +1,245 @@
+import type { RunningSandbox } from './sandbox';
+import {
+  SandboxClient,
+  sleep,
+  startFastSandbox,
+  WebhookReceiver,
+  waitUntil,
+  wireBody,
+} from '../test/sandbox-test-kit';
+
+describe('sandbox ledger and wallets', () => {
+  let sandbox: RunningSandbox;
+  let client: SandboxClient;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    // Long enough to look at a transaction before it settles, even on a loaded machine.
+    sandbox = await startFastSandbox({
+      initialBalances: { local: 10_000, USD: 200 },
+      webhookDelayMs: 300,
+    });
+    client = new SandboxClient(sandbox);
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    await receiver?.close();
+  });
+
+  beforeEach(() => client.reset());
+
+  const mpesaPayout = (overrides: Record<string, unknown> = {}) =>
+    client.post(
+      '/api/v2/withdrawal',
+      wireBody('payouts.mpesa', { callback_url: receiver.url, ...overrides }),
+    );
+  const usdPayout = (overrides: Record<string, unknown> = {}) =>
+    client.post(
+      '/api/v2/payments',
+      wireBody('payouts.panAfrican', { callback_url: receiver.url, ...overrides }),
+    );
+  const settled = async (reference: string) => {
+    await receiver.waitFor(reference);
+    return client.transaction(reference);
+  };
+
+  it('starts with the initial balances and the fixed USD rate', async () => {
+    expect(await client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
+  });
+
+  it('debits a local-wallet payout by its amount when accepted', async () => {
+    const res = await mpesaPayout({ amount: 1000 });
+
+    expect(await client.wallets()).toMatchObject({ local: 9000, USD: 200 });
+    expect(await client.transaction(res.json.transaction_reference)).toMatchObject({
+      operation: 'payouts.mpesa',
+      kind: 'payout',
+      status: 'QUEUED',
+      amount: 1000,
+      currency: 'KES',
+      walletType: 'local',
+      debited: 1000,
+      settledAt: null,
+      webhookDeliveries: [],
+    });
+
+    const transaction = await settled(res.json.transaction_reference);
+    expect(transaction).toMatchObject({ status: 'SUCCESS', settledAt: expect.any(String) });
+    expect(await client.wallets()).toMatchObject({ local: 9000 });
+  });
+
+  it('debits a USD-wallet payout by amount / usdRate, rounded to cents', async () => {
+    // The fixture: 20000 from the USD wallet, 20000 / 130 = 153.846...
+    const res = await usdPayout();
+
+    expect(res.status).toBe(200);
+    expect(await client.wallets()).toEqual({ local: 10_000, USD: 46.15, usdRate: 130 });
+    expect(await client.transaction(res.json.transaction_reference)).toMatchObject({
+      walletType: 'USD',
+      amount: 20000,
+      debited: 153.85,
+    });
+  });
+
+  it('refuses a payout larger than the wallet with 402 and records nothing', async () => {
+    await usdPayout();
+    const before = await client.transactions();
+
+    const usd = await usdPayout();
+    const local = await mpesaPayout({ amount: 10_001 });
+
+    for (const res of [usd, local]) {
+      expect(res.status).toBe(402);
+      expect(res.json).toEqual({
+        success: false,
+        message: expect.stringContaining('Insufficient funds'),
+        code: 'INSUFFICIENT_FUNDS',
+      });
+    }
+    expect(await client.transactions()).toEqual(before);
+    expect(await client.wallets()).toMatchObject({ local: 10_000, USD: 46.15 });
+  });
+
+  it('refunds a payout that ends FAILED', async () => {
+    const res = await mpesaPayout({ amount: 500, phone_number: '0712340000' });
+    expect(await client.wallets()).toMatchObject({ local: 9500 });
+
+    const transaction = await settled(res.json.transaction_reference);
+
+    expect(transaction).toMatchObject({ status: 'FAILED', message: 'Recipient unreachable' });
+    expect(await client.wallets()).toMatchObject({ local: 10_000 });
+  });
+
+  it('refunds a failed USD payout to the USD wallet', async () => {
+    const res = await usdPayout({ amount: 666 });
+    expect(await client.wallets()).toMatchObject({ USD: 194.88 });
+
+    await settled(res.json.transaction_reference);
+
+    expect(await client.wallets()).toMatchObject({ local: 10_000, USD: 200 });
+  });
+
+  it('credits the local wallet when a collection succeeds, not when it fails', async () => {
+    const ok = await client.post(
+      '/api/v2/payments',
+      wireBody('collections.mpesa', { amount: 1500, callback_url: receiver.url }),
+    );
+    const failed = await client.post(
+      '/api/v2/payments',
+      wireBody('collections.mpesa', { amount: 666, callback_url: receiver.url }),
+    );
+    expect(await client.wallets()).toMatchObject({ local: 10_000 });
+
+    expect(await settled(ok.json.transaction_reference)).toMatchObject({ status: 'SUCCESS' });
+    expect(await settled(failed.json.transaction_reference)).toMatchObject({ status: 'FAILED' });
+    expect(await client.wallets()).toMatchObject({ local: 11_500 });
+  });
+
+  it('lists transactions oldest first, with the documented fields', async () => {
+    const first = await mpesaPayout();
+    const second = await client.post(
+      '/api/v2/payments',
+      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      { idempotencyKey: 'key-2' },
+    );
+
+    const list = await client.transactions();
+
+    expect(list.map((t) => t.reference)).toEqual([
+      first.json.transaction_reference,
+      second.json.transaction_reference,
+    ]);
+    expect(list[1]).toEqual(
+      expect.objectContaining({
+        reference: second.json.transaction_reference,
+        operation: 'collections.mpesa',
+        kind: 'collection',
+        status: 'PENDING',
+        amount: 1500,
+        currency: 'KES',
+        callbackUrl: receiver.url,
+        idempotencyKey: 'key-2',
+        createdAt: expect.any(String),
+        settledAt: null,
+        webhookDeliveries: [],
+      }),
+    );
+    expect(list[1]).not.toHaveProperty('debited');
+  });
+
+  it('answers an unknown transaction with 404', async () => {
+    const res = await client.get('/__sandbox/transactions/SBX-NOPE');
+
+    expect(res.status).toBe(404);
+    expect(res.json).toMatchObject({ success: false, code: 'NOT_FOUND' });
+  });
+
+  it('resets ledger, request log, faults, idempotency cache and balances', async () => {
+    await mpesaPayout({ amount: 2000 });
+    await client.control('POST', '/__sandbox/faults', { status: 500, count: 5 });
+    const keyed = () =>
+      client.post('/api/v2/withdrawal', wireBody('payouts.mpesa', { callback_url: receiver.url }), {
+        idempotencyKey: 'reset-key',
+      });
+    await keyed();
+
+    const res = await client.control('POST', '/__sandbox/reset');
+
+    expect(res.status).toBe(200);
+    expect(await client.transactions()).toEqual([]);
+    expect(await client.requests()).toEqual([]);
+    expect(await client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
+    expect((await client.get('/__sandbox/faults')).json).toEqual({ queued: [], random: null });
+    // Faults gone and the key forgotten: the same request now executes anew.
+    const again = await keyed();
+    expect(again.status).toBe(200);
+    expect(await client.transactions()).toHaveLength(1);
+  });
+});
+
+describe('sandbox reset with webhooks pending', () => {
+  it('cancels the pending settlements and their webhooks', async () => {
+    const receiver = await WebhookReceiver.start();
+    const sandbox = await startFastSandbox({ webhookDelayMs: 150 });
+    try {
+      const client = new SandboxClient(sandbox);
+      const res = await client.post(
+        '/api/v2/withdrawal',
+        wireBody('payouts.mpesa', { callback_url: receiver.url }),
+      );
+      expect(res.status).toBe(200);
+
+      await client.reset();
+      await sleep(300);
+
+      expect(receiver.received).toEqual([]);
+      expect(await client.transactions()).toEqual([]);
+    } finally {
+      await sandbox.close();
+      await receiver.close();
+    }
+  });
+
+  it('stops re-deliveries that were waiting when reset', async () => {
+    const receiver = await WebhookReceiver.start();
+    const sandbox = await startFastSandbox({ webhookRetryDelaysMs: [150, 150] });
+    try {
+      const client = new SandboxClient(sandbox);
+      const res = await client.post(
+        '/api/v2/withdrawal',
+        wireBody('payouts.mpesa', { callback_url: receiver.scripted('down', 500, 500, 500) }),
+      );
+      await waitUntil(() => receiver.for(res.json.transaction_reference).length === 1);
+
+      await client.reset();
+      await sleep(300);
+
+      expect(receiver.for(res.json.transaction_reference)).toHaveLength(1);
+    } finally {
+      await sandbox.close();
+      await receiver.close();
+    }
+  });
+});

@@ -1,0 +1,152 @@
+import { OPERATION_CASES } from './support/fixtures';
+import { DemoWithSandbox, SandboxTransaction } from './support/demo-with-sandbox';
+import { waitFor } from './support/wait-for';
+
+/** The fixture requests without username and callbackUrl: the demo's defaults fill them in. */
+function orderBody(index: number, patch: Record<string, unknown> = {}): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...OPERATION_CASES[index].request, ...patch };
+  delete body.username;
+  delete body.callbackUrl;
+  return body;
+}
+
+const ROUTES = [
+  ['collections.mpesa', 'collections/mpesa', 0, 'payment.completed'],
+  ['collections.panAfrican', 'collections/pan-african', 2, 'payment.completed'],
+  ['payouts.mpesa', 'payouts/mpesa', 3, 'payout.completed'],
+  ['payouts.panAfrican', 'payouts/pan-african', 4, 'payout.completed'],
+  ['payouts.merchant', 'payouts/merchant', 5, 'payout.completed'],
+] as const;
+
+describe('demo + sandbox end to end', () => {
+  let world: DemoWithSandbox;
+
+  beforeAll(async () => {
+    world = await DemoWithSandbox.start();
+  });
+  beforeEach(() => world.control('reset', { method: 'POST' }));
+  afterAll(() => world.close());
+
+  const ledgerEntry = async (reference: string): Promise<SandboxTransaction[]> =>
+    (await world.transactions()).filter((t) => t.reference === reference);
+
+  describe.each(ROUTES)('%s', (operation, path, index, completedEvent) => {
+    it('initiates through the library and settles SUCCESS by webhook', async () => {
+      const { status, order } = await world.order(path, orderBody(index));
+
+      expect(status).toBe(201);
+      expect(order.status).toBe(operation.startsWith('payouts') ? 'QUEUED' : 'PENDING');
+      const settled = await world.settled(order.id);
+
+      expect(settled.status).toBe('SUCCESS');
+      expect(settled.events).toEqual([
+        expect.objectContaining({ event: completedEvent, status: 'SUCCESS' }),
+      ]);
+      const entries = await ledgerEntry(order.transactionReference!);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ operation, status: 'SUCCESS', idempotencyKey: order.id });
+    });
+  });
+
+  it('settles FAILED for the magic phone number of a collection', async () => {
+    const { order } = await world.order(
+      'collections/mpesa',
+      orderBody(0, { phoneNumber: '0712340000' }),
+    );
+    const settled = await world.settled(order.id);
+
+    expect(settled.status).toBe('FAILED');
+    expect(settled.events[0]).toMatchObject({ event: 'payment.failed' });
+  });
+
+  it('settles FAILED for the declined amount of a payout, and refunds the wallet', async () => {
+    const before = await world.wallets();
+    const { order } = await world.order('payouts/mpesa', orderBody(3, { amount: 666 }));
+    const settled = await world.settled(order.id);
+
+    expect(settled.status).toBe('FAILED');
+    expect(settled.events[0]).toMatchObject({ event: 'payout.failed' });
+    expect(await world.wallets()).toMatchObject({ local: before.local });
+  });
+
+  it('debits the wallet of a successful payout', async () => {
+    const before = await world.wallets();
+    const { order } = await world.order('payouts/mpesa', orderBody(3, { amount: 1000 }));
+    await world.settled(order.id);
+
+    expect((await world.wallets()).local).toBe(before.local - 1000);
+  });
+
+  describe('card checkout', () => {
+    it.each([
+      ['pay', 'SUCCESS', 'payment.completed'],
+      ['decline', 'FAILED', 'payment.failed'],
+    ])('completes by POSTing the hosted page form (%s)', async (action, status, event) => {
+      const { order } = await world.order('collections/card', orderBody(1));
+      expect(order.status).toBe('PENDING');
+      expect(order.checkoutUrl).toMatch(new RegExp(`^${world.sandbox.url}/checkout/`));
+
+      const page = await (await fetch(order.checkoutUrl!)).text();
+      const formAction = new RegExp(
+        `<form[^>]*method="post"[^>]*action="([^"]*/${action})"`,
+        'i',
+      ).exec(page)?.[1];
+      expect(formAction).toBeDefined();
+      const submitted = await fetch(new URL(formAction!, order.checkoutUrl), {
+        method: 'POST',
+        redirect: 'manual',
+      });
+      expect(submitted.status).toBeLessThan(400);
+
+      const settled = await world.settled(order.id);
+      expect(settled.status).toBe(status);
+      expect(settled.events[0]).toMatchObject({ event });
+    });
+  });
+
+  describe('retries healed by fault injection', () => {
+    it('retries 503s with one idempotency key and executes once', async () => {
+      await world.control('faults', { method: 'POST', body: { count: 2, status: 503 } });
+
+      const { status, order } = await world.order('payouts/mpesa', orderBody(3));
+
+      expect(status).toBe(201);
+      const requests =
+        await world.control<{ idempotencyKey: string; fault?: string }[]>('requests');
+      expect(requests).toHaveLength(3);
+      expect(new Set(requests.map((r) => r.idempotencyKey))).toEqual(new Set([order.id]));
+      expect(await ledgerEntry(order.transactionReference!)).toHaveLength(1);
+      expect(await world.transactions()).toHaveLength(1);
+    });
+
+    it('does not pay twice when the response of an executed payout is lost', async () => {
+      await world.control('faults', {
+        method: 'POST',
+        body: { count: 1, status: 502, afterExecute: true },
+      });
+      const before = await world.wallets();
+
+      const { status, order } = await world.order('payouts/mpesa', orderBody(3, { amount: 2000 }));
+      await world.settled(order.id);
+
+      expect(status).toBe(201);
+      expect(await world.control<unknown[]>('requests')).toHaveLength(2);
+      expect(await world.transactions()).toHaveLength(1);
+      expect((await world.wallets()).local).toBe(before.local - 2000);
+    });
+
+    it('heals a reset connection', async () => {
+      await world.control('faults', { method: 'POST', body: { count: 1, reset: true } });
+
+      const { status, order } = await world.order('collections/mpesa', orderBody(0));
+
+      expect(status).toBe(201);
+      await waitFor(
+        async () =>
+          (await ledgerEntry(order.transactionReference!)).length === 1 ? true : undefined,
+        'ledger entry',
+      );
+      expect(await world.transactions()).toHaveLength(1);
+    });
+  });
+});

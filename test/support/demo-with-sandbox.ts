@@ -1,0 +1,93 @@
+import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
+import { RunningDemo, startDemo } from '../../apps/demo/src/demo';
+import { waitFor } from './wait-for';
+
+export interface Order {
+  id: string;
+  operation: string;
+  status: string;
+  transactionReference?: string;
+  checkoutUrl?: string;
+  events: { event: string; status: string }[];
+}
+
+export interface SandboxTransaction {
+  reference: string;
+  operation: string;
+  status: string;
+  amount: number;
+  idempotencyKey?: string;
+}
+
+/** The sandbox and the demo on ephemeral ports, pointed at each other, with small test helpers. */
+export class DemoWithSandbox {
+  private constructor(
+    readonly sandbox: RunningSandbox,
+    readonly demo: RunningDemo,
+  ) {}
+
+  static async start(): Promise<DemoWithSandbox> {
+    const sandbox = await startSandbox({
+      port: 0,
+      logger: false,
+      webhookDelayMs: 30,
+      webhookRetryDelaysMs: [20, 40],
+    });
+    const demo = await startDemo({
+      port: 0,
+      logger: false,
+      environment: {
+        PAYMENTS_API_USERNAME: sandbox.credentials.apiUsername,
+        PAYMENTS_API_PASSWORD: sandbox.credentials.apiPassword,
+        PAYMENTS_BASE_URL: sandbox.url,
+        PAYMENTS_DEFAULT_USERNAME: 'demo-shop',
+      },
+    });
+    return new DemoWithSandbox(sandbox, demo);
+  }
+
+  async close(): Promise<void> {
+    await this.demo.close();
+    await this.sandbox.close();
+  }
+
+  async order(path: string, body: unknown): Promise<{ status: number; order: Order }> {
+    const response = await fetch(`${this.demo.url}/orders/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, order: (await response.json()) as Order };
+  }
+
+  async getOrder(id: string): Promise<Order> {
+    return (await (await fetch(`${this.demo.url}/orders/${id}`)).json()) as Order;
+  }
+
+  /** Waits until the order is settled by a webhook. */
+  settled(id: string): Promise<Order> {
+    return waitFor(async () => {
+      const order = await this.getOrder(id);
+      return ['SUCCESS', 'FAILED'].includes(order.status) ? order : undefined;
+    }, `order ${id} to settle`);
+  }
+
+  async control<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T> {
+    const response = await fetch(`${this.sandbox.url}/__sandbox/${path}`, {
+      method: init?.method ?? 'GET',
+      headers: init?.body === undefined ? undefined : { 'content-type': 'application/json' },
+      body: init?.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    if (!response.ok) throw new Error(`sandbox control ${path}: HTTP ${response.status}`);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  transactions(): Promise<SandboxTransaction[]> {
+    return this.control<SandboxTransaction[]>('transactions');
+  }
+
+  wallets(): Promise<{ local: number; USD: number }> {
+    return this.control('wallets');
+  }
+}
