@@ -1,5 +1,5 @@
-import { inspect } from 'node:util';
-import { ConsoleLogger, Logger, LoggerService } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { CapturingLogger, everythingVisibleIn } from '../../../test/support/capture';
 import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
 import { RecordingServer, Reply } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
@@ -11,38 +11,6 @@ import type { PaymentsModuleOptions } from './payments-options.interface';
 const PASSWORD = 'S3cr3t-pässword"quoted';
 const BASIC_TOKEN = Buffer.from(`api-user:${PASSWORD}`).toString('base64');
 const [MPESA_COLLECTION, CARD, , MPESA_PAYOUT] = OPERATION_CASES;
-
-class CapturingLogger implements LoggerService {
-  readonly lines: { level: string; message: string; context?: string }[] = [];
-  log(message: unknown, context?: string) {
-    this.lines.push({ level: 'log', message: String(message), context });
-  }
-  error(message: unknown, _trace?: string, context?: string) {
-    this.lines.push({ level: 'error', message: String(message), context });
-  }
-  warn(message: unknown, context?: string) {
-    this.lines.push({ level: 'warn', message: String(message), context });
-  }
-  debug(message: unknown, context?: string) {
-    this.lines.push({ level: 'debug', message: String(message), context });
-  }
-  verbose(message: unknown, context?: string) {
-    this.lines.push({ level: 'verbose', message: String(message), context });
-  }
-}
-
-/** Every text a caller could see of an error: message, stack, cause, properties, inspect, JSON. */
-function everythingVisibleIn(error: unknown): string {
-  const e = error as Error & Record<string, unknown>;
-  return [
-    e.message,
-    e.stack,
-    inspect(e, { depth: 10, showHidden: true }),
-    JSON.stringify(e),
-    inspect(e.cause, { depth: 10, showHidden: true }),
-    ...Object.getOwnPropertyNames(e).map((name) => inspect(e[name], { depth: 10 })),
-  ].join('\n');
-}
 
 describe('transport: retries, errors, debug logging', () => {
   let server: RecordingServer;

@@ -1,0 +1,223 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import {
+  AuthenticationError,
+  createPaymentsClient,
+  PaymentsClient,
+  ServiceAPIError,
+} from '@malipo/nestjs';
+import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
+import { CapturingLogger, everythingVisibleIn } from '../support/capture';
+import { callOperation, OPERATION_CASES } from '../support/fixtures';
+import { RecordingServer } from '../support/recording-server';
+
+const TIMEOUT_MS = 300;
+/** Longer than TIMEOUT_MS, so the attempt times out while the sandbox still processes it later. */
+const SLOW_MS = 700;
+
+type Expected =
+  | { outcome: 'resolve'; attempts: number; executed: 0 | 1 }
+  | {
+      outcome: 'reject';
+      attempts: number;
+      executed: 0 | 1;
+      errorClass: typeof ServiceAPIError;
+      status: number | undefined;
+      code?: string;
+    };
+
+interface Scenario {
+  name: string;
+  faults: Record<string, unknown>[];
+  expected: Expected;
+}
+
+const reject = (
+  attempts: number,
+  status: number | undefined,
+  extra: { code?: string; errorClass?: typeof ServiceAPIError; executed?: 0 | 1 } = {},
+): Expected => ({
+  outcome: 'reject',
+  attempts,
+  status,
+  executed: extra.executed ?? 0,
+  errorClass: extra.errorClass ?? ServiceAPIError,
+  code: extra.code,
+});
+
+const SCENARIOS: Scenario[] = [
+  ...[500, 502, 503, 504].flatMap((status): Scenario[] => [
+    {
+      name: `${status} once`,
+      faults: [{ count: 1, status }],
+      expected: { outcome: 'resolve', attempts: 2, executed: 1 },
+    },
+    {
+      name: `${status} twice`,
+      faults: [{ count: 2, status }],
+      expected: { outcome: 'resolve', attempts: 3, executed: 1 },
+    },
+    {
+      name: `${status} always`,
+      faults: [{ count: 3, status }],
+      expected: reject(3, status, { code: 'SANDBOX_FAULT' }),
+    },
+  ]),
+  {
+    name: 'reset once',
+    faults: [{ count: 1, reset: true }],
+    expected: { outcome: 'resolve', attempts: 2, executed: 1 },
+  },
+  {
+    name: 'reset always',
+    faults: [{ count: 3, reset: true }],
+    expected: reject(3, undefined, { code: 'ECONNRESET' }),
+  },
+  // The slow attempt is executed late by the sandbox; the idempotency key keeps it to one transaction.
+  {
+    name: 'slower than timeout once',
+    faults: [{ count: 1, delayMs: SLOW_MS }],
+    expected: { outcome: 'resolve', attempts: 2, executed: 1 },
+  },
+  {
+    name: 'slower than timeout always',
+    faults: [{ count: 3, delayMs: SLOW_MS }],
+    expected: reject(3, undefined, { code: 'ETIMEDOUT', executed: 1 }),
+  },
+  {
+    name: '401',
+    faults: [{ count: 1, status: 401 }],
+    expected: reject(1, 401, { errorClass: AuthenticationError }),
+  },
+  {
+    name: '400',
+    faults: [{ count: 1, status: 400 }],
+    expected: reject(1, 400, { code: 'SANDBOX_FAULT' }),
+  },
+  {
+    name: '429',
+    faults: [{ count: 1, status: 429 }],
+    expected: reject(1, 429, { code: 'SANDBOX_FAULT' }),
+  },
+  {
+    name: '200 with an HTML body',
+    faults: [{ count: 1, status: 200, body: '<html><body>Maintenance</body></html>' }],
+    expected: reject(1, 200, { code: 'INVALID_RESPONSE' }),
+  },
+  {
+    name: '200 with an empty body',
+    faults: [{ count: 1, status: 200, body: '' }],
+    expected: reject(1, 200, { code: 'INVALID_RESPONSE' }),
+  },
+];
+
+interface LoggedRequest {
+  idempotencyKey?: string;
+  fault?: string;
+}
+interface LedgerEntry {
+  idempotencyKey?: string;
+}
+
+describe('fault matrix: every operation under every fault', () => {
+  let sandbox: RunningSandbox;
+  let webhooks: RecordingServer;
+  let client: PaymentsClient;
+  const logger = new CapturingLogger();
+  const errors: unknown[] = [];
+
+  const control = async <T>(path: string, method = 'GET', body?: unknown): Promise<T> => {
+    const response = await fetch(`${sandbox.url}/__sandbox/${path}`, {
+      method,
+      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok)
+      throw new Error(
+        `sandbox ${method} ${path}: HTTP ${response.status} ${await response.text()}`,
+      );
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+
+  beforeAll(async () => {
+    Logger.overrideLogger(logger);
+    sandbox = await startSandbox({
+      port: 0,
+      logger: false,
+      webhookDelayMs: 50,
+      webhookRetryDelaysMs: [20],
+    });
+    Logger.overrideLogger(logger);
+    webhooks = await RecordingServer.start();
+    client = createPaymentsClient({
+      ...sandbox.credentials,
+      baseUrl: sandbox.url,
+      timeout: TIMEOUT_MS,
+      debug: true,
+      defaultCallbackUrl: `${webhooks.url}/hooks`,
+    });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await webhooks.close();
+    Logger.overrideLogger(new ConsoleLogger());
+  });
+
+  describe.each(OPERATION_CASES.map((c) => [c.operation, c] as const))(
+    '%s',
+    (_operation, testCase) => {
+      it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
+        await control('reset', 'POST');
+        for (const fault of scenario.faults) await control('faults', 'POST', { ...fault });
+        const request = { ...testCase.request, callbackUrl: '' };
+
+        const outcome = await callOperation(client, testCase, request).then(
+          (response) => ({ response }),
+          (error: unknown) => ({ error }),
+        );
+        // Let late (slow) attempts reach the ledger before counting executions.
+        if (scenario.faults.some((f) => f.delayMs))
+          await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+
+        const requests = await control<LoggedRequest[]>('requests');
+        const ledger = await control<LedgerEntry[]>('transactions');
+        const keys = new Set(requests.map((r) => r.idempotencyKey));
+        expect(requests).toHaveLength(scenario.expected.attempts);
+        expect(keys.size).toBe(1);
+        expect(ledger.length).toBe(scenario.expected.executed);
+        expect(ledger.every((entry) => keys.has(entry.idempotencyKey))).toBe(true);
+
+        if (scenario.expected.outcome === 'resolve') {
+          expect('response' in outcome).toBe(true);
+          const { response } = outcome as { response: { transactionReference: string } };
+          expect(response.transactionReference).toMatch(/^SBX-/);
+          return;
+        }
+        const { error } = outcome as { error: unknown };
+        errors.push(error);
+        expect(error).toBeInstanceOf(scenario.expected.errorClass);
+        const apiError = error as ServiceAPIError;
+        expect(apiError.status).toBe(scenario.expected.status);
+        expect(apiError.attempts).toBe(scenario.expected.attempts);
+        expect(keys.has(apiError.idempotencyKey)).toBe(true);
+        if (scenario.expected.code) expect(apiError.code).toBe(scenario.expected.code);
+      });
+    },
+  );
+
+  it('leaked no password or Basic token in any log line or error of the matrix', () => {
+    const { apiUsername, apiPassword } = sandbox.credentials;
+    const token = Buffer.from(`${apiUsername}:${apiPassword}`).toString('base64');
+    const logged = logger.lines.map((l) => l.message).join('\n');
+    const thrown = errors.map(everythingVisibleIn).join('\n');
+
+    expect(errors.length).toBeGreaterThanOrEqual(OPERATION_CASES.length * 9);
+    expect(logged).toContain('attempt 3/3');
+    for (const secret of [apiPassword, token]) {
+      expect(logged).not.toContain(secret);
+      expect(thrown).not.toContain(secret);
+    }
+    expect(logged).not.toMatch(/authorization/i);
+    expect(thrown).not.toMatch(/authorization/i);
+  });
+});
