@@ -24,7 +24,7 @@ describe('demo + sandbox end to end', () => {
   beforeAll(async () => {
     world = await DemoWithSandbox.start();
   });
-  beforeEach(() => world.control('reset', { method: 'POST' }));
+  beforeEach(() => world.control('reset', 'POST'));
   afterAll(() => world.close());
 
   const ledgerEntry = async (reference: string): Promise<SandboxTransaction[]> =>
@@ -106,7 +106,7 @@ describe('demo + sandbox end to end', () => {
 
   describe('retries healed by fault injection', () => {
     it('retries 503s with one idempotency key and executes once', async () => {
-      await world.control('faults', { method: 'POST', body: { count: 2, status: 503 } });
+      await world.control('faults', 'POST', { count: 2, status: 503 });
 
       const { status, order } = await world.order('payouts/mpesa', orderBody(3));
 
@@ -120,10 +120,7 @@ describe('demo + sandbox end to end', () => {
     });
 
     it('does not pay twice when the response of an executed payout is lost', async () => {
-      await world.control('faults', {
-        method: 'POST',
-        body: { count: 1, status: 502, afterExecute: true },
-      });
+      await world.control('faults', 'POST', { count: 1, status: 502, afterExecute: true });
       const before = await world.wallets();
 
       const { status, order } = await world.order('payouts/mpesa', orderBody(3, { amount: 2000 }));
@@ -136,7 +133,7 @@ describe('demo + sandbox end to end', () => {
     });
 
     it('heals a reset connection', async () => {
-      await world.control('faults', { method: 'POST', body: { count: 1, reset: true } });
+      await world.control('faults', 'POST', { count: 1, reset: true });
 
       const { status, order } = await world.order('collections/mpesa', orderBody(0));
 

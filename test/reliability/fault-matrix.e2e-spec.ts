@@ -9,6 +9,7 @@ import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
 import { CapturingLogger, everythingVisibleIn } from '../support/capture';
 import { callOperation, OPERATION_CASES } from '../support/fixtures';
 import { RecordingServer } from '../support/recording-server';
+import { SandboxControl, sandboxControl } from '../support/sandbox-control';
 
 const TIMEOUT_MS = 300;
 /** Longer than TIMEOUT_MS, so the attempt times out while the sandbox still processes it later. */
@@ -125,19 +126,7 @@ describe('fault matrix: every operation under every fault', () => {
   const logger = new CapturingLogger();
   const errors: unknown[] = [];
 
-  const control = async <T>(path: string, method = 'GET', body?: unknown): Promise<T> => {
-    const response = await fetch(`${sandbox.url}/__sandbox/${path}`, {
-      method,
-      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!response.ok)
-      throw new Error(
-        `sandbox ${method} ${path}: HTTP ${response.status} ${await response.text()}`,
-      );
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
+  let control: SandboxControl;
 
   beforeAll(async () => {
     Logger.overrideLogger(logger);
@@ -147,6 +136,7 @@ describe('fault matrix: every operation under every fault', () => {
       webhookDelayMs: 50,
       webhookRetryDelaysMs: [20],
     });
+    control = sandboxControl(sandbox.url);
     Logger.overrideLogger(logger);
     webhooks = await RecordingServer.start();
     client = createPaymentsClient({

@@ -2,6 +2,7 @@ import { createPaymentsClient, PaymentsClient, ServiceAPIError } from '@malipo/n
 import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
 import { callOperation, OPERATION_CASES } from '../support/fixtures';
 import { RecordingServer } from '../support/recording-server';
+import { SandboxControl, sandboxControl } from '../support/sandbox-control';
 
 const CALLS = 2_000;
 const CONCURRENCY = 100;
@@ -29,16 +30,7 @@ describe('load: 2,000 calls while the sandbox fails 20% of attempts', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
-  const control = async <T>(path: string, method = 'GET', body?: unknown): Promise<T> => {
-    const response = await fetch(`${sandbox.url}/__sandbox/${path}`, {
-      method,
-      headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`sandbox ${method} ${path}: HTTP ${response.status}`);
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
+  let control: SandboxControl;
 
   beforeAll(async () => {
     process.on('unhandledRejection', onUnhandled);
@@ -48,6 +40,7 @@ describe('load: 2,000 calls while the sandbox fails 20% of attempts', () => {
       webhookDelayMs: 200,
       webhookRetryDelaysMs: [],
     });
+    control = sandboxControl(sandbox.url);
     webhooks = await RecordingServer.start();
     client = createPaymentsClient({
       ...sandbox.credentials,

@@ -1,5 +1,6 @@
 import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
 import { RunningDemo, startDemo } from '../../apps/demo/src/demo';
+import { SandboxControl, sandboxControl } from './sandbox-control';
 import { waitFor } from './wait-for';
 
 export interface Order {
@@ -72,15 +73,9 @@ export class DemoWithSandbox {
     }, `order ${id} to settle`);
   }
 
-  async control<T>(path: string, init?: { method?: string; body?: unknown }): Promise<T> {
-    const response = await fetch(`${this.sandbox.url}/__sandbox/${path}`, {
-      method: init?.method ?? 'GET',
-      headers: init?.body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: init?.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    if (!response.ok) throw new Error(`sandbox control ${path}: HTTP ${response.status}`);
-    const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+  /** The sandbox's control API. */
+  get control(): SandboxControl {
+    return sandboxControl(this.sandbox.url);
   }
 
   transactions(): Promise<SandboxTransaction[]> {

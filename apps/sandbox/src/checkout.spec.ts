@@ -1,32 +1,12 @@
-import type { RunningSandbox } from './sandbox';
-import {
-  SandboxClient,
-  sleep,
-  startFastSandbox,
-  WebhookReceiver,
-  wireBody,
-} from '../test/sandbox-test-kit';
+import { setUpSandbox, sleep, wireBody } from '../test/sandbox-test-kit';
 
 describe('sandbox hosted checkout', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    sandbox = await startFastSandbox();
-    client = new SandboxClient(sandbox);
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
+  const env = setUpSandbox({}, { resetBeforeEach: false });
 
   const cardCollection = async (overrides: Record<string, unknown> = {}) => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.card', { callback_url: receiver.url, ...overrides }),
+      wireBody('collections.card', { callback_url: env.receiver.url, ...overrides }),
     );
     expect(res.status).toBe(200);
     return res.json as { transaction_reference: string; checkout_url: string };
@@ -35,7 +15,7 @@ describe('sandbox hosted checkout', () => {
 
   it('serves a page with the amount, narration, reference and the Pay/Decline forms', async () => {
     const { transaction_reference: ref, checkout_url } = await cardCollection();
-    expect(checkout_url).toBe(`${sandbox.url}/checkout/${ref}`);
+    expect(checkout_url).toBe(`${env.sandbox.url}/checkout/${ref}`);
 
     const page = await fetch(checkout_url);
     const html = await page.text();
@@ -67,8 +47,8 @@ describe('sandbox hosted checkout', () => {
 
     await sleep(100);
 
-    expect(receiver.for(ref)).toEqual([]);
-    expect(await client.transaction(ref)).toMatchObject({
+    expect(env.receiver.for(ref)).toEqual([]);
+    expect(await env.client.transaction(ref)).toMatchObject({
       status: 'PENDING',
       settlement: 'checkout',
     });
@@ -76,13 +56,13 @@ describe('sandbox hosted checkout', () => {
 
   it('settles SUCCESS on Pay, fires the webhook and shows the result page', async () => {
     const { transaction_reference: ref, checkout_url } = await cardCollection();
-    const before = await client.wallets();
+    const before = await env.client.wallets();
 
     const res = await submit(`${checkout_url}/pay`);
 
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Payment successful');
-    const [webhook] = await receiver.waitFor(ref);
+    const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
       transaction_reference: ref,
       status: 'SUCCESS',
@@ -92,8 +72,8 @@ describe('sandbox hosted checkout', () => {
       amount: 2500,
       currency: 'KES',
     });
-    expect(await client.transaction(ref)).toMatchObject({ status: 'SUCCESS' });
-    expect((await client.wallets()).local).toBe(before.local + 2500);
+    expect(await env.client.transaction(ref)).toMatchObject({ status: 'SUCCESS' });
+    expect((await env.client.wallets()).local).toBe(before.local + 2500);
   });
 
   it('settles FAILED on Decline and fires payment.failed', async () => {
@@ -103,7 +83,7 @@ describe('sandbox hosted checkout', () => {
 
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Payment declined');
-    const [webhook] = await receiver.waitFor(ref);
+    const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
       status: 'FAILED',
       success: false,
@@ -126,29 +106,29 @@ describe('sandbox hosted checkout', () => {
   });
 
   it('answers 404 for an unknown reference or one that is no checkout', async () => {
-    const mpesa = await client.post(
+    const mpesa = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
     );
 
     for (const ref of ['SBX-UNKNOWN', mpesa.json.transaction_reference as string]) {
-      expect((await fetch(`${sandbox.url}/checkout/${ref}`)).status).toBe(404);
-      expect((await submit(`${sandbox.url}/checkout/${ref}/pay`)).status).toBe(404);
+      expect((await fetch(`${env.sandbox.url}/checkout/${ref}`)).status).toBe(404);
+      expect((await submit(`${env.sandbox.url}/checkout/${ref}/pay`)).status).toBe(404);
     }
   });
 
   it('redirects a pan-African collection with redirect_url back to it with the outcome', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v3/payments',
       wireBody('collections.panAfrican', {
         redirect_url: 'https://shop.example.com/return?order=7',
-        callback_url: receiver.url,
+        callback_url: env.receiver.url,
       }),
     );
     const ref = res.json.transaction_reference as string;
-    expect(res.json.checkout_url).toBe(`${sandbox.url}/checkout/${ref}`);
+    expect(res.json.checkout_url).toBe(`${env.sandbox.url}/checkout/${ref}`);
     await sleep(100);
-    expect(await client.transaction(ref)).toMatchObject({ status: 'PENDING' });
+    expect(await env.client.transaction(ref)).toMatchObject({ status: 'PENDING' });
 
     const paid = await submit(`${res.json.checkout_url}/pay`);
 
@@ -156,7 +136,7 @@ describe('sandbox hosted checkout', () => {
     expect(paid.headers.get('location')).toBe(
       `https://shop.example.com/return?order=7&reference=${ref}&status=SUCCESS`,
     );
-    const [webhook] = await receiver.waitFor(ref);
+    const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
       status: 'SUCCESS',
       event: 'payment.completed',
@@ -166,11 +146,11 @@ describe('sandbox hosted checkout', () => {
   });
 
   it('redirects with status FAILED on Decline', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v3/payments',
       wireBody('collections.panAfrican', {
         redirect_url: 'http://localhost:3000/back',
-        callback_url: receiver.url,
+        callback_url: env.receiver.url,
       }),
     );
 

@@ -1,41 +1,23 @@
-import type { RunningSandbox } from './sandbox';
-import {
-  SandboxClient,
-  startFastSandbox,
-  WebhookReceiver,
-  wireBody,
-} from '../test/sandbox-test-kit';
+import { setUpSandbox, wireBody } from '../test/sandbox-test-kit';
 
 describe('sandbox fault injection', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    sandbox = await startFastSandbox();
-    client = new SandboxClient(sandbox);
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
-
-  beforeEach(() => client.reset());
+  const env = setUpSandbox();
 
   const fault = async (body: unknown) => {
-    const res = await client.control('POST', '/__sandbox/faults', body);
+    const res = await env.client.control('POST', '/__sandbox/faults', body);
     expect(res.status).toBe(200);
   };
   const collect = (options: { idempotencyKey?: string; authorization?: null } = {}) =>
-    client.post(
+    env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
       options,
     );
   const merchantPayout = () =>
-    client.post('/api/v3/withdrawal', wireBody('payouts.merchant', { callback_url: receiver.url }));
+    env.client.post(
+      '/api/v3/withdrawal',
+      wireBody('payouts.merchant', { callback_url: env.receiver.url }),
+    );
   const statusOf = async (request: Promise<{ status: number }>) => {
     try {
       return (await request).status;
@@ -57,8 +39,8 @@ describe('sandbox fault injection', () => {
       code: 'SANDBOX_FAULT',
     });
     expect(next.status).toBe(200);
-    expect(await client.transactions()).toHaveLength(1);
-    expect((await client.requests()).map((r) => r.fault)).toEqual(['status 503', undefined]);
+    expect(await env.client.transactions()).toHaveLength(1);
+    expect((await env.client.requests()).map((r) => r.fault)).toEqual(['status 503', undefined]);
   });
 
   it('faults before authentication, as the network would', async () => {
@@ -87,7 +69,7 @@ describe('sandbox fault injection', () => {
   it('can answer 200 with a body the contract does not allow', async () => {
     await fault({ status: 200, body: { success: true, status: 'PENDING' } });
 
-    const res = await client.post('/api/v2/payments', wireBody('collections.card'));
+    const res = await env.client.post('/api/v2/payments', wireBody('collections.card'));
 
     expect(res.status).toBe(200);
     expect(res.json.checkout_url).toBeUndefined();
@@ -97,8 +79,8 @@ describe('sandbox fault injection', () => {
     await fault({ reset: true });
 
     await expect(collect()).rejects.toThrow();
-    expect(await client.transactions()).toEqual([]);
-    expect((await client.requests())[0]).toMatchObject({ fault: 'reset' });
+    expect(await env.client.transactions()).toEqual([]);
+    expect((await env.client.requests())[0]).toMatchObject({ fault: 'reset' });
     expect((await collect()).status).toBe(200);
   });
 
@@ -110,8 +92,8 @@ describe('sandbox fault injection', () => {
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(res.status).toBe(200);
-    expect(await client.transactions()).toHaveLength(1);
-    expect((await client.requests())[0]).toMatchObject({ fault: 'delay 150ms' });
+    expect(await env.client.transactions()).toHaveLength(1);
+    expect((await env.client.requests())[0]).toMatchObject({ fault: 'delay 150ms' });
   });
 
   it('delays, then faults, when delayMs comes with a status', async () => {
@@ -122,22 +104,22 @@ describe('sandbox fault injection', () => {
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
     expect(res.status).toBe(504);
-    expect(await client.transactions()).toEqual([]);
+    expect(await env.client.transactions()).toEqual([]);
   });
 
   it('afterExecute: executes and stores the answer, then loses it', async () => {
     await fault({ status: 503, afterExecute: true });
 
     const lost = await collect({ idempotencyKey: 'lost-1' });
-    const [transaction] = await client.transactions();
+    const [transaction] = await env.client.transactions();
     const retried = await collect({ idempotencyKey: 'lost-1' });
 
     expect(lost.status).toBe(503);
     expect(transaction).toMatchObject({ idempotencyKey: 'lost-1', operation: 'collections.mpesa' });
     expect(retried.status).toBe(200);
     expect(retried.json.transaction_reference).toBe(transaction.reference);
-    expect(await client.transactions()).toHaveLength(1);
-    expect((await client.requests())[0]).toMatchObject({ fault: 'status 503 + after execute' });
+    expect(await env.client.transactions()).toHaveLength(1);
+    expect((await env.client.requests())[0]).toMatchObject({ fault: 'status 503 + after execute' });
   });
 
   it('afterExecute with reset: executes, then drops the connection', async () => {
@@ -145,7 +127,7 @@ describe('sandbox fault injection', () => {
 
     await expect(collect()).rejects.toThrow();
 
-    expect(await client.transactions()).toHaveLength(1);
+    expect(await env.client.transactions()).toHaveLength(1);
   });
 
   it('applies a fault with a path only to requests on that path', async () => {
@@ -169,7 +151,7 @@ describe('sandbox fault injection', () => {
   it('queues faults in the order they were posted', async () => {
     await fault({ status: 500 });
     await fault({ status: 502 });
-    expect((await client.get('/__sandbox/faults')).json.queued).toHaveLength(2);
+    expect((await env.client.get('/__sandbox/faults')).json.queued).toHaveLength(2);
 
     const statuses = [await collect(), await collect(), await collect()].map((r) => r.status);
 
@@ -177,7 +159,7 @@ describe('sandbox fault injection', () => {
   });
 
   it('fails every request at rate 1 until the faults are cleared', async () => {
-    const res = await client.control('POST', '/__sandbox/faults/random', {
+    const res = await env.client.control('POST', '/__sandbox/faults/random', {
       rate: 1,
       statuses: [503],
     });
@@ -185,21 +167,21 @@ describe('sandbox fault injection', () => {
 
     const statuses = [await collect(), await merchantPayout()].map((r) => r.status);
     expect(statuses).toEqual([503, 503]);
-    expect((await client.requests()).map((r) => r.fault)).toEqual([
+    expect((await env.client.requests()).map((r) => r.fault)).toEqual([
       'random status 503',
       'random status 503',
     ]);
-    expect(await client.transactions()).toEqual([]);
+    expect(await env.client.transactions()).toEqual([]);
 
-    const cleared = await client.control('DELETE', '/__sandbox/faults');
+    const cleared = await env.client.control('DELETE', '/__sandbox/faults');
     expect(cleared.json).toMatchObject({ queued: [], random: null });
     expect((await collect()).status).toBe(200);
   });
 
   it('mixes statuses and resets at random, reproducibly with a seed', async () => {
     const run = async () => {
-      await client.reset();
-      await client.control('POST', '/__sandbox/faults/random', {
+      await env.client.reset();
+      await env.client.control('POST', '/__sandbox/faults/random', {
         rate: 1,
         statuses: [500, 502],
         reset: true,
@@ -219,7 +201,7 @@ describe('sandbox fault injection', () => {
   });
 
   it('never faults at rate 0', async () => {
-    await client.control('POST', '/__sandbox/faults/random', { rate: 0 });
+    await env.client.control('POST', '/__sandbox/faults/random', { rate: 0 });
 
     expect((await collect()).status).toBe(200);
   });
@@ -234,7 +216,7 @@ describe('sandbox fault injection', () => {
     ['/__sandbox/faults/random', { rate: 2 }],
     ['/__sandbox/faults/random', { rate: 0.5, statuses: [] }],
   ])('refuses an invalid fault %s %j with 400', async (path, body) => {
-    const res = await client.control('POST', path, body);
+    const res = await env.client.control('POST', path, body);
 
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });

@@ -1,33 +1,12 @@
-import type { RunningSandbox } from './sandbox';
-import {
-  SandboxClient,
-  startFastSandbox,
-  WebhookReceiver,
-  wireBody,
-} from '../test/sandbox-test-kit';
+import { SandboxClient, setUpSandbox, startFastSandbox, wireBody } from '../test/sandbox-test-kit';
 
 describe('sandbox idempotency', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    sandbox = await startFastSandbox();
-    client = new SandboxClient(sandbox);
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
-
-  beforeEach(() => client.reset());
+  const env = setUpSandbox();
 
   const payout = (idempotencyKey: string | undefined, overrides: Record<string, unknown> = {}) =>
-    client.post(
+    env.client.post(
       '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: receiver.url, ...overrides }),
+      wireBody('payouts.mpesa', { callback_url: env.receiver.url, ...overrides }),
       { idempotencyKey },
     );
 
@@ -39,35 +18,37 @@ describe('sandbox idempotency', () => {
     expect(second.status).toBe(200);
     expect(second.text).toBe(first.text);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
-    const transactions = await client.transactions();
+    const transactions = await env.client.transactions();
     expect(transactions).toHaveLength(1);
     expect(transactions[0]).toMatchObject({
       reference: first.json.transaction_reference,
       idempotencyKey: 'key-1',
     });
-    expect((await client.wallets()).local).toBe(1_000_000 - 1000);
+    expect((await env.client.wallets()).local).toBe(1_000_000 - 1000);
     // Both attempts reached the API.
-    expect((await client.requests()).map((r) => r.idempotencyKey)).toEqual(['key-1', 'key-1']);
+    expect((await env.client.requests()).map((r) => r.idempotencyKey)).toEqual(['key-1', 'key-1']);
   });
 
   it('treats the same body with another key order as the same request', async () => {
-    const body = wireBody('payouts.mpesa', { callback_url: receiver.url });
+    const body = wireBody('payouts.mpesa', { callback_url: env.receiver.url });
     const reordered = Object.fromEntries(Object.entries(body).reverse());
 
-    const first = await client.post('/api/v2/withdrawal', body, { idempotencyKey: 'order' });
-    const second = await client.post('/api/v2/withdrawal', reordered, { idempotencyKey: 'order' });
+    const first = await env.client.post('/api/v2/withdrawal', body, { idempotencyKey: 'order' });
+    const second = await env.client.post('/api/v2/withdrawal', reordered, {
+      idempotencyKey: 'order',
+    });
 
     expect(second.json).toEqual(first.json);
-    expect(await client.transactions()).toHaveLength(1);
+    expect(await env.client.transactions()).toHaveLength(1);
   });
 
   it('answers 409 IDEMPOTENCY_KEY_REUSED for a key reused with another body', async () => {
     await payout('key-2');
 
     const other = await payout('key-2', { amount: 2000 });
-    const otherPath = await client.post(
+    const otherPath = await env.client.post(
       '/api/v3/withdrawal',
-      wireBody('payouts.merchant', { callback_url: receiver.url }),
+      wireBody('payouts.merchant', { callback_url: env.receiver.url }),
       { idempotencyKey: 'key-2' },
     );
 
@@ -75,15 +56,15 @@ describe('sandbox idempotency', () => {
       expect(res.status).toBe(409);
       expect(res.json).toMatchObject({ success: false, code: 'IDEMPOTENCY_KEY_REUSED' });
     }
-    expect(await client.transactions()).toHaveLength(1);
+    expect(await env.client.transactions()).toHaveLength(1);
   });
 
   it('does not keep 4xx answers, so a corrected retry with the same key runs', async () => {
     const invalid = await payout('key-3', { amount: 1 });
     const tooLarge = await payout('key-3', { amount: 2_000_000 });
-    const unauthorized = await client.post(
+    const unauthorized = await env.client.post(
       '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: receiver.url }),
+      wireBody('payouts.mpesa', { callback_url: env.receiver.url }),
       { idempotencyKey: 'key-3', authorization: null },
     );
     const corrected = await payout('key-3');
@@ -92,14 +73,14 @@ describe('sandbox idempotency', () => {
     expect(tooLarge.status).toBe(400);
     expect(unauthorized.status).toBe(401);
     expect(corrected.status).toBe(200);
-    expect(await client.transactions()).toHaveLength(1);
+    expect(await env.client.transactions()).toHaveLength(1);
   });
 
   it('does not keep a 402, so the payout can succeed once funds allow', async () => {
     const tight = await startFastSandbox({ initialBalances: { local: 500, USD: 0 } });
     try {
       const tightClient = new SandboxClient(tight);
-      const body = wireBody('payouts.mpesa', { amount: 400, callback_url: receiver.url });
+      const body = wireBody('payouts.mpesa', { amount: 400, callback_url: env.receiver.url });
       await tightClient.post('/api/v2/withdrawal', body, { idempotencyKey: 'a' });
 
       const refused = await tightClient.post('/api/v2/withdrawal', body, { idempotencyKey: 'b' });
@@ -117,7 +98,7 @@ describe('sandbox idempotency', () => {
     await payout(undefined);
     await payout(undefined);
 
-    expect(await client.transactions()).toHaveLength(2);
+    expect(await env.client.transactions()).toHaveLength(2);
   });
 
   it('refuses an over-long key', async () => {

@@ -1,59 +1,44 @@
-import type { RunningSandbox } from './sandbox';
 import {
   SandboxClient,
+  setUpSandbox,
   sleep,
   startFastSandbox,
-  WebhookReceiver,
   waitUntil,
+  WebhookReceiver,
   wireBody,
 } from '../test/sandbox-test-kit';
 
 describe('sandbox ledger and wallets', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    // Long enough to look at a transaction before it settles, even on a loaded machine.
-    sandbox = await startFastSandbox({
-      initialBalances: { local: 10_000, USD: 200 },
-      webhookDelayMs: 300,
-    });
-    client = new SandboxClient(sandbox);
+  // Long enough to look at a transaction before it settles, even on a loaded machine.
+  const env = setUpSandbox({
+    initialBalances: { local: 10_000, USD: 200 },
+    webhookDelayMs: 300,
   });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
-
-  beforeEach(() => client.reset());
 
   const mpesaPayout = (overrides: Record<string, unknown> = {}) =>
-    client.post(
+    env.client.post(
       '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: receiver.url, ...overrides }),
+      wireBody('payouts.mpesa', { callback_url: env.receiver.url, ...overrides }),
     );
   const usdPayout = (overrides: Record<string, unknown> = {}) =>
-    client.post(
+    env.client.post(
       '/api/v2/payments',
-      wireBody('payouts.panAfrican', { callback_url: receiver.url, ...overrides }),
+      wireBody('payouts.panAfrican', { callback_url: env.receiver.url, ...overrides }),
     );
   const settled = async (reference: string) => {
-    await receiver.waitFor(reference);
-    return client.transaction(reference);
+    await env.receiver.waitFor(reference);
+    return env.client.transaction(reference);
   };
 
   it('starts with the initial balances and the fixed USD rate', async () => {
-    expect(await client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
+    expect(await env.client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
   });
 
   it('debits a local-wallet payout by its amount when accepted', async () => {
     const res = await mpesaPayout({ amount: 1000 });
 
-    expect(await client.wallets()).toMatchObject({ local: 9000, USD: 200 });
-    expect(await client.transaction(res.json.transaction_reference)).toMatchObject({
+    expect(await env.client.wallets()).toMatchObject({ local: 9000, USD: 200 });
+    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
       operation: 'payouts.mpesa',
       kind: 'payout',
       status: 'QUEUED',
@@ -67,7 +52,7 @@ describe('sandbox ledger and wallets', () => {
 
     const transaction = await settled(res.json.transaction_reference);
     expect(transaction).toMatchObject({ status: 'SUCCESS', settledAt: expect.any(String) });
-    expect(await client.wallets()).toMatchObject({ local: 9000 });
+    expect(await env.client.wallets()).toMatchObject({ local: 9000 });
   });
 
   it('debits a USD-wallet payout by amount / usdRate, rounded to cents', async () => {
@@ -75,8 +60,8 @@ describe('sandbox ledger and wallets', () => {
     const res = await usdPayout();
 
     expect(res.status).toBe(200);
-    expect(await client.wallets()).toEqual({ local: 10_000, USD: 46.15, usdRate: 130 });
-    expect(await client.transaction(res.json.transaction_reference)).toMatchObject({
+    expect(await env.client.wallets()).toEqual({ local: 10_000, USD: 46.15, usdRate: 130 });
+    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
       walletType: 'USD',
       amount: 20000,
       debited: 153.85,
@@ -85,7 +70,7 @@ describe('sandbox ledger and wallets', () => {
 
   it('refuses a payout larger than the wallet with 402 and records nothing', async () => {
     await usdPayout();
-    const before = await client.transactions();
+    const before = await env.client.transactions();
 
     const usd = await usdPayout();
     const local = await mpesaPayout({ amount: 10_001 });
@@ -98,54 +83,54 @@ describe('sandbox ledger and wallets', () => {
         code: 'INSUFFICIENT_FUNDS',
       });
     }
-    expect(await client.transactions()).toEqual(before);
-    expect(await client.wallets()).toMatchObject({ local: 10_000, USD: 46.15 });
+    expect(await env.client.transactions()).toEqual(before);
+    expect(await env.client.wallets()).toMatchObject({ local: 10_000, USD: 46.15 });
   });
 
   it('refunds a payout that ends FAILED', async () => {
     const res = await mpesaPayout({ amount: 500, phone_number: '0712340000' });
-    expect(await client.wallets()).toMatchObject({ local: 9500 });
+    expect(await env.client.wallets()).toMatchObject({ local: 9500 });
 
     const transaction = await settled(res.json.transaction_reference);
 
     expect(transaction).toMatchObject({ status: 'FAILED', message: 'Recipient unreachable' });
-    expect(await client.wallets()).toMatchObject({ local: 10_000 });
+    expect(await env.client.wallets()).toMatchObject({ local: 10_000 });
   });
 
   it('refunds a failed USD payout to the USD wallet', async () => {
     const res = await usdPayout({ amount: 666 });
-    expect(await client.wallets()).toMatchObject({ USD: 194.88 });
+    expect(await env.client.wallets()).toMatchObject({ USD: 194.88 });
 
     await settled(res.json.transaction_reference);
 
-    expect(await client.wallets()).toMatchObject({ local: 10_000, USD: 200 });
+    expect(await env.client.wallets()).toMatchObject({ local: 10_000, USD: 200 });
   });
 
   it('credits the local wallet when a collection succeeds, not when it fails', async () => {
-    const ok = await client.post(
+    const ok = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { amount: 1500, callback_url: receiver.url }),
+      wireBody('collections.mpesa', { amount: 1500, callback_url: env.receiver.url }),
     );
-    const failed = await client.post(
+    const failed = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { amount: 666, callback_url: receiver.url }),
+      wireBody('collections.mpesa', { amount: 666, callback_url: env.receiver.url }),
     );
-    expect(await client.wallets()).toMatchObject({ local: 10_000 });
+    expect(await env.client.wallets()).toMatchObject({ local: 10_000 });
 
     expect(await settled(ok.json.transaction_reference)).toMatchObject({ status: 'SUCCESS' });
     expect(await settled(failed.json.transaction_reference)).toMatchObject({ status: 'FAILED' });
-    expect(await client.wallets()).toMatchObject({ local: 11_500 });
+    expect(await env.client.wallets()).toMatchObject({ local: 11_500 });
   });
 
   it('lists transactions oldest first, with the documented fields', async () => {
     const first = await mpesaPayout();
-    const second = await client.post(
+    const second = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
       { idempotencyKey: 'key-2' },
     );
 
-    const list = await client.transactions();
+    const list = await env.client.transactions();
 
     expect(list.map((t) => t.reference)).toEqual([
       first.json.transaction_reference,
@@ -159,7 +144,7 @@ describe('sandbox ledger and wallets', () => {
         status: 'PENDING',
         amount: 1500,
         currency: 'KES',
-        callbackUrl: receiver.url,
+        callbackUrl: env.receiver.url,
         idempotencyKey: 'key-2',
         createdAt: expect.any(String),
         settledAt: null,
@@ -170,7 +155,7 @@ describe('sandbox ledger and wallets', () => {
   });
 
   it('answers an unknown transaction with 404', async () => {
-    const res = await client.get('/__sandbox/transactions/SBX-NOPE');
+    const res = await env.client.get('/__sandbox/transactions/SBX-NOPE');
 
     expect(res.status).toBe(404);
     expect(res.json).toMatchObject({ success: false, code: 'NOT_FOUND' });
@@ -178,24 +163,28 @@ describe('sandbox ledger and wallets', () => {
 
   it('resets ledger, request log, faults, idempotency cache and balances', async () => {
     await mpesaPayout({ amount: 2000 });
-    await client.control('POST', '/__sandbox/faults', { status: 500, count: 5 });
+    await env.client.control('POST', '/__sandbox/faults', { status: 500, count: 5 });
     const keyed = () =>
-      client.post('/api/v2/withdrawal', wireBody('payouts.mpesa', { callback_url: receiver.url }), {
-        idempotencyKey: 'reset-key',
-      });
+      env.client.post(
+        '/api/v2/withdrawal',
+        wireBody('payouts.mpesa', { callback_url: env.receiver.url }),
+        {
+          idempotencyKey: 'reset-key',
+        },
+      );
     await keyed();
 
-    const res = await client.control('POST', '/__sandbox/reset');
+    const res = await env.client.control('POST', '/__sandbox/reset');
 
     expect(res.status).toBe(200);
-    expect(await client.transactions()).toEqual([]);
-    expect(await client.requests()).toEqual([]);
-    expect(await client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
-    expect((await client.get('/__sandbox/faults')).json).toEqual({ queued: [], random: null });
+    expect(await env.client.transactions()).toEqual([]);
+    expect(await env.client.requests()).toEqual([]);
+    expect(await env.client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
+    expect((await env.client.get('/__sandbox/faults')).json).toEqual({ queued: [], random: null });
     // Faults gone and the key forgotten: the same request now executes anew.
     const again = await keyed();
     expect(again.status).toBe(200);
-    expect(await client.transactions()).toHaveLength(1);
+    expect(await env.client.transactions()).toHaveLength(1);
   });
 });
 

@@ -1,12 +1,5 @@
 import { OPERATION_CASES } from '../../../test/support/fixtures';
-import type { RunningSandbox } from './sandbox';
-import {
-  basicAuth,
-  SandboxClient,
-  startFastSandbox,
-  WebhookReceiver,
-  wireBody,
-} from '../test/sandbox-test-kit';
+import { basicAuth, setUpSandbox, wireBody } from '../test/sandbox-test-kit';
 
 const COLLECTION_KEYS = [
   'message',
@@ -31,22 +24,7 @@ const EXPECTED: Record<string, Record<string, unknown>> = {
 };
 
 describe('sandbox payments API', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    sandbox = await startFastSandbox();
-    client = new SandboxClient(sandbox);
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
-
-  beforeEach(() => client.reset());
+  const env = setUpSandbox();
 
   describe('authentication', () => {
     it.each([
@@ -55,7 +33,7 @@ describe('sandbox payments API', () => {
       ['wrong username', basicAuth('someone', 'sandbox-secret')],
       ['not Basic', 'Bearer sandbox-secret'],
     ])('answers 401 UNAUTHORIZED for %s credentials', async (_label, authorization) => {
-      const res = await client.post('/api/v2/payments', wireBody('collections.mpesa'), {
+      const res = await env.client.post('/api/v2/payments', wireBody('collections.mpesa'), {
         authorization,
       });
 
@@ -66,13 +44,13 @@ describe('sandbox payments API', () => {
         code: 'UNAUTHORIZED',
       });
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic /);
-      expect(await client.transactions()).toEqual([]);
+      expect(await env.client.transactions()).toEqual([]);
     });
   });
 
   describe('the six operations accept the fixture wire bodies', () => {
     it.each(OPERATION_CASES.map((c) => [c.operation, c] as const))('%s', async (name, c) => {
-      const res = await client.post(c.path, { ...c.wire, callback_url: receiver.url });
+      const res = await env.client.post(c.path, { ...c.wire, callback_url: env.receiver.url });
 
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -90,26 +68,26 @@ describe('sandbox payments API', () => {
         expect(body.reference).toBe(body.transaction_reference);
       }
       if (c.kind === 'card') {
-        expect(body.checkout_url).toBe(`${sandbox.url}/checkout/${body.transaction_reference}`);
+        expect(body.checkout_url).toBe(`${env.sandbox.url}/checkout/${body.transaction_reference}`);
       }
 
-      const [transaction] = await client.transactions();
+      const [transaction] = await env.client.transactions();
       expect(transaction).toMatchObject({
         reference: body.transaction_reference,
         operation: name,
         kind: c.kind === 'payout' ? 'payout' : 'collection',
         amount: c.wire.amount,
-        callbackUrl: receiver.url,
+        callbackUrl: env.receiver.url,
       });
     });
 
     it('answers a pan-African bank collection with the bank account to pay into', async () => {
-      const res = await client.post(
+      const res = await env.client.post(
         '/api/v3/payments',
         wireBody('collections.panAfrican', {
           account_name: 'bank',
           transaction_channel: 'bank',
-          callback_url: receiver.url,
+          callback_url: env.receiver.url,
         }),
       );
 
@@ -126,16 +104,16 @@ describe('sandbox payments API', () => {
     });
 
     it('gives a pan-African collection with redirect_url a checkout_url', async () => {
-      const res = await client.post(
+      const res = await env.client.post(
         '/api/v3/payments',
         wireBody('collections.panAfrican', {
           redirect_url: 'https://shop.example.com/back',
-          callback_url: receiver.url,
+          callback_url: env.receiver.url,
         }),
       );
 
       expect(res.json.checkout_url).toBe(
-        `${sandbox.url}/checkout/${res.json.transaction_reference}`,
+        `${env.sandbox.url}/checkout/${res.json.transaction_reference}`,
       );
     });
 
@@ -143,9 +121,9 @@ describe('sandbox payments API', () => {
       ['payouts.panAfrican', '/api/v2/payments', { account_name: 'phone' }, 'MOBILE_MONEY'],
       ['payouts.merchant', '/api/v3/withdrawal', { business_number: 'N/A' }, 'TILL'],
     ] as const)('answers %s %j with channel %s', async (operation, path, overrides, channel) => {
-      const res = await client.post(
+      const res = await env.client.post(
         path,
-        wireBody(operation, { ...overrides, callback_url: receiver.url }),
+        wireBody(operation, { ...overrides, callback_url: env.receiver.url }),
       );
 
       expect(res.status).toBe(200);
@@ -153,16 +131,16 @@ describe('sandbox payments API', () => {
     });
 
     it('takes the currency from the body, else KES, and the wallet from wallet_type', async () => {
-      await client.post(
+      await env.client.post(
         '/api/v2/payments',
-        wireBody('payouts.panAfrican', { callback_url: receiver.url }),
+        wireBody('payouts.panAfrican', { callback_url: env.receiver.url }),
       );
-      await client.post(
+      await env.client.post(
         '/api/v2/withdrawal',
-        wireBody('payouts.mpesa', { wallet_type: undefined, callback_url: receiver.url }),
+        wireBody('payouts.mpesa', { wallet_type: undefined, callback_url: env.receiver.url }),
       );
 
-      const [panAfrican, mpesa] = await client.transactions();
+      const [panAfrican, mpesa] = await env.client.transactions();
       expect(panAfrican).toMatchObject({ currency: 'NGN', walletType: 'USD' });
       expect(mpesa).toMatchObject({ currency: 'KES', walletType: 'local' });
     });
@@ -274,7 +252,7 @@ describe('sandbox payments API', () => {
         'channel must be "MOBILE_MONEY_KE"',
       ],
     ] as const)('%s on %s with %j: 400 "%s"', async (operation, path, overrides, message) => {
-      const res = await client.post(path, wireBody(operation, overrides));
+      const res = await env.client.post(path, wireBody(operation, overrides));
 
       expect(res.status).toBe(400);
       expect(res.json).toEqual({
@@ -285,11 +263,11 @@ describe('sandbox payments API', () => {
       // The message starts with the offending key.
       expect(res.json.message).toMatch(new RegExp(`^${message.split(' ')[0]} `));
       expect(res.json.message).toContain(message);
-      expect(await client.transactions()).toEqual([]);
+      expect(await env.client.transactions()).toEqual([]);
     });
 
     it('lists every problem of a body in one message', async () => {
-      const res = await client.post(
+      const res = await env.client.post(
         '/api/v2/payments',
         wireBody('collections.mpesa', { amount: 1, phone_number: 'x' }),
       );
@@ -300,7 +278,7 @@ describe('sandbox payments API', () => {
     });
 
     it('refuses a body that is not a JSON object', async () => {
-      const res = await client.post('/api/v2/payments', [1, 2]);
+      const res = await env.client.post('/api/v2/payments', [1, 2]);
 
       expect(res.status).toBe(400);
       expect(res.json).toMatchObject({
@@ -310,12 +288,12 @@ describe('sandbox payments API', () => {
     });
 
     it('answers malformed JSON with a 400 JSON error, and logs the request', async () => {
-      const res = await client.post('/api/v2/payments', undefined, { raw: '{"amount": ' });
+      const res = await env.client.post('/api/v2/payments', undefined, { raw: '{"amount": ' });
 
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.json).toMatchObject({ success: false, code: 'BAD_REQUEST' });
-      expect(await client.requests()).toEqual([
+      expect(await env.client.requests()).toEqual([
         expect.objectContaining({ method: 'POST', path: '/api/v2/payments' }),
       ]);
     });
@@ -327,7 +305,7 @@ describe('sandbox payments API', () => {
       ['GET', '/api/v2/payments'],
       ['GET', '/nothing-here'],
     ])('answers %s %s with a 404 JSON error', async (method, path) => {
-      const res = await client.get(path, { method });
+      const res = await env.client.get(path, { method });
 
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ success: false, message: expect.any(String), code: 'NOT_FOUND' });
@@ -335,16 +313,16 @@ describe('sandbox payments API', () => {
   });
 
   it('logs every API request with its method, path, idempotency key and time', async () => {
-    await client.post(
+    await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
       {
         idempotencyKey: 'log-1',
       },
     );
-    await client.post('/api/v3/withdrawal', {}, { authorization: null });
+    await env.client.post('/api/v3/withdrawal', {}, { authorization: null });
 
-    const log = await client.requests();
+    const log = await env.client.requests();
     expect(log).toEqual([
       { method: 'POST', path: '/api/v2/payments', idempotencyKey: 'log-1', at: expect.any(String) },
       { method: 'POST', path: '/api/v3/withdrawal', idempotencyKey: null, at: expect.any(String) },

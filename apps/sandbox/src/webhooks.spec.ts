@@ -1,11 +1,10 @@
 import type { WebhookDelivery } from './ledger.service';
-import type { RunningSandbox } from './sandbox';
 import {
   deadUrl,
   SandboxClient,
+  setUpSandbox,
   sleep,
   startFastSandbox,
-  WebhookReceiver,
   wireBody,
 } from '../test/sandbox-test-kit';
 
@@ -22,29 +21,16 @@ const PAYLOAD_KEYS = [
 ];
 
 describe('sandbox webhooks', () => {
-  let sandbox: RunningSandbox;
-  let client: SandboxClient;
-  let receiver: WebhookReceiver;
-
-  beforeAll(async () => {
-    receiver = await WebhookReceiver.start();
-    sandbox = await startFastSandbox();
-    client = new SandboxClient(sandbox);
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await receiver?.close();
-  });
+  const env = setUpSandbox({}, { resetBeforeEach: false });
 
   it('posts payment.completed for a successful collection, with exactly the contract keys', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: receiver.url }),
+      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
     );
     const reference = res.json.transaction_reference;
 
-    const [webhook] = await receiver.waitFor(reference);
+    const [webhook] = await env.receiver.waitFor(reference);
 
     expect(webhook.path).toBe('/webhook');
     expect(webhook.contentType).toMatch(/^application\/json/);
@@ -61,7 +47,7 @@ describe('sandbox webhooks', () => {
       occurred_at: expect.any(String),
     });
     expect(new Date(webhook.body.occurred_at).toISOString()).toBe(webhook.body.occurred_at);
-    const transaction = await client.transaction(reference);
+    const transaction = await env.client.transaction(reference);
     expect(transaction).toMatchObject({ status: 'SUCCESS', settledAt: webhook.body.occurred_at });
     expect(transaction.webhookDeliveries).toEqual([
       { attempt: 1, at: expect.any(String), status: 200 },
@@ -69,12 +55,12 @@ describe('sandbox webhooks', () => {
   });
 
   it('posts payout.completed for a successful payout, with its channel and currency', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/payments',
-      wireBody('payouts.panAfrican', { callback_url: receiver.url }),
+      wireBody('payouts.panAfrican', { callback_url: env.receiver.url }),
     );
 
-    const [webhook] = await receiver.waitFor(res.json.transaction_reference);
+    const [webhook] = await env.receiver.waitFor(res.json.transaction_reference);
 
     expect(webhook.body).toMatchObject({
       status: 'SUCCESS',
@@ -117,32 +103,32 @@ describe('sandbox webhooks', () => {
       'Declined',
     ],
   ])('posts FAILED for %s', async (_label, path, body, event, message) => {
-    const res = await client.post(path, { ...body, callback_url: receiver.url });
+    const res = await env.client.post(path, { ...body, callback_url: env.receiver.url });
     expect(res.status).toBe(200);
 
-    const [webhook] = await receiver.waitFor(res.json.transaction_reference);
+    const [webhook] = await env.receiver.waitFor(res.json.transaction_reference);
 
     expect(Object.keys(webhook.body).sort()).toEqual(PAYLOAD_KEYS);
     expect(webhook.body).toMatchObject({ status: 'FAILED', success: false, event, message });
-    expect(await client.transaction(res.json.transaction_reference)).toMatchObject({
+    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
       status: 'FAILED',
       message,
     });
   });
 
   it('re-delivers after a 500 and records every attempt', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: receiver.scripted('flaky', 500) }),
+      wireBody('payouts.mpesa', { callback_url: env.receiver.scripted('flaky', 500) }),
     );
     const reference = res.json.transaction_reference;
 
-    const deliveries = await receiver.waitFor(reference, 2);
+    const deliveries = await env.receiver.waitFor(reference, 2);
 
     expect(deliveries.map((d) => d.answered)).toEqual([500, 200]);
     // The same payload each time, so the receiver can de-duplicate.
     expect(deliveries[1].body).toEqual(deliveries[0].body);
-    const transaction = await client.transaction(reference);
+    const transaction = await env.client.transaction(reference);
     expect(transaction.webhookDeliveries).toEqual([
       { attempt: 1, at: expect.any(String), status: 500 },
       { attempt: 2, at: expect.any(String), status: 200 },
@@ -150,23 +136,25 @@ describe('sandbox webhooks', () => {
   });
 
   it('gives up after the configured re-deliveries', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: receiver.scripted('down', 503, 503, 503, 503) }),
+      wireBody('payouts.mpesa', {
+        callback_url: env.receiver.scripted('down', 503, 503, 503, 503),
+      }),
     );
     const reference = res.json.transaction_reference;
 
-    await receiver.waitFor(reference, 3);
+    await env.receiver.waitFor(reference, 3);
     await sleep(150);
 
     // One attempt plus one per entry of webhookRetryDelaysMs ([20, 40]).
-    expect(receiver.for(reference)).toHaveLength(3);
-    const transaction = await client.transaction(reference);
+    expect(env.receiver.for(reference)).toHaveLength(3);
+    const transaction = await env.client.transaction(reference);
     expect(transaction.webhookDeliveries.map((d) => d.status)).toEqual([503, 503, 503]);
   });
 
   it('records network errors as delivery attempts and retries them', async () => {
-    const res = await client.post(
+    const res = await env.client.post(
       '/api/v2/payments',
       wireBody('collections.mpesa', { callback_url: await deadUrl() }),
     );
@@ -176,7 +164,7 @@ describe('sandbox webhooks', () => {
     const deadline = Date.now() + 3000;
     while (deliveries.length < 3 && Date.now() < deadline) {
       await sleep(20);
-      deliveries = (await client.transaction(reference)).webhookDeliveries;
+      deliveries = (await env.client.transaction(reference)).webhookDeliveries;
     }
 
     expect(deliveries.map((d) => d.attempt)).toEqual([1, 2, 3]);
@@ -192,15 +180,15 @@ describe('sandbox webhooks', () => {
       const slowClient = new SandboxClient(slow);
       const res = await slowClient.post(
         '/api/v2/withdrawal',
-        wireBody('payouts.mpesa', { callback_url: receiver.url }),
+        wireBody('payouts.mpesa', { callback_url: env.receiver.url }),
       );
       await sleep(100);
-      expect(receiver.for(res.json.transaction_reference)).toEqual([]);
+      expect(env.receiver.for(res.json.transaction_reference)).toEqual([]);
       expect(await slowClient.transaction(res.json.transaction_reference)).toMatchObject({
         status: 'QUEUED',
       });
 
-      await receiver.waitFor(res.json.transaction_reference);
+      await env.receiver.waitFor(res.json.transaction_reference);
     } finally {
       await slow.close();
     }

@@ -18,6 +18,40 @@ export function startFastSandbox(options: SandboxOptions = {}): Promise<RunningS
   return startSandbox({ ...FAST_OPTIONS, ...options });
 }
 
+/** What `setUpSandbox` hands a spec: filled in by its `beforeAll`, so read it inside tests. */
+export interface SandboxTestEnv {
+  sandbox: RunningSandbox;
+  client: SandboxClient;
+  receiver: WebhookReceiver;
+}
+
+/**
+ * Registers the usual jest hooks of a sandbox spec: `beforeAll` starts a webhook receiver and a
+ * fast sandbox (with `options`), `afterAll` closes both, and unless `resetBeforeEach` is false,
+ * `beforeEach` resets the sandbox. Call it at the top of a `describe`.
+ */
+export function setUpSandbox(
+  options: SandboxOptions = {},
+  { resetBeforeEach = true }: { resetBeforeEach?: boolean } = {},
+): SandboxTestEnv {
+  const env = {} as SandboxTestEnv;
+
+  beforeAll(async () => {
+    env.receiver = await WebhookReceiver.start();
+    env.sandbox = await startFastSandbox(options);
+    env.client = new SandboxClient(env.sandbox);
+  });
+
+  afterAll(async () => {
+    await env.sandbox?.close();
+    await env.receiver?.close();
+  });
+
+  if (resetBeforeEach) beforeEach(() => env.client.reset());
+
+  return env;
+}
+
 /** Specs read deep into JSON answers; a loose type keeps them readable. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
