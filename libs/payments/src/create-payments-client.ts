@@ -14,5 +14,9 @@ import { PayoutsService } from './payouts.service';
 export function createPaymentsClient(options: PaymentsModuleOptions): PaymentsClient {
   const resolved = resolvePaymentsOptions(options);
   const transport = new PaymentsTransport(createPaymentsHttpService(resolved), resolved);
-  return new PaymentsClient(new CollectionsService(transport), new PayoutsService(transport));
+  return new PaymentsClient(
+    new CollectionsService(transport),
+    new PayoutsService(transport),
+    transport,
+  );
 }

@@ -1,20 +1,27 @@
-import { randomUUID } from 'node:crypto';
+import type { Agent } from 'node:http';
 import { HttpService } from '@nestjs/axios';
-import { Inject, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { AxiosError, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
-import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from './errors';
+import { AuthenticationError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
-import { attemptOf, isTimeoutError } from './payments-http';
+import { attemptOf, isTimeoutError, isTransientFailure, retryDelay } from './payments-http';
 import { PAYMENTS_HTTP_SERVICE, PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
 import { ResolvedPaymentsOptions, toDefaults } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
-import { prepareRequest } from './request-validation';
+import { prepareRequest, resolveIdempotencyKey } from './request-validation';
 import { SecretRedactor } from './secret-redactor';
 import { fromWireBody, isJsonObject, toWireBody } from './wire';
 
-/** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
-const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** `code` of the error a call gets when the client is closing or closed. */
+export const CLIENT_CLOSED = 'CLIENT_CLOSED';
+
+interface InflightCall {
+  readonly abort: AbortController;
+  /** When the pending retry fires; 0 while an attempt is on the wire. */
+  retryAt: number;
+  settled?: Promise<unknown>;
+}
 
 function parseJson(text: string): unknown {
   try {
@@ -30,9 +37,11 @@ function parseJson(text: string): unknown {
  * @internal
  */
 @Injectable()
-export class PaymentsTransport {
+export class PaymentsTransport implements BeforeApplicationShutdown {
   readonly defaults: PaymentsDefaults;
   private readonly redactor: SecretRedactor;
+  private readonly inflight = new Set<InflightCall>();
+  private closing = false;
 
   constructor(
     @Inject(PAYMENTS_HTTP_SERVICE) private readonly http: HttpService,
@@ -48,14 +57,66 @@ export class PaymentsTransport {
     request: TRequest,
     callOptions?: PaymentsCallOptions,
   ): Promise<TResponse> {
+    const target = operation.requestClass.name;
     const prepared = prepareRequest(operation, request, this.defaults);
-    const idempotencyKey = this.idempotencyKeyFor(operation.requestClass.name, callOptions);
+    const idempotencyKey = resolveIdempotencyKey(target, callOptions);
+    if (this.closing) throw this.closedError(operation.name, idempotencyKey, 0);
     const body = toWireBody(prepared, operation.requestFields, operation.channel);
+
+    const call: InflightCall = { abort: new AbortController(), retryAt: 0 };
+    const settled = this.send(operation, body, idempotencyKey, call);
+    call.settled = settled;
+    this.inflight.add(call);
+    try {
+      return await settled;
+    } finally {
+      this.inflight.delete(call);
+    }
+  }
+
+  /**
+   * Stops the client: new calls reject with `code: 'CLIENT_CLOSED'`, calls waiting for a retry
+   * reject at once the same way, attempts on the wire finish but are not retried. Resolves when
+   * every call has settled and the keep-alive sockets are closed.
+   */
+  async close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = true;
+      const now = Date.now();
+      for (const call of this.inflight) if (call.retryAt > now) call.abort.abort();
+    }
+    await Promise.allSettled([...this.inflight].map((call) => call.settled));
+    const { httpAgent, httpsAgent } = this.http.axiosRef.defaults as {
+      httpAgent?: Agent;
+      httpsAgent?: Agent;
+    };
+    httpAgent?.destroy();
+    httpsAgent?.destroy();
+  }
+
+  /** Nest lifecycle: runs before the HTTP server stops, so in-flight calls can still answer. */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  private async send<TRequest extends object, TResponse>(
+    operation: PaymentsOperation<TRequest, TResponse>,
+    body: Record<string, unknown>,
+    idempotencyKey: string,
+    call: InflightCall,
+  ): Promise<TResponse> {
     let response: AxiosResponse<string>;
     try {
       response = await firstValueFrom(
         this.http.post<string>(operation.path, body, {
           headers: { 'Idempotency-Key': idempotencyKey },
+          signal: call.abort.signal,
+          'axios-retry': {
+            retryCondition: (error) => !this.closing && isTransientFailure(error),
+            onRetry: (retryCount) => {
+              call.retryAt = Date.now() + retryDelay(retryCount);
+            },
+          },
         }),
       );
     } catch (error: unknown) {
@@ -64,19 +125,15 @@ export class PaymentsTransport {
     return this.toResponse(operation, idempotencyKey, response);
   }
 
-  private idempotencyKeyFor(target: string, callOptions: PaymentsCallOptions | undefined): string {
-    const key = callOptions?.idempotencyKey;
-    if (key === undefined) return randomUUID();
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-      throw new PaymentsValidationError(target, [
-        {
-          field: 'idempotencyKey',
-          rule: 'isIdempotencyKey',
-          message: 'idempotencyKey must be 1 to 255 printable ASCII characters without spaces',
-        },
-      ]);
-    }
-    return key;
+  private closedError(
+    operationName: string,
+    idempotencyKey: string,
+    attempts: number,
+  ): ServiceAPIError {
+    return new ServiceAPIError(
+      `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)`,
+      { operation: operationName, idempotencyKey, attempts, code: CLIENT_CLOSED },
+    );
   }
 
   private toResponse<TRequest extends object, TResponse>(
@@ -128,6 +185,10 @@ export class PaymentsTransport {
           cause: new Error(this.redactor.text(reason)),
         },
       );
+    }
+    if (error.code === AxiosError.ERR_CANCELED) {
+      // Only close() aborts: the cancelled attempt never left, so it is not counted.
+      return this.closedError(operationName, idempotencyKey, attemptOf(error.config) - 1);
     }
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;

@@ -1,22 +1,52 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, DynamicModule, Provider } from '@nestjs/common';
+import { CollectionsService } from './collections.service';
+import { PaymentsClient } from './payments.client';
 import type { PaymentsModuleOptions } from './payments-options.interface';
+import { namedProviders } from './payments.tokens';
+import { PayoutsService } from './payouts.service';
+
+/** Registration options beside the module options. */
+export interface PaymentsModuleExtras {
+  /** Make the services injectable in every module. Default false. */
+  isGlobal?: boolean;
+  /**
+   * Name of this registration, for an app that holds several Payments accounts. A named
+   * registration exports its services only under named tokens (`@InjectCollections(name)`...).
+   */
+  name?: string;
+}
+
+/** Token of the options as given to `forRoot`/`forRootAsync` (before validation and defaults). */
+export const PAYMENTS_OPTIONS = 'MALIPO_PAYMENTS_OPTIONS';
 
 export const {
   ConfigurableModuleClass: ConfigurablePaymentsModule,
-  MODULE_OPTIONS_TOKEN: PAYMENTS_OPTIONS,
   OPTIONS_TYPE: PAYMENTS_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: PAYMENTS_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<PaymentsModuleOptions>({ moduleName: 'Payments' })
+} = new ConfigurableModuleBuilder<PaymentsModuleOptions>({
+  moduleName: 'Payments',
+  optionsInjectionToken: PAYMENTS_OPTIONS,
+})
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
-  // Without the transform `isGlobal` would be accepted and ignored.
-  .setExtras({ isGlobal: false }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal,
-  }))
+  // Without the transform the extras would be accepted and ignored.
+  .setExtras<PaymentsModuleExtras>(
+    { isGlobal: false, name: undefined },
+    (definition, extras): DynamicModule => {
+      const aliases: Provider[] = extras.name ? namedProviders(extras.name) : [];
+      return {
+        ...definition,
+        global: extras.isGlobal,
+        providers: [...(definition.providers ?? []), ...aliases],
+        exports: extras.name
+          ? aliases.map((alias) => (alias as { provide: string }).provide)
+          : [CollectionsService, PayoutsService, PaymentsClient, PAYMENTS_OPTIONS],
+      };
+    },
+  )
   .build();
 
-/** `forRoot` options: the module options plus `isGlobal`. */
+/** `forRoot` options: the module options plus `isGlobal` and `name`. */
 export type PaymentsModuleForRootOptions = typeof PAYMENTS_OPTIONS_TYPE;
-/** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, `isGlobal`. */
+/** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, `isGlobal`, `name`. */
 export type PaymentsModuleAsyncOptions = typeof PAYMENTS_ASYNC_OPTIONS_TYPE;

@@ -31,6 +31,6 @@ import { PayoutsService } from './payouts.service';
     PayoutsService,
     PaymentsClient,
   ],
-  exports: [CollectionsService, PayoutsService, PaymentsClient, PAYMENTS_OPTIONS],
+  // Exports depend on `name`, so they are set in payments.module-definition.ts.
 })
 export class PaymentsModule extends ConfigurablePaymentsModule {}

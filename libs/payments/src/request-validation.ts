@@ -2,7 +2,8 @@ import { validateSync } from 'class-validator';
 import { isEmptyValue } from './dto/rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import type { PaymentsOperation } from './operations';
-import type { PaymentsDefaults } from './payments-options.interface';
+import { randomUUID } from 'node:crypto';
+import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 
 const FALLBACK_FIELDS = [
   {
@@ -16,6 +17,32 @@ const FALLBACK_FIELDS = [
     fromDefaults: (d: PaymentsDefaults) => d.callbackUrl,
   },
 ] as const;
+
+/** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The `Idempotency-Key` of one logical call: the caller's, validated, or a new UUID v4. Chosen
+ * once per call, before the first attempt, so every retry carries the same key.
+ * @throws PaymentsValidationError for a key that cannot be a header value.
+ */
+export function resolveIdempotencyKey(
+  target: string,
+  callOptions: PaymentsCallOptions | undefined,
+): string {
+  const key = callOptions?.idempotencyKey;
+  if (key === undefined) return randomUUID();
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    throw new PaymentsValidationError(target, [
+      {
+        field: 'idempotencyKey',
+        rule: 'isIdempotencyKey',
+        message: 'idempotencyKey must be 1 to 255 printable ASCII characters without spaces',
+      },
+    ]);
+  }
+  return key;
+}
 
 /** Longest unknown key echoed back in an error message. */
 const MAX_ECHOED_KEY_LENGTH = 64;

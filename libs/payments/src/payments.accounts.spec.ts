@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
+import { RecordingServer } from '../../../test/support/recording-server';
+import { CollectionsService } from './collections.service';
+import { PaymentsClient } from './payments.client';
+import { PaymentsModule } from './payments.module';
+import type { PaymentsModuleOptions } from './payments-options.interface';
+import {
+  getPayoutsToken,
+  InjectCollections,
+  InjectPaymentsClient,
+  InjectPayouts,
+} from './payments.tokens';
+import { PayoutsService } from './payouts.service';
+
+@Injectable()
+class Treasury {
+  constructor(
+    @InjectPayouts('kes') readonly kesPayouts: PayoutsService,
+    @InjectPayouts('usd') readonly usdPayouts: PayoutsService,
+    @InjectCollections('kes') readonly kesCollections: CollectionsService,
+    @InjectPaymentsClient('usd') readonly usdClient: PaymentsClient,
+  ) {}
+}
+
+describe('several Payments accounts in one app (named registrations)', () => {
+  let server: RecordingServer;
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+  });
+  afterEach(() => server.reset());
+  afterAll(() => server.close());
+
+  // The same factory shape for both, so only `name` keeps the registrations apart.
+  const account = (options: Partial<PaymentsModuleOptions>) => () => ({
+    apiUsername: 'user',
+    apiPassword: 'pass',
+    baseUrl: server.url,
+    ...options,
+  });
+
+  async function treasury(): Promise<Treasury> {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsModule.forRootAsync({
+          name: 'kes',
+          useFactory: account({
+            apiUsername: 'kes-api',
+            walletType: 'local',
+            defaultUsername: 'kes-business',
+            maxRetries: 0,
+          }),
+        }),
+        PaymentsModule.forRootAsync({
+          name: 'usd',
+          useFactory: account({
+            apiUsername: 'usd-api',
+            walletType: 'USD',
+            defaultUsername: 'usd-business',
+            maxRetries: 2,
+          }),
+        }),
+      ],
+      providers: [Treasury],
+    }).compile();
+    return moduleRef.get(Treasury);
+  }
+
+  it('injects each account by name, with its own options and defaults', async () => {
+    const { kesPayouts, usdPayouts, kesCollections, usdClient } = await treasury();
+
+    expect(kesPayouts).not.toBe(usdPayouts);
+    expect(kesPayouts.defaults).toEqual({
+      username: 'kes-business',
+      callbackUrl: undefined,
+      walletType: 'local',
+    });
+    expect(usdPayouts.defaults).toEqual({
+      username: 'usd-business',
+      callbackUrl: undefined,
+      walletType: 'USD',
+    });
+    expect(kesCollections.defaults).toBe(kesPayouts.defaults);
+    expect(usdClient.payouts).toBe(usdPayouts);
+  });
+
+  it('sends each account with its own credentials and wallet', async () => {
+    const { kesPayouts, usdPayouts } = await treasury();
+    server.fallback = () => ({ status: 200, body: successBody('payout') });
+
+    await kesPayouts.merchant({ ...OPERATION_CASES[5].request, username: '' });
+    await usdPayouts.merchant({ ...OPERATION_CASES[5].request, username: '' });
+
+    const basic = (user: string) => `Basic ${Buffer.from(`${user}:pass`).toString('base64')}`;
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      basic('kes-api'),
+      basic('usd-api'),
+    ]);
+    expect(server.requests.map((r) => r.json)).toEqual([
+      expect.objectContaining({ username: 'kes-business', wallet_type: 'local' }),
+      expect.objectContaining({ username: 'usd-business', wallet_type: 'USD' }),
+    ]);
+  });
+
+  it('keeps retries per account (separate axios instances)', async () => {
+    const { kesPayouts, usdPayouts } = await treasury();
+    server.fallback = () => ({ status: 503 });
+
+    await expect(kesPayouts.mpesa(OPERATION_CASES[3].request)).rejects.toMatchObject({
+      attempts: 1,
+    });
+    await expect(usdPayouts.mpesa(OPERATION_CASES[3].request)).rejects.toMatchObject({
+      attempts: 3,
+    });
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('exports a named registration only under its named tokens', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsModule.forRoot({ apiUsername: 'u', apiPassword: 'p', name: 'kes' })],
+    }).compile();
+
+    expect(moduleRef.get(getPayoutsToken('kes'))).toBeInstanceOf(PayoutsService);
+    expect(getPayoutsToken()).toBe(PayoutsService);
+    @Injectable()
+    class WantsUnnamed {
+      constructor(readonly payouts: PayoutsService) {}
+    }
+    await expect(
+      Test.createTestingModule({
+        imports: [PaymentsModule.forRoot({ apiUsername: 'u', apiPassword: 'p', name: 'kes' })],
+        providers: [WantsUnnamed],
+      }).compile(),
+    ).rejects.toThrow(/PayoutsService/);
+  });
+});
