@@ -1,6 +1,6 @@
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
+  probe: () => T | undefined | Promise<T | undefined>,
   what: string,
   timeoutMs = 10_000,
 ): Promise<T> {

@@ -68,7 +68,7 @@ describe('graceful shutdown', () => {
       resolvedAt = performance.now();
       return response;
     });
-    await waitFor(async () => (server.requests.length === 1 ? true : undefined), 'the attempt');
+    await waitFor(() => (server.requests.length === 1 ? true : undefined), 'the attempt');
 
     await moduleRef.close();
     const closedAt = performance.now();
@@ -81,7 +81,7 @@ describe('graceful shutdown', () => {
   it('does not retry an attempt that fails while closing', async () => {
     server.fallback = () => ({ status: 503, delayMs: 200 });
     const call = settle(payouts.mpesa(PAYOUT));
-    await waitFor(async () => (server.requests.length === 1 ? true : undefined), 'the attempt');
+    await waitFor(() => (server.requests.length === 1 ? true : undefined), 'the attempt');
 
     await moduleRef.close();
     const { error } = (await call) as { error: ServiceAPIError };

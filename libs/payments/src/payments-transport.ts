@@ -20,7 +20,7 @@ interface InflightCall {
   readonly abort: AbortController;
   /** When the pending retry fires; 0 while an attempt is on the wire. */
   retryAt: number;
-  settled?: Promise<unknown>;
+  settled: Promise<unknown>;
 }
 
 function parseJson(text: string): unknown {
@@ -63,7 +63,11 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     if (this.closing) throw this.closedError(operation.name, idempotencyKey, 0);
     const body = toWireBody(prepared, operation.requestFields, operation.channel);
 
-    const call: InflightCall = { abort: new AbortController(), retryAt: 0 };
+    const call: InflightCall = {
+      abort: new AbortController(),
+      retryAt: 0,
+      settled: Promise.resolve(),
+    };
     const settled = this.send(operation, body, idempotencyKey, call);
     call.settled = settled;
     this.inflight.add(call);
