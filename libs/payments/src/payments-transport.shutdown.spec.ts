@@ -43,10 +43,7 @@ describe('graceful shutdown', () => {
   it('rejects a call that waits for a retry when the app closes, and sends nothing more', async () => {
     server.fallback = () => ({ status: 503 });
     const call = settle(payouts.mpesa(PAYOUT, { idempotencyKey: 'shutdown-1' }));
-    await waitFor(
-      async () => (server.requests.length === 1 ? true : undefined),
-      'the first attempt',
-    );
+    await waitFor(() => (server.requests.length === 1 ? true : undefined), 'the first attempt');
 
     await moduleRef.close();
     const { error } = (await call) as { error: ServiceAPIError };
