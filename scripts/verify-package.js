@@ -81,8 +81,16 @@ async function main() {
   const client = createPaymentsClient({ apiUsername: 'u', apiPassword: 'p', baseUrl });
   const rejected = await client.collections.mpesa({ amount: 1, phoneNumber: '0712345678', narration: 'x', callbackUrl: 'https://cb.example.com/h', username: 'a' }).catch((e) => e);
   if (!(rejected instanceof PaymentsValidationError)) throw new Error('validation failed');
+
+  const { PaymentsTestingModule, FakePayments } = require('@malipo/nestjs/testing');
+  class TestAppModule {}
+  Module({ imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })] })(TestAppModule);
+  const testApp = await NestFactory.createApplicationContext(TestAppModule, { logger: false });
+  const faked = await testApp.get(CollectionsService).mpesa({ amount: 100, phoneNumber: '0712345678', narration: 'pkg', callbackUrl: 'https://cb.example.com/h' });
+  if (faked.transactionReference !== 'FAKE-1' || testApp.get(FakePayments).calls.length !== 1) throw new Error('testing entry point failed');
+  await testApp.close();
   server.close();
-  console.log('package OK: require("@malipo/nestjs") works in a fresh app');
+  console.log('package OK: require("@malipo/nestjs") and require("@malipo/nestjs/testing") work in a fresh app');
 }
 main().catch((e) => { console.error(e); process.exit(1); });
 `,

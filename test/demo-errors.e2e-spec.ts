@@ -145,8 +145,8 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
       });
 
       expect([first.status, again.status, contradicting.status]).toEqual([200, 200, 200]);
-      expect(await first.json()).toEqual({ received: true, outcome: 'applied' });
-      expect(await again.json()).toEqual({ received: true, outcome: 'duplicate' });
+      expect(await first.json()).toEqual({ received: true, duplicate: false, handled: 1 });
+      expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
       expect(await orderStatus(order.id)).toMatchObject({
         status: 'SUCCESS',
         events: [expect.objectContaining({ status: 'SUCCESS' })],
@@ -160,7 +160,7 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
         event: 'payment.completed',
       });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ received: true, outcome: 'unknown-reference' });
+      expect(await response.json()).toEqual({ received: true, duplicate: false, handled: 1 });
     });
 
     it('answers 400 to malformed JSON and to a payload missing its keys', async () => {

@@ -25,9 +25,9 @@ async function main(): Promise<void> {
     narration: 'x',
     callbackUrl: 'http://127.0.0.1/hook',
   });
-  while (requests === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-  // Inside the 200 ms wait before the first retry, once the 503 is back.
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  while (requests < 3) await new Promise((resolve) => setTimeout(resolve, 10));
+  // Well inside the 800 ms wait before the fourth attempt, once the third 503 is back.
+  await new Promise((resolve) => setTimeout(resolve, 100));
   await client.close();
   server.close();
   const error = await call.catch((e: unknown) => e);

@@ -1,9 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, PaymentsModuleOptions } from '@malipo/nestjs';
+import { PaymentsModule, PaymentsModuleOptions, PaymentsWebhookModule } from '@malipo/nestjs';
 import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
 import { OrdersModule } from './orders/orders.module';
-import { WebhooksModule } from './webhooks/webhooks.module';
+
+/** Where the service's outcome webhooks arrive (the default callbackUrl points here). */
+export const WEBHOOK_ROUTE = 'webhooks/payments';
 
 @Module({})
 export class AppModule {
@@ -36,7 +38,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
-        WebhooksModule,
+        PaymentsWebhookModule.forRoot({ path: WEBHOOK_ROUTE }),
       ],
     };
   }

@@ -2,13 +2,12 @@ import { createServer } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { AppModule } from './app.module';
+import { AppModule, WEBHOOK_ROUTE } from './app.module';
 import { setupOpenApi } from './openapi';
 import { PaymentsExceptionFilter } from './payments-exception.filter';
 
 /** Largest JSON body the demo accepts (orders and webhooks are small). */
 export const JSON_BODY_LIMIT = '64kb';
-export const WEBHOOK_PATH = '/webhooks/payments';
 
 export interface DemoOptions {
   /** 0 picks a free port. */
@@ -40,7 +39,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port === 0 ? await freePort(host) : options.port;
   const environment = { ...(options.environment ?? process.env) };
-  environment.PAYMENTS_DEFAULT_CALLBACK_URL ||= `http://${host}:${port}${WEBHOOK_PATH}`;
+  environment.PAYMENTS_DEFAULT_CALLBACK_URL ||= `http://${host}:${port}/${WEBHOOK_ROUTE}`;
 
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forEnvironment(environment),

@@ -1,4 +1,5 @@
 export { PaymentsModule } from './payments.module';
+export { PaymentsOperationName } from './operations';
 export {
   PAYMENTS_OPTIONS,
   PaymentsModuleAsyncOptions,
@@ -45,3 +46,31 @@ export {
   ServiceAPIError,
   ServiceAPIErrorDetails,
 } from './errors';
+export {
+  PaymentsWebhookModule,
+  PaymentsWebhookModuleOptions,
+} from './webhooks/payments-webhook.module';
+export { OnPaymentEvent } from './webhooks/on-payment-event.decorator';
+export {
+  PAYMENT_WEBHOOK_EVENTS,
+  parsePaymentWebhook,
+  PaymentWebhookEvent,
+  PaymentWebhookEventName,
+} from './webhooks/payment-webhook-event';
+export {
+  InMemoryPaymentsWebhookStore,
+  PaymentsWebhookStore,
+} from './webhooks/payments-webhook.store';
+export {
+  PaymentsWebhookDispatcher,
+  PaymentWebhookDispatch,
+} from './webhooks/payments-webhook.dispatcher';
+export {
+  getCollectionsToken,
+  getPaymentsClientToken,
+  getPayoutsToken,
+  InjectCollections,
+  InjectPaymentsClient,
+  InjectPayouts,
+} from './payments.tokens';
+export { PaymentsModuleExtras } from './payments.module-definition';

@@ -18,10 +18,18 @@ import type {
 } from './dto/responses';
 import type { RequestField, ResponseField } from './wire';
 
+/** Names of the six operations, as `service.method`. */
+export type PaymentsOperationName =
+  | 'collections.mpesa'
+  | 'collections.card'
+  | 'collections.panAfrican'
+  | 'payouts.mpesa'
+  | 'payouts.panAfrican'
+  | 'payouts.merchant';
+
 /** One operation of section 4.1, as data. `TResponse` only types the result. */
 export interface PaymentsOperation<TRequest extends object, TResponse> {
-  /** `collections.mpesa`, `payouts.merchant`... */
-  readonly name: string;
+  readonly name: PaymentsOperationName;
   readonly path: string;
   /** Constant `channel` body value, when the operation sends one. */
   readonly channel?: string;

@@ -43,7 +43,9 @@ describe('graceful shutdown', () => {
   it('rejects a call that waits for a retry when the app closes, and sends nothing more', async () => {
     server.fallback = () => ({ status: 503 });
     const call = settle(payouts.mpesa(PAYOUT, { idempotencyKey: 'shutdown-1' }));
-    await waitFor(() => (server.requests.length === 1 ? true : undefined), 'the first attempt');
+    await waitFor(() => (server.requests.length === 3 ? true : undefined), 'three attempts');
+    // Well inside the 800 ms wait before the fourth attempt, once the third 503 is back.
+    await new Promise((resolve) => setTimeout(resolve, 100));
 
     await moduleRef.close();
     const { error } = (await call) as { error: ServiceAPIError };
@@ -51,11 +53,11 @@ describe('graceful shutdown', () => {
     expect(error).toBeInstanceOf(ServiceAPIError);
     expect(error).toMatchObject({
       code: 'CLIENT_CLOSED',
-      attempts: 1,
+      attempts: 3,
       idempotencyKey: 'shutdown-1',
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(server.requests).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(server.requests).toHaveLength(3);
   });
 
   it('lets an attempt on the wire finish, and close() waits for it', async () => {
@@ -109,6 +111,6 @@ describe('graceful shutdown', () => {
     const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
 
     expect(exitCode).toBe(0);
-    expect(output.trim()).toBe('rejected CLIENT_CLOSED after 1 attempt(s); 1 request(s) sent');
+    expect(output.trim()).toBe('rejected CLIENT_CLOSED after 3 attempt(s); 3 request(s) sent');
   });
 });

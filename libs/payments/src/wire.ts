@@ -50,6 +50,19 @@ export const BANK_ACCOUNT_WIRE_KEYS = {
   accountReference: 'account_reference',
 } as const;
 
+/** The webhook payload of the contract (`event` names what happened). */
+export const WEBHOOK_WIRE_KEYS = {
+  event: 'event',
+  transactionReference: 'transaction_reference',
+  status: 'status',
+  success: 'success',
+  amount: 'amount',
+  currency: 'currency',
+  message: 'message',
+  channel: 'channel',
+  occurredAt: 'occurred_at',
+} as const;
+
 export type RequestField = keyof typeof REQUEST_WIRE_KEYS;
 export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
 export type JsonObject = Record<string, unknown>;
@@ -89,6 +102,16 @@ function fromWireBankAccount(value: unknown): unknown {
     if (fieldValue !== undefined) account[field] = fieldValue;
   }
   return account;
+}
+
+/** The camelCase fields of a webhook body that are present (snake_case key first). */
+export function fromWebhookBody(body: JsonObject): JsonObject {
+  const event: JsonObject = {};
+  for (const [field, wireKey] of Object.entries(WEBHOOK_WIRE_KEYS)) {
+    const value = readKey(body, wireKey, field);
+    if (value !== undefined) event[field] = value;
+  }
+  return event;
 }
 
 /** The camelCase response record of the given fields, with `_raw` holding the body unmodified. */

@@ -28,8 +28,8 @@ interface Outcome {
   event: string;
 }
 
-/** Outcome of one webhook delivery. */
-export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown-reference';
+/** What a webhook outcome did to the order book. */
+export type WebhookOutcome = 'applied' | 'already-settled' | 'unknown-reference';
 
 /** In-memory order book (a real app would use its database). */
 @Injectable()
@@ -108,7 +108,7 @@ export class OrdersService {
   }
 
   private settle(order: Order, outcome: Outcome): WebhookOutcome {
-    if (FINAL_STATUSES.includes(order.status)) return 'duplicate';
+    if (FINAL_STATUSES.includes(order.status)) return 'already-settled';
     order.status = outcome.status;
     order.events.push({
       event: outcome.event,
