@@ -1,3 +1,4 @@
+import type { PaymentsOperationName } from '@malipo/nestjs';
 import { REQUEST_RULES } from '@malipo/nestjs/dto/rules';
 import { FieldSpec, rule } from './wire-validation';
 
@@ -10,13 +11,8 @@ export const API_PATHS = [
 ] as const;
 export type ApiPath = (typeof API_PATHS)[number];
 
-export type OperationName =
-  | 'collections.mpesa'
-  | 'collections.card'
-  | 'collections.panAfrican'
-  | 'payouts.mpesa'
-  | 'payouts.panAfrican'
-  | 'payouts.merchant';
+/** The service's operations carry the client's names. */
+export type OperationName = PaymentsOperationName;
 
 export type WireBody = Record<string, unknown>;
 
