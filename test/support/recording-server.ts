@@ -20,6 +20,8 @@ export type Reply =
       raw?: string;
       delayMs?: number;
       headers?: Record<string, string>;
+      /** Send the headers and a first byte, then nothing for this long, then end. */
+      stallAfterHeadersMs?: number;
     }
   | { reset: true };
 
@@ -100,6 +102,12 @@ export class RecordingServer {
     }
     const send = () => {
       if (res.destroyed) return;
+      if (reply.stallAfterHeadersMs !== undefined) {
+        res.writeHead(reply.status ?? 200, { 'Content-Type': 'application/json' });
+        res.write('{');
+        setTimeout(() => res.end('"success":true}'), reply.stallAfterHeadersMs);
+        return;
+      }
       const payload = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
       res.writeHead(reply.status ?? 200, {
         'Content-Type': reply.raw === undefined ? 'application/json' : 'text/html',

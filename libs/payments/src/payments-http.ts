@@ -25,13 +25,31 @@ export function isTimeoutError(error: AxiosError): boolean {
 }
 
 /**
+ * Status of a response whose headers arrived but whose body did not (a timeout or reset while
+ * reading it). axios reports such a failure without `response`.
+ */
+export function partialResponseStatus(error: AxiosError): number | undefined {
+  if (error.response) return undefined;
+  const request = error.request as { res?: { statusCode?: number } } | undefined;
+  return request?.res?.statusCode;
+}
+
+/**
  * Section 7/8: 5xx, network failures and timeouts are transient, POST included; any other status is
  * final. axios-retry's default would skip POST on 5xx and every timeout, so it is not used.
+ * Once response headers have arrived the service has answered: a failure while reading the body
+ * is not retried, since a 2xx may mean the payment was made.
  */
 export function isTransientFailure(error: AxiosError): boolean {
   if (error.response) return error.response.status >= 500 && error.response.status <= 599;
   if (error.code === AxiosError.ERR_CANCELED) return false;
+  if (partialResponseStatus(error) !== undefined) return false;
   return isTimeoutError(error) || isNetworkError(error);
+}
+
+/** Per-request hook, run as each attempt starts (first and retries). */
+export interface AttemptHookConfig {
+  onPaymentsAttempt?: () => void;
 }
 
 /** 1-based number of the attempt a request config belongs to. */
@@ -39,10 +57,10 @@ export function attemptOf(config: InternalAxiosRequestConfig | undefined): numbe
   return (config?.['axios-retry']?.retryCount ?? 0) + 1;
 }
 
-function describeData(data: unknown): string {
-  if (typeof data === 'string') return data;
+function describeData(data: unknown, redactor: SecretRedactor): string {
+  if (typeof data === 'string') return redactor.display(data);
   if (data === undefined) return '';
-  return JSON.stringify(data);
+  return JSON.stringify(redactor.value(data));
 }
 
 /** Debug lines of section 6: method and URL, request body, status line, response data, per attempt. */
@@ -58,7 +76,7 @@ function attachDebugLogging(
 
   instance.interceptors.request.use((config) => {
     log(`${tag(config)} ${config.method?.toUpperCase() ?? 'POST'} ${instance.getUri(config)}`);
-    log(`${tag(config)} request body ${describeData(config.data)}`);
+    log(`${tag(config)} request body ${describeData(config.data, redactor)}`);
     return config;
   });
   instance.interceptors.response.use(
@@ -66,7 +84,7 @@ function attachDebugLogging(
       log(
         `${tag(response.config)} response HTTP ${response.status} ${response.statusText ?? ''}`.trimEnd(),
       );
-      log(`${tag(response.config)} response data ${describeData(response.data)}`);
+      log(`${tag(response.config)} response data ${describeData(response.data, redactor)}`);
       return response;
     },
     (error: Error) => {
@@ -75,7 +93,7 @@ function attachDebugLogging(
           log(
             `${tag(error.config)} response HTTP ${error.response.status} ${error.response.statusText ?? ''}`.trimEnd(),
           );
-          log(`${tag(error.config)} response data ${describeData(error.response.data)}`);
+          log(`${tag(error.config)} response data ${describeData(error.response.data, redactor)}`);
         } else {
           log(`${tag(error.config)} no response: ${error.code ?? 'ERROR'} ${error.message}`);
         }
@@ -116,6 +134,10 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       options.maxRetries + 1,
     );
   }
+  instance.interceptors.request.use((config) => {
+    (config as AttemptHookConfig).onPaymentsAttempt?.();
+    return config;
+  });
   axiosRetry(instance, {
     retries: options.maxRetries,
     retryCondition: isTransientFailure,

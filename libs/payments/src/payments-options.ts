@@ -6,11 +6,12 @@ import {
   IsNotEmpty,
   IsOptional,
   IsString,
+  Matches,
   Max,
   Min,
   validateSync,
 } from 'class-validator';
-import { IsHttpUrl } from './dto/rules';
+import { IsHttpUrl, readField } from './dto/rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import {
@@ -43,12 +44,17 @@ const OPTION_DEFAULTS = {
   allowInsecureHttp: false,
 } as const;
 
+/** Upper bound of `timeout` (10 minutes); Node timers overflow past 2^31 ms and fire at once. */
+const MAX_TIMEOUT_MS = 600_000;
+
 /** Upper bound of `maxRetries`: with 200 ms doubling, 10 retries already wait over three minutes. */
 const MAX_RETRIES_LIMIT = 10;
 
 class PaymentsOptionsSchema implements PaymentsModuleOptions {
   @IsString({ message: '$property must be a string' })
   @IsNotEmpty({ message: '$property is required and must not be empty' })
+  // Basic authentication (RFC 7617) cannot carry a user-id with a colon.
+  @Matches(/^[^:]*$/, { message: '$property must not contain ":"' })
   apiUsername!: string;
 
   @IsString({ message: '$property must be a string' })
@@ -62,6 +68,7 @@ class PaymentsOptionsSchema implements PaymentsModuleOptions {
   @IsOptional()
   @IsInt({ message: '$property must be an integer number of milliseconds' })
   @Min(1, { message: '$property must be at least 1 ms' })
+  @Max(MAX_TIMEOUT_MS, { message: `$property must be at most ${MAX_TIMEOUT_MS} ms` })
   timeout?: number;
 
   @IsOptional()
@@ -163,7 +170,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     }
   }
   for (const name of OPTION_NAMES) {
-    const value: unknown = Object.hasOwn(options, name) ? options[name] : undefined;
+    const value = readField(options, name);
     // An empty environment variable means "not set" for settings, but never for credentials.
     if (value === undefined || (value === '' && OPTION_KEYS[name] === 'setting')) continue;
     Object.assign(schema, { [name]: value });

@@ -203,7 +203,9 @@ describe('transport: retries, errors, debug logging', () => {
       const error = await failure(client().collections.card(CARD.request));
 
       expect(error).toMatchObject({ status: 200, code: 'MISSING_FIELD', attempts: 1 });
-      expect(error.message).toBe('collections.card: the response has no checkoutUrl');
+      expect(error.message).toMatch(
+        /^collections\.card: the response has no checkoutUrl; the request may have been executed/,
+      );
       expect(error.body).toMatchObject({ success: true, transaction_reference: 'TX-1001' });
       expect(server.requests).toHaveLength(1);
     });
@@ -246,6 +248,57 @@ describe('transport: retries, errors, debug logging', () => {
       const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
 
       expect(error).toMatchObject({ status: 302, attempts: 1 });
+    });
+  });
+
+  describe('responses that cannot be trusted', () => {
+    it.each<[string, Record<string, unknown>, string]>([
+      [
+        'success as a string',
+        { success: 'false', transaction_reference: 'TX-1', status: 'QUEUED' },
+        'success',
+      ],
+      ['no success at all', { transaction_reference: 'TX-1' }, 'success'],
+      ['success without a reference', { success: true, status: 'QUEUED' }, 'transactionReference'],
+      [
+        'amount as a string',
+        { success: true, transaction_reference: 'TX-1', amount: '1000' },
+        'amount',
+      ],
+    ])('rejects a 200 with %s as INVALID_RESPONSE, not retried', async (_label, body, field) => {
+      server.reply({ status: 200, body });
+
+      const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(error).toMatchObject({ status: 200, code: 'INVALID_RESPONSE', attempts: 1 });
+      expect(error.message).toContain(field);
+      expect(error.message).toContain('may have been executed');
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('returns success: false from a 2xx as data', async () => {
+      server.reply({
+        status: 200,
+        body: { success: false, message: 'Insufficient float', status: 'REJECTED' },
+      });
+
+      const response = await client().payouts.mpesa(MPESA_PAYOUT.request);
+
+      expect(response).toMatchObject({
+        success: false,
+        message: 'Insufficient float',
+        status: 'REJECTED',
+      });
+    });
+
+    it('does not retry when the headers of a 2xx arrived but the body stalled', async () => {
+      server.fallback = () => ({ status: 200, stallAfterHeadersMs: 1500 });
+
+      const error = await failure(client({ timeout: 300 }).payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(error).toMatchObject({ status: 200, code: 'RESPONSE_INCOMPLETE', attempts: 1 });
+      expect(error.message).toContain('may have been executed');
+      expect(server.requests).toHaveLength(1);
     });
   });
 
@@ -334,6 +387,61 @@ describe('transport: retries, errors, debug logging', () => {
         expect(visible).not.toContain(secret);
       }
       expect(visible).not.toMatch(/authorization/i);
+    });
+
+    it.each([
+      ['JSON-escaped slashes', (p: string) => JSON.stringify({ echo: p }).replace(/\//g, '\\/')],
+      [
+        'unicode escapes',
+        (p: string) =>
+          `{"echo":"${[...p].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"}`,
+      ],
+    ])(
+      'redacts an echoed secret written with %s, in errors, _raw and logs',
+      async (_label, encode) => {
+        const password = 'p@ss/w0rd-long';
+        const token = Buffer.from(`api-user:${password}`).toString('base64');
+        server.reply(
+          { status: 400, raw: encode(password) },
+          {
+            status: 200,
+            raw: JSON.stringify({
+              success: true,
+              transaction_reference: 'TX-E',
+              auth: `Basic ${token}`,
+            }).replace(/\//g, '\\/'),
+          },
+        );
+        const echoing = createPaymentsClient({
+          apiUsername: 'api-user',
+          apiPassword: password,
+          baseUrl: server.url,
+          debug: true,
+        });
+
+        const error = await failure(echoing.payouts.mpesa(MPESA_PAYOUT.request));
+        const response = await echoing.payouts.mpesa(MPESA_PAYOUT.request);
+
+        const visible = [
+          everythingVisibleIn(error),
+          JSON.stringify(response),
+          ...logger.lines.map((l) => l.message),
+        ].join('\n');
+        expect(visible).not.toContain(password);
+        expect(visible).not.toContain(token);
+        expect(error.body).toEqual({ echo: '[REDACTED]' });
+        expect(response._raw).toEqual({
+          success: true,
+          transaction_reference: 'TX-E',
+          auth: 'Basic [REDACTED]',
+        });
+      },
+    );
+
+    it('keeps a body without secrets as the very same object in _raw', async () => {
+      server.reply({ status: 200, body: successBody('payout') });
+      const response = await client().payouts.mpesa(MPESA_PAYOUT.request);
+      expect(response._raw).toEqual(successBody('payout'));
     });
 
     it('redacts a secret the service echoes back in an error body', async () => {

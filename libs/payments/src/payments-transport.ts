@@ -1,34 +1,37 @@
 import type { Agent } from 'node:http';
 import { HttpService } from '@nestjs/axios';
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import { AxiosError, AxiosResponse } from 'axios';
+import { AxiosError, AxiosRequestConfig, AxiosResponse } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { AuthenticationError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
-import { attemptOf, isTimeoutError, isTransientFailure, retryDelay } from './payments-http';
+import {
+  AttemptHookConfig,
+  attemptOf,
+  isTimeoutError,
+  isTransientFailure,
+  partialResponseStatus,
+} from './payments-http';
 import { PAYMENTS_HTTP_SERVICE, PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
 import { ResolvedPaymentsOptions, toDefaults } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { prepareRequest, resolveIdempotencyKey } from './request-validation';
 import { SecretRedactor } from './secret-redactor';
-import { fromWireBody, isJsonObject, toWireBody } from './wire';
+import { fromWireBody, isJsonObject, JsonObject, RESPONSE_FIELD_TYPES, toWireBody } from './wire';
 
 /** `code` of the error a call gets when the client is closing or closed. */
 export const CLIENT_CLOSED = 'CLIENT_CLOSED';
 
+/** What the caller should know when an answer could not be used. */
+const MAY_HAVE_EXECUTED =
+  'the request may have been executed: check its status, or retry with the same idempotencyKey';
+
 interface InflightCall {
   readonly abort: AbortController;
-  /** When the pending retry fires; 0 while an attempt is on the wire. */
-  retryAt: number;
+  /** Between a failed attempt and the next one (the backoff wait). */
+  waitingForRetry: boolean;
+  attemptsStarted: number;
   settled: Promise<unknown>;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -57,15 +60,15 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     request: TRequest,
     callOptions?: PaymentsCallOptions,
   ): Promise<TResponse> {
-    const target = operation.requestClass.name;
     const prepared = prepareRequest(operation, request, this.defaults);
-    const idempotencyKey = resolveIdempotencyKey(target, callOptions);
+    const idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
     if (this.closing) throw this.closedError(operation.name, idempotencyKey, 0);
     const body = toWireBody(prepared, operation.requestFields, operation.channel);
 
     const call: InflightCall = {
       abort: new AbortController(),
-      retryAt: 0,
+      waitingForRetry: false,
+      attemptsStarted: 0,
       settled: Promise.resolve(),
     };
     const settled = this.send(operation, body, idempotencyKey, call);
@@ -86,8 +89,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = true;
-      const now = Date.now();
-      for (const call of this.inflight) if (call.retryAt > now) call.abort.abort();
+      for (const call of this.inflight) if (call.waitingForRetry) call.abort.abort();
     }
     await Promise.allSettled([...this.inflight].map((call) => call.settled));
     const { httpAgent, httpsAgent } = this.http.axiosRef.defaults as {
@@ -105,24 +107,29 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
 
   private async send<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
-    body: Record<string, unknown>,
+    body: JsonObject,
     idempotencyKey: string,
     call: InflightCall,
   ): Promise<TResponse> {
+    const config: AxiosRequestConfig & AttemptHookConfig = {
+      headers: { 'Idempotency-Key': idempotencyKey },
+      signal: call.abort.signal,
+      // A retry whose wait ended after close() began must not go out.
+      onPaymentsAttempt: () => {
+        call.waitingForRetry = false;
+        if (this.closing && call.attemptsStarted > 0) call.abort.abort();
+        call.attemptsStarted += 1;
+      },
+      'axios-retry': {
+        retryCondition: (error: AxiosError) => !this.closing && isTransientFailure(error),
+        onRetry: () => {
+          call.waitingForRetry = true;
+        },
+      },
+    };
     let response: AxiosResponse<string>;
     try {
-      response = await firstValueFrom(
-        this.http.post<string>(operation.path, body, {
-          headers: { 'Idempotency-Key': idempotencyKey },
-          signal: call.abort.signal,
-          'axios-retry': {
-            retryCondition: (error) => !this.closing && isTransientFailure(error),
-            onRetry: (retryCount) => {
-              call.retryAt = Date.now() + retryDelay(retryCount);
-            },
-          },
-        }),
-      );
+      response = await firstValueFrom(this.http.post<string>(operation.path, body, config));
     } catch (error: unknown) {
       throw this.toServiceError(operation.name, idempotencyKey, error);
     }
@@ -145,16 +152,17 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     idempotencyKey: string,
     response: AxiosResponse<string>,
   ): TResponse {
-    const text = this.redactor.text(typeof response.data === 'string' ? response.data : '');
-    const body = parseJson(text);
+    const text = typeof response.data === 'string' ? response.data : '';
+    // Parsed first, then redacted, so escaped forms of a secret are caught as well.
+    const body = this.redactor.json(text);
     const fail = (message: string, code: string) =>
-      new ServiceAPIError(`${operation.name}: ${message}`, {
+      new ServiceAPIError(`${operation.name}: ${message}; ${MAY_HAVE_EXECUTED}`, {
         operation: operation.name,
         idempotencyKey,
         attempts: attemptOf(response.config),
         status: response.status,
         code,
-        body: body ?? text,
+        body: body ?? this.redactor.text(text),
       });
     if (!isJsonObject(body)) {
       throw fail(
@@ -163,6 +171,23 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
       );
     }
     const record = fromWireBody(body, operation.responseFields);
+    const invalid = new Set<string>();
+    if (typeof record.success !== 'boolean') invalid.add('success');
+    if (record.success === true && typeof record.transactionReference !== 'string') {
+      invalid.add('transactionReference');
+    }
+    for (const field of operation.responseFields) {
+      const type = RESPONSE_FIELD_TYPES[field];
+      const value = record[field];
+      if (type && value !== undefined && value !== null && typeof value !== type)
+        invalid.add(field);
+    }
+    if (invalid.size > 0) {
+      throw fail(
+        `the response has a missing or mistyped ${[...invalid].join(', ')}`,
+        'INVALID_RESPONSE',
+      );
+    }
     const missing = operation.requiredResponseFields.filter(
       (field) => record[field] === undefined || record[field] === null || record[field] === '',
     );
@@ -179,14 +204,14 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     error: unknown,
   ): ServiceAPIError {
     if (!(error instanceof AxiosError)) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = this.redactor.text(error instanceof Error ? error.message : String(error));
       return new ServiceAPIError(
-        `${operationName}: unexpected failure: ${this.redactor.text(reason)}`,
+        `${operationName}: unexpected failure: ${reason}; ${MAY_HAVE_EXECUTED}`,
         {
           operation: operationName,
           idempotencyKey,
           attempts: 1,
-          cause: new Error(this.redactor.text(reason)),
+          cause: new Error(reason),
         },
       );
     }
@@ -196,6 +221,19 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     }
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    const partialStatus = partialResponseStatus(error);
+    if (partialStatus !== undefined) {
+      return new ServiceAPIError(
+        `${operationName} failed ${tried}: HTTP ${partialStatus} arrived but its body did not complete (${error.code ?? 'error'}); ${MAY_HAVE_EXECUTED}`,
+        {
+          operation: operationName,
+          idempotencyKey,
+          attempts,
+          status: partialStatus,
+          code: 'RESPONSE_INCOMPLETE',
+        },
+      );
+    }
     if (!error.response) {
       const code = isTimeoutError(error) ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK');
       const reason = isTimeoutError(error)
@@ -211,10 +249,9 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
       });
     }
     const status = error.response.status;
-    const text =
-      typeof error.response.data === 'string' ? this.redactor.text(error.response.data) : '';
-    const parsed = parseJson(text);
-    const body: unknown = parsed ?? (text === '' ? undefined : text);
+    const text = typeof error.response.data === 'string' ? error.response.data : '';
+    const parsed = this.redactor.json(text);
+    const body: unknown = parsed ?? (text === '' ? undefined : this.redactor.text(text));
     const serviceMessage =
       isJsonObject(parsed) && typeof parsed.message === 'string' ? parsed.message : undefined;
     const serviceCode =

@@ -175,6 +175,13 @@ describe('PaymentsModule', () => {
       ['negative timeout', { ...CREDENTIALS, timeout: -1 }, 'timeout', 'min'],
       ['zero timeout', { ...CREDENTIALS, timeout: 0 }, 'timeout', 'min'],
       ['string timeout', { ...CREDENTIALS, timeout: '5000' }, 'timeout', 'isInt'],
+      ['timeout past the timer limit', { ...CREDENTIALS, timeout: 2 ** 31 }, 'timeout', 'max'],
+      [
+        'apiUsername with a colon',
+        { ...CREDENTIALS, apiUsername: 'a:b' },
+        'apiUsername',
+        'matches',
+      ],
       ['negative maxRetries', { ...CREDENTIALS, maxRetries: -1 }, 'maxRetries', 'min'],
       ['fractional maxRetries', { ...CREDENTIALS, maxRetries: 1.5 }, 'maxRetries', 'isInt'],
       [
@@ -248,6 +255,22 @@ describe('PaymentsModule', () => {
       await expect(
         boot({ ...CREDENTIALS, baseUrl: 'http://pay.internal', allowInsecureHttp: true }),
       ).resolves.toBeDefined();
+    });
+
+    it('reads options defined by a class (getters), as a useClass factory may return', async () => {
+      class Options {
+        get apiUsername() {
+          return 'getter-user';
+        }
+        get apiPassword() {
+          return 'getter-pass';
+        }
+        get walletType() {
+          return 'USD' as const;
+        }
+      }
+      const moduleRef = await boot(new Options() as unknown as Record<string, unknown>);
+      expect(moduleRef.get(PaymentsClient).defaults.walletType).toBe('USD');
     });
 
     it('treats empty optional settings as unset and applies the defaults of section 2.1', async () => {

@@ -266,6 +266,42 @@ describe('request validation (nothing is sent)', () => {
     });
   });
 
+  it('reads fields defined by a class (getters, inherited values)', async () => {
+    server.fallback = () => ({
+      status: 200,
+      body: { success: true, transaction_reference: 'TX-G', status: 'QUEUED' },
+    });
+    class Payout {
+      get phoneNumber() {
+        return '0712345678';
+      }
+      get amount() {
+        return 500;
+      }
+      get narration() {
+        return 'from getters';
+      }
+      get callbackUrl() {
+        return 'https://shop.example.com/hooks';
+      }
+    }
+    const inherited = Object.assign(Object.create({ walletType: 'USD' }) as object, {
+      ...OPERATION_CASES[3].request,
+    });
+    await client.payouts.mpesa(new Payout() as never);
+    await client.payouts.mpesa(inherited as never);
+
+    expect(server.requests.map((r) => r.json)).toEqual([
+      expect.objectContaining({
+        amount: 500,
+        narration: 'from getters',
+        callback_url: 'https://shop.example.com/hooks',
+      }),
+      expect.objectContaining({ wallet_type: 'USD' }),
+    ]);
+    server.reset();
+  });
+
   it('rejects a malformed idempotency key', async () => {
     const testCase = byOperation('payouts.mpesa');
     const error: unknown = await callOperation(client, testCase, testCase.request, {
@@ -282,7 +318,11 @@ describe('request validation (nothing is sent)', () => {
   it('accepts the boundary amounts of each limit', async () => {
     server.fallback = () => ({
       status: 200,
-      body: { success: true, checkout_url: 'https://pay.example.com/x' },
+      body: {
+        success: true,
+        transaction_reference: 'TX-B',
+        checkout_url: 'https://pay.example.com/x',
+      },
     });
     await client.collections.mpesa({ ...OPERATION_CASES[0].request, amount: 10 });
     await client.collections.mpesa({

@@ -1,5 +1,5 @@
 import { validateSync } from 'class-validator';
-import { isEmptyValue } from './dto/rules';
+import { isEmptyValue, readField } from './dto/rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import type { PaymentsOperation } from './operations';
 import { randomUUID } from 'node:crypto';
@@ -79,9 +79,7 @@ export function prepareRequest<TRequest extends object>(
     }
   }
   for (const field of fields) {
-    request[field] = Object.hasOwn(input, field)
-      ? (input as Record<string, unknown>)[field]
-      : undefined;
+    request[field] = readField(input, field);
   }
 
   for (const { field, option, fromDefaults } of FALLBACK_FIELDS) {

@@ -35,16 +35,46 @@ export class SecretRedactor {
     return result;
   }
 
-  /** A deep copy of a JSON value with every string redacted. */
+  /**
+   * A JSON value with every string redacted. Unchanged parts keep their identity, so a body
+   * without secrets comes back as the very same object.
+   */
   value(value: unknown): unknown {
     if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) return value.map((item) => this.value(item));
+    if (Array.isArray(value)) {
+      const items = value.map((item) => this.value(item));
+      return items.every((item, i) => item === value[i]) ? value : items;
+    }
     if (typeof value === 'object' && value !== null) {
+      let changed = false;
+      const entries = Object.entries(value).map(([key, item]) => {
+        const [newKey, newItem] = [this.text(key), this.value(item)];
+        changed ||= newKey !== key || newItem !== item;
+        return [newKey, newItem];
+      });
       // fromEntries defines own properties, so a `__proto__` key stays data.
-      return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [this.text(key), this.value(item)]),
-      );
+      return changed ? Object.fromEntries(entries) : value;
     }
     return value;
+  }
+
+  /**
+   * Parses JSON text and redacts the parsed value, so escaped forms of a secret (`\/`,
+   * `\u0070`...) are caught too. `undefined` when the text is not JSON.
+   */
+  json(text: string): unknown {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text) as unknown;
+    } catch {
+      return undefined;
+    }
+    return this.value(parsed);
+  }
+
+  /** Text for a log line: JSON re-serialised after redaction, anything else redacted as text. */
+  display(text: string): string {
+    const parsed = this.json(text);
+    return parsed === undefined ? this.text(text) : JSON.stringify(parsed);
   }
 }

@@ -42,6 +42,22 @@ export const RESPONSE_WIRE_KEYS = {
   amount: 'amount',
 } as const;
 
+/** JSON type of each response field; a present field of another type is an invalid response. */
+export const RESPONSE_FIELD_TYPES: Partial<
+  Record<keyof typeof RESPONSE_WIRE_KEYS, 'string' | 'boolean' | 'number'>
+> = {
+  success: 'boolean',
+  message: 'string',
+  status: 'string',
+  transactionReference: 'string',
+  trackingId: 'string',
+  reference: 'string',
+  paymentMethod: 'string',
+  checkoutUrl: 'string',
+  channel: 'string',
+  amount: 'number',
+};
+
 export const BANK_ACCOUNT_WIRE_KEYS = {
   name: 'name',
   branchCode: 'branch_code',

@@ -143,6 +143,21 @@ export function FallsBackToDefault() {
   return ValidateIf((_object: object, value: unknown) => !isEmptyValue(value));
 }
 
+/**
+ * Reads `key` from a caller's object: an own property, or one defined by its class (a getter
+ * or an inherited field), but never one found on `Object.prototype`, so pollution cannot inject it.
+ */
+export function readField(source: object, key: string): unknown {
+  for (
+    let owner: object | null = source;
+    owner !== null && owner !== Object.prototype;
+    owner = Object.getPrototypeOf(owner) as object | null
+  ) {
+    if (Object.hasOwn(owner, key)) return Reflect.get(source, key) as unknown;
+  }
+  return undefined;
+}
+
 /** `undefined`, `null` and `''` count as empty for the fallback rule. */
 export function isEmptyValue(value: unknown): boolean {
   return value === undefined || value === null || value === '';

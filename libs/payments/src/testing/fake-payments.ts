@@ -15,6 +15,8 @@ export interface PaymentsTestingOptions {
   defaultCallbackUrl?: string;
   walletType?: WalletType;
   isGlobal?: boolean;
+  /** Stand in for the registration of this name (`@InjectPayouts(name)`...). */
+  name?: string;
 }
 
 export const PAYMENTS_TESTING_OPTIONS = Symbol('PAYMENTS_TESTING_OPTIONS');

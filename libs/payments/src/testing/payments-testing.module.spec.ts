@@ -1,9 +1,12 @@
+import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OrdersController } from '../../../../apps/demo/src/orders/orders.controller';
 import { OrdersService } from '../../../../apps/demo/src/orders/orders.service';
 import { OPERATION_CASES } from '../../../../test/support/fixtures';
 import { PaymentsValidationError, ServiceAPIError } from '../errors';
 import { PaymentsClient } from '../payments.client';
+import { InjectPayouts } from '../payments.tokens';
+import { PayoutsService } from '../payouts.service';
 import { FakePayments } from './fake-payments';
 import { PaymentsTestingModule } from './payments-testing.module';
 
@@ -146,5 +149,20 @@ describe('PaymentsTestingModule: the demo OrdersController tested without HTTP',
     });
     expect(fakes.calls).toHaveLength(1);
     expect(fakes.calls[0].body).toMatchObject({ wallet_type: 'USD' });
+  });
+
+  it('stands in for a named registration', async () => {
+    @Injectable()
+    class Treasury {
+      constructor(@InjectPayouts('usd') readonly usd: PayoutsService) {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ name: 'usd', walletType: 'USD' })],
+      providers: [Treasury],
+    }).compile();
+
+    await moduleRef.get(Treasury).usd.mpesa(OPERATION_CASES[3].request);
+
+    expect(moduleRef.get(FakePayments).calls[0].body).toMatchObject({ wallet_type: 'USD' });
   });
 });

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CollectionsService } from '../collections.service';
 import { PaymentsClient } from '../payments.client';
 import { PaymentsTransport } from '../payments-transport';
+import { namedProviders } from '../payments.tokens';
 import { PayoutsService } from '../payouts.service';
 import { FakePayments, PAYMENTS_TESTING_OPTIONS, PaymentsTestingOptions } from './fake-payments';
 
@@ -13,6 +14,7 @@ import { FakePayments, PAYMENTS_TESTING_OPTIONS, PaymentsTestingOptions } from '
 @Module({})
 export class PaymentsTestingModule {
   static forRoot(options: PaymentsTestingOptions = {}): DynamicModule {
+    const aliases = options.name ? namedProviders(options.name) : [];
     return {
       module: PaymentsTestingModule,
       global: options.isGlobal ?? false,
@@ -23,8 +25,11 @@ export class PaymentsTestingModule {
         CollectionsService,
         PayoutsService,
         PaymentsClient,
+        ...aliases,
       ],
-      exports: [CollectionsService, PayoutsService, PaymentsClient, FakePayments],
+      exports: options.name
+        ? [...aliases.map((alias) => alias.provide), FakePayments]
+        : [CollectionsService, PayoutsService, PaymentsClient, FakePayments],
     };
   }
 }

@@ -30,10 +30,15 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // An instance reached through several providers (useExisting aliases) registers once.
+    const scanned = new Set<object>();
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
-      if (!wrapper.isDependencyTreeStatic() || typeof instance !== 'object' || instance === null)
+      if (!wrapper.isDependencyTreeStatic() || typeof instance !== 'object' || instance === null) {
         continue;
+      }
+      if (scanned.has(instance)) continue;
+      scanned.add(instance);
       const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const target = prototype[method];
@@ -51,10 +56,11 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   /** Runs the handlers of `event` unless this delivery was processed (or is being processed). */
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
     const key = `${event.transactionReference}:${event.event}`;
-    if (this.inProgress.has(key) || (await this.store.has(key)))
-      return { duplicate: true, handled: 0 };
+    // Claimed before the first await, so a concurrent copy sees it.
+    if (this.inProgress.has(key)) return { duplicate: true, handled: 0 };
     this.inProgress.add(key);
     try {
+      if (await this.store.has(key)) return { duplicate: true, handled: 0 };
       const handlers = [
         ...(this.handlers.get(event.event) ?? []),
         ...(this.handlers.get('*') ?? []),

@@ -1,7 +1,8 @@
 import { INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OnPaymentEvent } from './on-payment-event.decorator';
-import type { PaymentWebhookEvent } from './payment-webhook-event';
+import { parsePaymentWebhook, PaymentWebhookEvent } from './payment-webhook-event';
+import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import { PaymentsWebhookModule } from './payments-webhook.module';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
 
@@ -114,6 +115,60 @@ describe('PaymentsWebhookModule', () => {
 
     expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
     expect(handlers.completed).toHaveLength(1);
+  });
+
+  it('runs a handler once when its provider is also reachable through an alias', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsWebhookModule.forRoot()],
+      providers: [PaymentHandlers, { provide: 'HANDLERS_ALIAS', useExisting: PaymentHandlers }],
+    }).compile();
+    await moduleRef.init();
+
+    const result = await moduleRef
+      .get(PaymentsWebhookDispatcher)
+      .dispatch(parsePaymentWebhook(DELIVERY));
+
+    expect(result).toEqual({ duplicate: false, handled: 2 });
+    expect(moduleRef.get(PaymentHandlers).completed).toHaveLength(1);
+  });
+
+  it('runs the handlers once for concurrent copies, also with an async store', async () => {
+    const dispatcher = app.get(PaymentsWebhookDispatcher);
+    const event = parsePaymentWebhook(DELIVERY);
+
+    const results = await Promise.all([dispatcher.dispatch(event), dispatcher.dispatch(event)]);
+
+    expect(results.map((r) => r.duplicate).sort()).toEqual([false, true]);
+    expect(handlers.completed).toHaveLength(1);
+  });
+
+  it('answers 401 and runs nothing when verify rejects the delivery', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsWebhookModule.forRoot({
+          path: 'hooks/signed',
+          verify: ({ headers }) => headers['x-webhook-secret'] === 'shared-secret',
+        }),
+      ],
+      providers: [PaymentHandlers],
+    }).compile();
+    const signed = moduleRef.createNestApplication({ logger: false });
+    await signed.listen(0, '127.0.0.1');
+    const signedUrl = `${await signed.getUrl()}/hooks/signed`;
+    const post = (secret: string) =>
+      fetch(signedUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-webhook-secret': secret },
+        body: JSON.stringify(DELIVERY),
+      });
+    try {
+      expect((await post('wrong')).status).toBe(401);
+      expect(signed.get(PaymentHandlers).completed).toEqual([]);
+      expect((await post('shared-secret')).status).toBe(200);
+      expect(signed.get(PaymentHandlers).completed).toHaveLength(1);
+    } finally {
+      await signed.close();
+    }
   });
 
   it('runs the handlers once for concurrent identical deliveries', async () => {

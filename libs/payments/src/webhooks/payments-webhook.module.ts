@@ -3,10 +3,13 @@ import {
   Body,
   Controller,
   DynamicModule,
+  Headers,
   HttpCode,
+  Ip,
   Module,
   Post,
   Type,
+  UnauthorizedException,
 } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { PaymentsValidationError } from '../errors';
@@ -24,17 +27,40 @@ export interface PaymentsWebhookModuleOptions {
   path?: string;
   /** Deduplication store. Default: {@link InMemoryPaymentsWebhookStore}. */
   store?: PaymentsWebhookStore;
+  /**
+   * Decides whether a delivery is genuine (shared secret header, IP allow-list, signature...):
+   * false answers 401 and runs nothing. The interface document defines no signing, so without it
+   * anyone who can reach the route can post events: re-check important outcomes with the service.
+   */
+  verify?: (delivery: PaymentWebhookDelivery) => boolean | Promise<boolean>;
+}
+
+/** What `verify` sees of a delivery. */
+export interface PaymentWebhookDelivery {
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  ip?: string;
 }
 
 /** The route is an option, and decorators take constants: the controller is made per registration. */
-function createWebhookController(path: string): Type {
+function createWebhookController(
+  path: string,
+  verify: PaymentsWebhookModuleOptions['verify'],
+): Type {
   @Controller(path)
   class PaymentsWebhookController {
     constructor(private readonly dispatcher: PaymentsWebhookDispatcher) {}
 
     @Post()
     @HttpCode(200)
-    async receive(@Body() body: unknown): Promise<{ received: true } & PaymentWebhookDispatch> {
+    async receive(
+      @Body() body: unknown,
+      @Headers() headers: PaymentWebhookDelivery['headers'],
+      @Ip() ip: string,
+    ): Promise<{ received: true } & PaymentWebhookDispatch> {
+      if (verify && !(await verify({ headers, body, ip }))) {
+        throw new UnauthorizedException('The webhook delivery could not be verified');
+      }
       let event;
       try {
         event = parsePaymentWebhook(body);
@@ -65,7 +91,7 @@ export class PaymentsWebhookModule {
     return {
       module: PaymentsWebhookModule,
       imports: [DiscoveryModule],
-      controllers: [createWebhookController(options.path ?? 'webhooks/payments')],
+      controllers: [createWebhookController(options.path ?? 'webhooks/payments', options.verify)],
       providers: [
         {
           provide: PAYMENTS_WEBHOOK_STORE,
