@@ -288,8 +288,8 @@ describe('request validation (nothing is sent)', () => {
     const inherited = Object.assign(Object.create({ walletType: 'USD' }) as object, {
       ...OPERATION_CASES[3].request,
     });
-    await client.payouts.mpesa(new Payout() as never);
-    await client.payouts.mpesa(inherited as never);
+    await client.payouts.mpesa(new Payout());
+    await client.payouts.mpesa(inherited as typeof OPERATION_CASES[3].request);
 
     expect(server.requests.map((r) => r.json)).toEqual([
       expect.objectContaining({
