@@ -289,7 +289,7 @@ describe('request validation (nothing is sent)', () => {
       ...OPERATION_CASES[3].request,
     });
     await client.payouts.mpesa(new Payout());
-    await client.payouts.mpesa(inherited as typeof OPERATION_CASES[3].request);
+    await client.payouts.mpesa(inherited);
 
     expect(server.requests.map((r) => r.json)).toEqual([
       expect.objectContaining({
