@@ -2,7 +2,13 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { HttpService } from '@nestjs/axios';
 import { Logger } from '@nestjs/common';
-import axios, { AxiosError, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import axios, {
+  AxiosError,
+  AxiosInstance,
+  AxiosRequestConfig,
+  AxiosResponse,
+  InternalAxiosRequestConfig,
+} from 'axios';
 import axiosRetry, { isNetworkError } from 'axios-retry';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
@@ -47,9 +53,40 @@ export function isTransientFailure(error: AxiosError): boolean {
   return isTimeoutError(error) || isNetworkError(error);
 }
 
-/** Per-request hook, run as each attempt starts (first and retries). */
-export interface AttemptHookConfig {
-  onPaymentsAttempt?: () => void;
+/**
+ * State of one logical call, handed to the HTTP layer in the request config. A class, so axios
+ * passes the same object to every retry instead of copying it like a plain object.
+ */
+export class PaymentsCall {
+  /** Made at the first retry: a call that succeeds first time pays for no abort signal. */
+  private controller: AbortController | undefined;
+  /** Between a failed attempt and the next one (the backoff wait). */
+  waitingForRetry = false;
+  attemptsStarted = 0;
+  settled: Promise<unknown> | undefined;
+
+  constructor(
+    /** True once the client is closing: no retry may start. */
+    readonly stopping: () => boolean,
+  ) {}
+
+  /** The signal of the retries (axios-retry also listens to it during its backoff wait). */
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+
+  /** Cancels the pending or starting retry; a first attempt has no signal and is never cut. */
+  abort(): void {
+    this.controller?.abort();
+  }
+}
+
+/** Request config carrying the call state. */
+export type PaymentsRequestConfig = AxiosRequestConfig & { paymentsCall?: PaymentsCall };
+
+function callOf(config: AxiosRequestConfig | undefined): PaymentsCall | undefined {
+  return (config as PaymentsRequestConfig | undefined)?.paymentsCall;
 }
 
 /** 1-based number of the attempt a request config belongs to. */
@@ -135,12 +172,25 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
     );
   }
   instance.interceptors.request.use((config) => {
-    (config as AttemptHookConfig).onPaymentsAttempt?.();
+    const call = callOf(config);
+    if (call) {
+      call.waitingForRetry = false;
+      // A retry whose wait ended after close() began must not go out.
+      if (call.stopping() && call.attemptsStarted > 0) call.abort();
+      call.attemptsStarted += 1;
+    }
     return config;
   });
   axiosRetry(instance, {
     retries: options.maxRetries,
-    retryCondition: isTransientFailure,
+    retryCondition: (error) => !callOf(error.config)?.stopping() && isTransientFailure(error),
+    onRetry: (_retryCount, _error, config) => {
+      const call = callOf(config);
+      if (!call) return;
+      call.waitingForRetry = true;
+      // axios-retry reads the signal after this hook, to cut its wait short on close().
+      config.signal = call.signal;
+    },
     retryDelay,
     // Each attempt gets the full timeout (section 8), not a share of one budget.
     shouldResetTimeout: true,

@@ -1,15 +1,14 @@
 import type { Agent } from 'node:http';
 import { HttpService } from '@nestjs/axios';
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import { AxiosError, AxiosRequestConfig, AxiosResponse } from 'axios';
-import { firstValueFrom } from 'rxjs';
+import { AxiosError, AxiosResponse } from 'axios';
 import { AuthenticationError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
 import {
-  AttemptHookConfig,
   attemptOf,
   isTimeoutError,
-  isTransientFailure,
+  PaymentsCall,
+  PaymentsRequestConfig,
   partialResponseStatus,
 } from './payments-http';
 import { PAYMENTS_HTTP_SERVICE, PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
@@ -26,14 +25,6 @@ export const CLIENT_CLOSED = 'CLIENT_CLOSED';
 const MAY_HAVE_EXECUTED =
   'the request may have been executed: check its status, or retry with the same idempotencyKey';
 
-interface InflightCall {
-  readonly abort: AbortController;
-  /** Between a failed attempt and the next one (the backoff wait). */
-  waitingForRetry: boolean;
-  attemptsStarted: number;
-  settled: Promise<unknown>;
-}
-
 /**
  * Runs one operation: validation, wire mapping, the HTTP call with retries, response mapping and
  * error translation. Shared by {@link CollectionsService} and {@link PayoutsService}.
@@ -43,8 +34,9 @@ interface InflightCall {
 export class PaymentsTransport implements BeforeApplicationShutdown {
   readonly defaults: PaymentsDefaults;
   private readonly redactor: SecretRedactor;
-  private readonly inflight = new Set<InflightCall>();
+  private readonly inflight = new Set<PaymentsCall>();
   private closing = false;
+  private readonly isClosing = () => this.closing;
 
   constructor(
     @Inject(PAYMENTS_HTTP_SERVICE) private readonly http: HttpService,
@@ -65,12 +57,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     if (this.closing) throw this.closedError(operation.name, idempotencyKey, 0);
     const body = toWireBody(prepared, operation.requestFields, operation.channel);
 
-    const call: InflightCall = {
-      abort: new AbortController(),
-      waitingForRetry: false,
-      attemptsStarted: 0,
-      settled: Promise.resolve(),
-    };
+    const call = new PaymentsCall(this.isClosing);
     const settled = this.send(operation, body, idempotencyKey, call);
     call.settled = settled;
     this.inflight.add(call);
@@ -89,9 +76,9 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = true;
-      for (const call of this.inflight) if (call.waitingForRetry) call.abort.abort();
+      for (const call of this.inflight) if (call.waitingForRetry) call.abort();
     }
-    await Promise.allSettled([...this.inflight].map((call) => call.settled));
+    await Promise.allSettled([...this.inflight].map((call) => call.settled ?? Promise.resolve()));
     const { httpAgent, httpsAgent } = this.http.axiosRef.defaults as {
       httpAgent?: Agent;
       httpsAgent?: Agent;
@@ -109,27 +96,17 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     operation: PaymentsOperation<TRequest, TResponse>,
     body: JsonObject,
     idempotencyKey: string,
-    call: InflightCall,
+    call: PaymentsCall,
   ): Promise<TResponse> {
-    const config: AxiosRequestConfig & AttemptHookConfig = {
+    const config: PaymentsRequestConfig = {
       headers: { 'Idempotency-Key': idempotencyKey },
-      signal: call.abort.signal,
-      // A retry whose wait ended after close() began must not go out.
-      onPaymentsAttempt: () => {
-        call.waitingForRetry = false;
-        if (this.closing && call.attemptsStarted > 0) call.abort.abort();
-        call.attemptsStarted += 1;
-      },
-      'axios-retry': {
-        retryCondition: (error: AxiosError) => !this.closing && isTransientFailure(error),
-        onRetry: () => {
-          call.waitingForRetry = true;
-        },
-      },
+      paymentsCall: call,
     };
     let response: AxiosResponse<string>;
     try {
-      response = await firstValueFrom(this.http.post<string>(operation.path, body, config));
+      // The promise API of the module's HttpService instance: its Observable wrapper would add a
+      // CancelToken and a subscription per call, and nothing here unsubscribes.
+      response = await this.http.axiosRef.post<string>(operation.path, body, config);
     } catch (error: unknown) {
       throw this.toServiceError(operation.name, idempotencyKey, error);
     }

@@ -69,6 +69,9 @@ export class SecretRedactor {
     } catch {
       return undefined;
     }
+    // Escaped forms need a backslash: without one, and without a plain secret, nothing to do.
+    if (!text.includes('\\') && !this.secrets.some((secret) => text.includes(secret)))
+      return parsed;
     return this.value(parsed);
   }
 
