@@ -1,0 +1,92 @@
+import { performance } from 'node:perf_hooks';
+import * as v8 from 'node:v8';
+import { OPERATIONS, type PaymentsOperation } from '../libs/payments/src/operations';
+import type { PaymentsDefaults } from '../libs/payments/src/payments-options.interface';
+import { prepareRequest } from '../libs/payments/src/request-validation';
+import { toWireBody } from '../libs/payments/src/wire';
+import { OPERATION_CASES } from '../test/support/fixtures';
+import { gcFunction, median } from './load';
+
+/** What a client built with default options passes to every call. */
+const DEFAULTS: PaymentsDefaults = {
+  username: undefined,
+  callbackUrl: undefined,
+  walletType: 'local',
+};
+
+export interface MicroResult {
+  operation: string;
+  iterations: number;
+  /** `prepareRequest` + `toWireBody`: everything the library does before the HTTP call. */
+  usPerCall: number;
+  /** Bytes allocated by `prepareRequest` + `toWireBody`, all of it garbage once the call is sent. */
+  bytesPerCall: number;
+  /** `toWireBody` alone, on an already validated request. */
+  wireUsPerCall: number;
+}
+
+function findOperation(name: string): PaymentsOperation<object, unknown> {
+  const operation = Object.values(OPERATIONS).find((candidate) => candidate.name === name);
+  if (operation === undefined) throw new Error(`no operation ${name}`);
+  return operation as PaymentsOperation<object, unknown>;
+}
+
+/** Wall-clock µs per iteration of `body`, after a warm-up that lets V8 optimise it. */
+function time(iterations: number, body: () => number): number {
+  let sink = 0;
+  for (let i = 0; i < Math.min(5_000, iterations); i++) sink += body();
+  const started = performance.now();
+  for (let i = 0; i < iterations; i++) sink += body();
+  const elapsedMs = performance.now() - started;
+  // The sink makes the result observable, so V8 cannot drop the work as dead code.
+  if (sink < 0) throw new Error('unreachable');
+  return (elapsedMs * 1000) / iterations;
+}
+
+function newSpaceUsed(): number {
+  return (
+    v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_used_size ?? 0
+  );
+}
+
+/**
+ * Bytes allocated per iteration: growth of the young generation over small batches that start
+ * right after a scavenge. Batches interrupted by a scavenge shrink it and are discarded.
+ */
+function bytesAllocated(body: () => number): number {
+  const gc = gcFunction();
+  const batch = 100;
+  const samples: number[] = [];
+  for (let round = 0; round < 30; round++) {
+    gc({ type: 'minor' });
+    const before = newSpaceUsed();
+    for (let i = 0; i < batch; i++) body();
+    const grown = newSpaceUsed() - before;
+    if (grown > 0) samples.push(grown / batch);
+  }
+  return samples.length > 0 ? median(samples) : Number.NaN;
+}
+
+/** Validation and wire mapping alone, per operation, with no I/O. */
+export function runMicro(iterations: number): MicroResult[] {
+  return OPERATION_CASES.map((testCase) => {
+    const operation = findOperation(testCase.operation);
+    const prepareAndMap = () => {
+      const prepared = prepareRequest(operation, testCase.request, DEFAULTS);
+      return Object.keys(toWireBody(prepared, operation.requestFields, operation.channel)).length;
+    };
+    const usPerCall = time(iterations, prepareAndMap);
+    const prepared = prepareRequest(operation, testCase.request, DEFAULTS);
+    const wireUsPerCall = time(
+      iterations,
+      () => Object.keys(toWireBody(prepared, operation.requestFields, operation.channel)).length,
+    );
+    return {
+      operation: testCase.operation,
+      iterations,
+      usPerCall,
+      bytesPerCall: bytesAllocated(prepareAndMap),
+      wireUsPerCall,
+    };
+  });
+}
