@@ -21,6 +21,28 @@ import { fromWireBody, isJsonObject, JsonObject, RESPONSE_FIELD_TYPES, toWireBod
 /** `code` of the error a call gets when the client is closing or closed. */
 export const CLIENT_CLOSED = 'CLIENT_CLOSED';
 
+/** The error of a call refused or cut short because the client is closing. */
+export function clientClosedError(
+  operationName: string,
+  idempotencyKey: string,
+  attempts: number,
+): ServiceAPIError {
+  return new ServiceAPIError(
+    `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)`,
+    { operation: operationName, idempotencyKey, attempts, code: CLIENT_CLOSED },
+  );
+}
+
+/** Required response fields (rule 4.2.3) that are absent or empty in `record`. */
+export function missingRequiredFields(
+  operation: Pick<PaymentsOperation<object, unknown>, 'requiredResponseFields'>,
+  record: Record<string, unknown>,
+): string[] {
+  return operation.requiredResponseFields.filter(
+    (field) => record[field] === undefined || record[field] === null || record[field] === '',
+  );
+}
+
 /** What the caller should know when an answer could not be used. */
 const MAY_HAVE_EXECUTED =
   'the request may have been executed: check its status, or retry with the same idempotencyKey';
@@ -54,7 +76,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
   ): Promise<TResponse> {
     const prepared = prepareRequest(operation, request, this.defaults);
     const idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
-    if (this.closing) throw this.closedError(operation.name, idempotencyKey, 0);
+    if (this.closing) throw clientClosedError(operation.name, idempotencyKey, 0);
     const body = toWireBody(prepared, operation.requestFields, operation.channel);
 
     const call = new PaymentsCall(this.isClosing);
@@ -113,17 +135,6 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     return this.toResponse(operation, idempotencyKey, response);
   }
 
-  private closedError(
-    operationName: string,
-    idempotencyKey: string,
-    attempts: number,
-  ): ServiceAPIError {
-    return new ServiceAPIError(
-      `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)`,
-      { operation: operationName, idempotencyKey, attempts, code: CLIENT_CLOSED },
-    );
-  }
-
   private toResponse<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
     idempotencyKey: string,
@@ -165,9 +176,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
         'INVALID_RESPONSE',
       );
     }
-    const missing = operation.requiredResponseFields.filter(
-      (field) => record[field] === undefined || record[field] === null || record[field] === '',
-    );
+    const missing = missingRequiredFields(operation, record);
     if (missing.length > 0) {
       throw fail(`the response has no ${missing.join(', ')}`, 'MISSING_FIELD');
     }
@@ -194,7 +203,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     }
     if (error.code === AxiosError.ERR_CANCELED) {
       // Only close() aborts: the cancelled attempt never left, so it is not counted.
-      return this.closedError(operationName, idempotencyKey, attemptOf(error.config) - 1);
+      return clientClosedError(operationName, idempotencyKey, attemptOf(error.config) - 1);
     }
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;

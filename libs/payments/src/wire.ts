@@ -106,7 +106,7 @@ function readKey(body: JsonObject, wireKey: string, field: string): unknown {
   return undefined;
 }
 
-function isJsonObject(value: unknown): value is JsonObject {
+export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -141,5 +141,3 @@ export function fromWireBody(body: JsonObject, fields: readonly ResponseField[])
   record._raw = body;
   return record;
 }
-
-export { isJsonObject };

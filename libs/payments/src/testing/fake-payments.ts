@@ -6,6 +6,7 @@ import type {
   PaymentsDefaults,
   WalletType,
 } from '../payments-options.interface';
+import { clientClosedError, missingRequiredFields } from '../payments-transport';
 import { prepareRequest, resolveIdempotencyKey } from '../request-validation';
 import { fromWireBody, JsonObject, toWireBody } from '../wire';
 
@@ -127,17 +128,7 @@ export class FakePayments {
   ): Promise<TResponse> {
     const prepared = prepareRequest(operation, request, this.defaults) as Record<string, unknown>;
     const idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
-    if (this.closed) {
-      throw new ServiceAPIError(
-        `${operation.name} was not completed: the payments client is shutting down`,
-        {
-          operation: operation.name,
-          idempotencyKey,
-          attempts: 0,
-          code: 'CLIENT_CLOSED',
-        },
-      );
-    }
+    if (this.closed) throw clientClosedError(operation.name, idempotencyKey, 0);
     this.calls.push({
       operation: operation.name,
       request: { ...prepared },
@@ -151,7 +142,7 @@ export class FakePayments {
     const reference = `FAKE-${++this.sequence}`;
     const body = cannedBody(operation.name, reference, prepared);
     const response = { ...fromWireBody(body, operation.responseFields), ...scripted?.response };
-    const missing = operation.requiredResponseFields.filter((field) => !response[field]);
+    const missing = missingRequiredFields(operation, response);
     if (missing.length > 0) {
       throw new ServiceAPIError(`${operation.name}: the response has no ${missing.join(', ')}`, {
         operation: operation.name,
