@@ -12,7 +12,10 @@ import { OPERATIONS } from '../libs/payments/src/operations';
 import { createPaymentsHttpService } from '../libs/payments/src/payments-http';
 import { resolvePaymentsOptions, toDefaults } from '../libs/payments/src/payments-options';
 import { prepareRequest } from '../libs/payments/src/request-validation';
-import { toWireBody } from '../libs/payments/src/wire';
+import { encodeRequest } from '../libs/payments/src/wire';
+
+/** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
+const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
 import {
   API_PASSWORD,
   API_USERNAME,
@@ -56,7 +59,7 @@ async function main(): Promise<void> {
   const defaults = toDefaults(options);
   const validatedBody = () => {
     const prepared = prepareRequest(operation, MPESA_REQUEST, defaults);
-    return toWireBody(prepared, operation.requestFields, operation.channel);
+    return encodeRequest(operation, prepared, CONTEXT).body ?? {};
   };
 
   const steps: [string, Call][] = [

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const client = createPaymentsClient({
     apiUsername: 'u',
-    apiPassword: 'p',
+    apiPassword: 'script-password',
     baseUrl: `http://127.0.0.1:${port}`,
     maxRetries: 10,
   });

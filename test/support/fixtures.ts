@@ -20,11 +20,12 @@ export const OPERATION_CASES = [
     },
     wire: {
       username: 'acme',
+      channel: 'MOBILE_MONEY_KE',
       amount: 1500,
       phone_number: '0712345678',
       narration: 'Order 42',
+      currency: 'KES',
       callback_url: CALLBACK_URL,
-      channel: 'MOBILE_MONEY_KE',
     },
   },
   {
@@ -42,11 +43,13 @@ export const OPERATION_CASES = [
     },
     wire: {
       username: 'acme',
-      amount: 2500,
-      phone_number: '+254712345678',
-      narration: 'Order 43',
-      callback_url: CALLBACK_URL,
       channel: 'card',
+      payment_method: 'card',
+      amount: 2500,
+      phone_number: '0712345678',
+      narration: 'Order 43',
+      currency: 'KES',
+      callback_url: CALLBACK_URL,
     },
   },
   {
@@ -61,8 +64,8 @@ export const OPERATION_CASES = [
       amount: 50,
       phoneNumber: '+233241234567',
       accountNumber: '0241234567',
-      networkCode: 'MTN-GH',
-      channelId: 'ch-17',
+      networkCode: '460f3956-b9aa-4e94-916b-4f357aae3bed',
+      channelId: 'b66a04e8-dee1-4874-aa3c-a58717718757',
       narration: 'Order 44',
       currency: 'GHS',
       callbackUrl: CALLBACK_URL,
@@ -74,8 +77,8 @@ export const OPERATION_CASES = [
       amount: 50,
       phone_number: '+233241234567',
       account_number: '0241234567',
-      network_code: 'MTN-GH',
-      channel_id: 'ch-17',
+      network_code: '460f3956-b9aa-4e94-916b-4f357aae3bed',
+      channel_id: 'b66a04e8-dee1-4874-aa3c-a58717718757',
       narration: 'Order 44',
       currency: 'GHS',
       callback_url: CALLBACK_URL,
@@ -99,8 +102,8 @@ export const OPERATION_CASES = [
       amount: 1000,
       narration: 'Refund 42',
       callback_url: CALLBACK_URL,
-      wallet_type: 'local',
       channel: 'MOBILE_MONEY_KE',
+      currency: 'KES',
     },
   },
   {
@@ -111,35 +114,36 @@ export const OPERATION_CASES = [
     kind: 'payout',
     request: {
       username: 'acme',
-      networkCode: 'GTB-NG',
+      networkCode: '9b2eb62d-555f-4467-8135-16d34d1a5bcf',
       accountName: 'bank',
       accountHolderName: 'Ada Obi',
       accountNumber: '0123456789',
       amount: 20000,
       phoneNumber: '+2348031234567',
-      channelId: 'ch-9',
+      channelId: 'ba3ec5eb-2a3b-4377-b9fc-78d744eb54c2',
       narration: 'Supplier 7',
       currency: 'NGN',
       callbackUrl: CALLBACK_URL,
       transactionChannel: 'bank',
-      providerName: 'GTBank',
+      providerName: 'Guaranty Trust Bank',
       providerCode: '058',
       walletType: 'USD',
     },
     wire: {
       username: 'acme',
-      network_code: 'GTB-NG',
+      network_code: '9b2eb62d-555f-4467-8135-16d34d1a5bcf',
       account_name: 'bank',
       account_holder_name: 'Ada Obi',
       account_number: '0123456789',
       amount: 20000,
       phone_number: '+2348031234567',
-      channel_id: 'ch-9',
+      channel_id: 'ba3ec5eb-2a3b-4377-b9fc-78d744eb54c2',
       narration: 'Supplier 7',
       currency: 'NGN',
       callback_url: CALLBACK_URL,
       transaction_channel: 'bank',
-      provider_name: 'GTBank',
+      channel: 'bank',
+      provider_name: 'Guaranty Trust Bank',
       provider_code: '058',
       wallet_type: 'USD',
     },
@@ -162,48 +166,66 @@ export const OPERATION_CASES = [
     wire: {
       username: 'acme',
       amount: 750,
+      currency: 'KES',
       phone_number: '+254712345678',
       narration: 'Rent',
+      transaction_channel: 'bank',
+      channel: 'bank',
       business_account: '888880',
       business_number: 'ACC-1',
       callback_url: CALLBACK_URL,
-      wallet_type: 'local',
     },
   },
 ] as const;
 
 export type OperationCase = (typeof OPERATION_CASES)[number];
 
-/** A success body of the contract for each kind of response. */
+/** A success answer of the real service (docs/wire-contract.md) for each kind of response. */
 export function successBody(kind: OperationCase['kind']): Record<string, unknown> {
-  const common = {
-    success: true,
-    message: 'Accepted',
-    transaction_reference: 'TX-1001',
-  };
   switch (kind) {
     case 'collection':
       return {
-        ...common,
-        status: 'PENDING',
-        tracking_id: 'TRK-1',
-        reference: 'REF-1',
-        result: { queued: true },
-        payment_method: 'MOBILE_MONEY_KE',
+        payment_method: 'mobile',
+        status: 'SUCCESS',
+        transaction_reference: '9BD103350408eR',
+        success: true,
+        message: 'Processed successfully',
+        trackingId: '',
+        reference: '',
+        result: null,
       };
     case 'card':
       return {
-        ...common,
-        status: 'PENDING',
-        tracking_id: 'TRK-2',
-        reference: 'REF-2',
+        payment_method: 'mobile',
+        status: 'SUCCESS',
+        checkout_url: 'https://pay.example.com/checkout/9BD114038965eR',
+        transaction_reference: '9BD114038965eR',
+        success: true,
+        message: 'Payment request sent successfully',
+        trackingId: '',
+        reference: '',
         result: null,
-        payment_method: 'card',
-        checkout_url: 'https://pay.example.com/checkout/TX-1001',
       };
     case 'payout':
-      return { ...common, status: 'QUEUED', channel: 'MOBILE_MONEY_KE', amount: 1000 };
+      return {
+        success: true,
+        correlator_id: '9BD141203407eW',
+        message: 'Transaction request sent successfully',
+        status: 'SUCCESS',
+        channel: '',
+        amount: 0,
+      };
   }
+}
+
+/** `wire` with the call's idempotency key on its callback URL, as the client sends it by default. */
+export function correlatedWire(
+  wire: Record<string, unknown>,
+  idempotencyKey: string,
+): Record<string, unknown> {
+  const url = new URL(String(wire.callback_url));
+  url.searchParams.set('malipo_key', idempotencyKey);
+  return { ...wire, callback_url: url.toString() };
 }
 
 /** Calls the operation of a case on a client-shaped object. */

@@ -38,6 +38,8 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        // Confirms each webhook with the status look-up of the PaymentsModule above before the
+        // order handlers see it: the service does not sign its callbacks.
         PaymentsWebhookModule.forRoot({ path: WEBHOOK_ROUTE }),
       ],
     };

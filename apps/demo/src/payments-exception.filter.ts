@@ -22,7 +22,7 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
       return;
     }
     this.logger.warn(
-      `${error.name} in ${error.operation}: status ${error.status ?? 'none'}, code ${error.code ?? 'none'}, ${error.attempts} attempt(s)`,
+      `${error.name} in ${error.operation}: status ${error.status ?? 'none'}, code ${error.code}, ${error.attempts} attempt(s)${error.mayHaveExecuted ? ', may have executed' : ''}`,
     );
     const message =
       error instanceof AuthenticationError
@@ -34,7 +34,11 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
       message,
       operation: error.operation,
       providerStatus: error.status,
-      code: error instanceof AuthenticationError ? undefined : error.code,
+      // The provider's own code when it sent one, else the library's (NETWORK_ERROR, TIMEOUT...).
+      code: error instanceof AuthenticationError ? undefined : (error.serviceCode ?? error.code),
+      // True when the call may have gone through anyway: the order settles by webhook, so the
+      // client must not simply start another one.
+      mayHaveExecuted: error.mayHaveExecuted || undefined,
     });
   }
 }

@@ -29,3 +29,12 @@ export function isAuthorized(
   const passwordOk = sameSecret(credentials.password, expected.apiPassword);
   return userOk && passwordOk;
 }
+
+/** The account whose API credentials the header carries, or undefined. Every account is tried. */
+export function authenticate<A extends { apiUsername: string; apiPassword: string }>(
+  header: string | undefined,
+  accounts: readonly A[],
+): A | undefined {
+  const matches = accounts.map((account) => isAuthorized(header, account));
+  return accounts[matches.indexOf(true)];
+}

@@ -2,12 +2,16 @@ import { Controller, Get, Param, Post, Res } from '@nestjs/common';
 import { SandboxResponse, sendHtml } from './http-io';
 import { LedgerService, Transaction } from './ledger.service';
 import { errorPage, checkoutPage, resultPage } from './checkout.pages';
-import type { Outcome } from './outcomes';
+import { failure, Outcome, success } from './outcomes';
 import { SettlementService } from './settlement.service';
 
-const CHOICES: Readonly<Record<'pay' | 'decline', Outcome>> = {
-  pay: { status: 'SUCCESS', message: 'Payment completed' },
-  decline: { status: 'FAILED', message: 'Declined by the customer' },
+const CHOICES: Readonly<Record<'pay' | 'decline', (tx: Transaction) => Outcome>> = {
+  pay: (tx) => success(tx),
+  decline: (tx) =>
+    failure(tx.region, {
+      kenya: 'Request Cancelled by user.',
+      panAfrican: 'declined by the customer',
+    }),
 };
 
 /**
@@ -41,7 +45,7 @@ export class CheckoutController {
   private choose(reference: string, choice: 'pay' | 'decline', res: SandboxResponse): void {
     const pending = this.checkoutTransaction(reference);
     if (!pending) return notFound(res, reference);
-    const settled = this.settlement.settle(reference, CHOICES[choice]);
+    const settled = this.settlement.settle(reference, CHOICES[choice](pending));
     if (!settled) {
       sendHtml(
         res,

@@ -59,7 +59,7 @@ export function checkoutPage(transaction: Transaction): string {
 }
 
 export function resultPage(transaction: Transaction): string {
-  const title = transaction.status === 'SUCCESS' ? 'Payment successful' : 'Payment declined';
+  const title = transaction.status === 'success' ? 'Payment successful' : 'Payment declined';
   return layout(title, `<h1>${title}</h1>\n${details(transaction)}`);
 }
 

@@ -49,12 +49,12 @@ describe('sandbox hosted checkout', () => {
 
     expect(env.receiver.for(ref)).toEqual([]);
     expect(await env.client.transaction(ref)).toMatchObject({
-      status: 'PENDING',
+      status: 'pending',
       settlement: 'checkout',
     });
   });
 
-  it('settles SUCCESS on Pay, fires the webhook and shows the result page', async () => {
+  it('settles success on Pay, fires the webhook and shows the result page', async () => {
     const { transaction_reference: ref, checkout_url } = await cardCollection();
     const before = await env.client.wallets();
 
@@ -65,18 +65,18 @@ describe('sandbox hosted checkout', () => {
     const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
       transaction_reference: ref,
-      status: 'SUCCESS',
+      result_code: 0,
+      remarks: 'Successfully processed card payment',
       success: true,
-      event: 'payment.completed',
-      channel: 'card',
       amount: 2500,
-      currency: 'KES',
+      forward_url: env.receiver.url,
     });
-    expect(await env.client.transaction(ref)).toMatchObject({ status: 'SUCCESS' });
+    expect(webhook.body).not.toHaveProperty('status');
+    expect(await env.client.transaction(ref)).toMatchObject({ status: 'success' });
     expect((await env.client.wallets()).local).toBe(before.local + 2500);
   });
 
-  it('settles FAILED on Decline and fires payment.failed', async () => {
+  it('settles failed on Decline and fires a Kenyan failure webhook', async () => {
     const { transaction_reference: ref, checkout_url } = await cardCollection();
 
     const res = await submit(`${checkout_url}/decline`);
@@ -85,9 +85,10 @@ describe('sandbox hosted checkout', () => {
     expect(await res.text()).toContain('Payment declined');
     const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
-      status: 'FAILED',
+      result_code: 1,
+      remarks: 'Transaction failed with message: [Request Cancelled by user.]',
       success: false,
-      event: 'payment.failed',
+      status: '',
     });
   });
 
@@ -111,7 +112,7 @@ describe('sandbox hosted checkout', () => {
       wireBody('collections.mpesa', { callback_url: env.receiver.url }),
     );
 
-    for (const ref of ['SBX-UNKNOWN', mpesa.json.transaction_reference as string]) {
+    for (const ref of ['9BD000000000eR', mpesa.json.transaction_reference as string]) {
       expect((await fetch(`${env.sandbox.url}/checkout/${ref}`)).status).toBe(404);
       expect((await submit(`${env.sandbox.url}/checkout/${ref}/pay`)).status).toBe(404);
     }
@@ -128,24 +129,25 @@ describe('sandbox hosted checkout', () => {
     const ref = res.json.transaction_reference as string;
     expect(res.json.checkout_url).toBe(`${env.sandbox.url}/checkout/${ref}`);
     await sleep(100);
-    expect(await env.client.transaction(ref)).toMatchObject({ status: 'PENDING' });
+    expect(await env.client.transaction(ref)).toMatchObject({ status: 'pending' });
 
     const paid = await submit(`${res.json.checkout_url}/pay`);
 
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe(
-      `https://shop.example.com/return?order=7&reference=${ref}&status=SUCCESS`,
+      `https://shop.example.com/return?order=7&reference=${ref}&status=success`,
     );
     const [webhook] = await env.receiver.waitFor(ref);
     expect(webhook.body).toMatchObject({
-      status: 'SUCCESS',
-      event: 'payment.completed',
-      currency: 'GHS',
-      channel: 'MOBILE_MONEY',
+      result_code: 0,
+      remarks: 'complete',
+      success: true,
+      amount: 50,
+      customer_name: '+233241234567',
     });
   });
 
-  it('redirects with status FAILED on Decline', async () => {
+  it('redirects with status failed on Decline, and fires a pan-African failure', async () => {
     const res = await env.client.post(
       '/api/v3/payments',
       wireBody('collections.panAfrican', {
@@ -158,7 +160,14 @@ describe('sandbox hosted checkout', () => {
 
     expect(declined.status).toBe(303);
     expect(declined.headers.get('location')).toBe(
-      `http://localhost:3000/back?reference=${res.json.transaction_reference}&status=FAILED`,
+      `http://localhost:3000/back?reference=${res.json.transaction_reference}&status=failed`,
     );
+    const [webhook] = await env.receiver.waitFor(res.json.transaction_reference);
+    expect(webhook.body).toMatchObject({
+      result_code: 3000,
+      remarks: 'other: declined by the customer',
+      success: false,
+      status: 'failed',
+    });
   });
 });

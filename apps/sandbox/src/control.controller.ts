@@ -31,14 +31,21 @@ export class ControlController {
   transaction(@Param('reference') reference: string): Transaction {
     const transaction = this.ledger.get(reference);
     if (!transaction) {
-      throw new SandboxHttpError(404, 'NOT_FOUND', `No transaction with reference ${reference}`);
+      throw new SandboxHttpError(404, `No transaction with reference ${reference}`);
     }
     return transaction;
   }
 
+  /** The default account's wallets. */
   @Get('wallets')
   wallets() {
     return this.ledger.wallets();
+  }
+
+  /** Both accounts and their wallets. */
+  @Get('accounts')
+  accounts() {
+    return this.ledger.accounts();
   }
 
   @Get('requests')

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { isJsonObject, SandboxHttpError } from './http-io';
-import { API_PATHS, isApiPath, normalizeApiPath } from './sandbox-operations';
+import { errorBody, isJsonObject, SandboxHttpError } from './http-io';
+import { API_ROUTES, apiRouteOf } from './sandbox-operations';
 
 /** What to do instead of (or on top of) the real answer. */
 export type FaultAction =
@@ -35,7 +35,8 @@ export interface RandomFaults {
   seed?: number;
 }
 
-const DEFAULT_FAULT_BODY = { success: false, message: 'Injected fault', code: 'SANDBOX_FAULT' };
+/** The real error body, with the injected status. */
+const defaultFaultBody = (status: number) => errorBody(status, 'Injected fault');
 const DEFAULT_RANDOM_STATUSES = [500, 502, 503, 504];
 const MAX_DELAY_MS = 120_000;
 
@@ -49,9 +50,9 @@ export class FaultsService {
   private queue: QueuedFault[] = [];
   private random?: RandomFaults & { next: () => number };
 
-  /** Takes the fault for one request on `path`, if any. */
-  take(path: string): AppliedFault | undefined {
-    const index = this.queue.findIndex((fault) => fault.path === undefined || fault.path === path);
+  /** Takes the fault for one request on API route `route` (see `apiRouteOf`), if any. */
+  take(route: string): AppliedFault | undefined {
+    const index = this.queue.findIndex((fault) => fault.path === undefined || fault.path === route);
     if (index >= 0) {
       const fault = this.queue[index];
       fault.remaining -= 1;
@@ -65,7 +66,7 @@ export class FaultsService {
       const action: FaultAction =
         pick === statuses.length
           ? { kind: 'reset' }
-          : { kind: 'status', status: statuses[pick], body: DEFAULT_FAULT_BODY };
+          : { kind: 'status', status: statuses[pick], body: defaultFaultBody(statuses[pick]) };
       return {
         delayMs: 0,
         action,
@@ -114,7 +115,7 @@ function toApplied(fault: QueuedFault): AppliedFault {
     action = {
       kind: 'status',
       status: fault.status,
-      body: fault.body === undefined ? DEFAULT_FAULT_BODY : fault.body,
+      body: fault.body === undefined ? defaultFaultBody(fault.status) : fault.body,
       contentType: fault.contentType,
     };
   }
@@ -133,7 +134,7 @@ function toApplied(fault: QueuedFault): AppliedFault {
 }
 
 function invalid(message: string): SandboxHttpError {
-  return new SandboxHttpError(400, 'VALIDATION_ERROR', message);
+  return new SandboxHttpError(400, message);
 }
 
 function optionalInteger(
@@ -177,10 +178,9 @@ function parseFault(input: unknown): QueuedFault {
   }
   let path: string | undefined;
   if (body.path !== undefined) {
-    if (typeof body.path !== 'string' || !isApiPath(normalizeApiPath(body.path))) {
-      throw invalid(`path must be one of ${API_PATHS.join(', ')}`);
-    }
-    path = normalizeApiPath(body.path);
+    // A route (`/api/v1/status/{reference}`) or any concrete path of it.
+    path = typeof body.path === 'string' ? apiRouteOf(body.path) : undefined;
+    if (path === undefined) throw invalid(`path must be one of ${API_ROUTES.join(', ')}`);
   }
   return {
     remaining: count,

@@ -33,11 +33,7 @@ describe('sandbox fault injection', () => {
     const next = await collect();
 
     expect(faulted.status).toBe(503);
-    expect(faulted.json).toEqual({
-      success: false,
-      message: 'Injected fault',
-      code: 'SANDBOX_FAULT',
-    });
+    expect(faulted.json).toEqual({ status: 503, success: false, message: 'Injected fault' });
     expect(next.status).toBe(200);
     expect(await env.client.transactions()).toHaveLength(1);
     expect((await env.client.requests()).map((r) => r.fault)).toEqual(['status 503', undefined]);
@@ -67,9 +63,12 @@ describe('sandbox fault injection', () => {
   });
 
   it('can answer 200 with a body the contract does not allow', async () => {
-    await fault({ status: 200, body: { success: true, status: 'PENDING' } });
+    await fault({ status: 200, body: { success: true, status: 'SUCCESS' } });
 
-    const res = await env.client.post('/api/v2/payments', wireBody('collections.card'));
+    const res = await env.client.post(
+      '/api/v2/payments',
+      wireBody('collections.card', { callback_url: env.receiver.url }),
+    );
 
     expect(res.status).toBe(200);
     expect(res.json.checkout_url).toBeUndefined();
@@ -158,6 +157,30 @@ describe('sandbox fault injection', () => {
     expect(statuses).toEqual([500, 502, 200]);
   });
 
+  it('applies to the GET look-ups, by route template or concrete path', async () => {
+    await fault({ status: 502, path: '/api/v1/status/{reference}' });
+    await fault({ status: 504, path: '/api/v1/accounts/beta/all_balances' });
+    await fault({ status: 503, path: '/v2/networks/grouped' });
+
+    const status = await env.client.lookup('/api/v1/status/9BD000000001eR');
+    const balances = await env.client.lookup('/api/v1/accounts/sandbox/all_balances');
+    const networks = await env.client.lookup(
+      '/v2/networks/grouped?transaction_type=receipt&dial_code=%2B254',
+    );
+    const again = await env.client.lookup('/api/v1/accounts/sandbox/all_balances');
+
+    expect([status.status, balances.status, networks.status, again.status]).toEqual([
+      502, 504, 503, 200,
+    ]);
+    expect(status.json).toEqual({ status: 502, success: false, message: 'Injected fault' });
+    expect((await env.client.requests()).map((r) => [r.method, r.fault])).toEqual([
+      ['GET', 'status 502'],
+      ['GET', 'status 504'],
+      ['GET', 'status 503'],
+      ['GET', undefined],
+    ]);
+  });
+
   it('fails every request at rate 1 until the faults are cleared', async () => {
     const res = await env.client.control('POST', '/__sandbox/faults/random', {
       rate: 1,
@@ -212,6 +235,7 @@ describe('sandbox fault injection', () => {
     ['/__sandbox/faults', { status: 503, reset: true }],
     ['/__sandbox/faults', { status: 503, count: 0 }],
     ['/__sandbox/faults', { status: 503, path: '/api/v9/nothing' }],
+    ['/__sandbox/faults', { status: 503, path: '/api/v1/status' }],
     ['/__sandbox/faults', { delayMs: 10, afterExecute: true }],
     ['/__sandbox/faults/random', { rate: 2 }],
     ['/__sandbox/faults/random', { rate: 0.5, statuses: [] }],
@@ -219,6 +243,6 @@ describe('sandbox fault injection', () => {
     const res = await env.client.control('POST', path, body);
 
     expect(res.status).toBe(400);
-    expect(res.json).toMatchObject({ success: false, code: 'VALIDATION_ERROR' });
+    expect(res.json).toEqual({ status: 400, success: false, message: expect.any(String) });
   });
 });

@@ -15,23 +15,29 @@ export interface ApiReply {
   headers?: Record<string, string>;
 }
 
-/** The contract's error body: `{ success: false, message, code }`. */
-export function errorBody(code: string, message: string) {
-  return { success: false as const, message, code };
+/**
+ * The real service's error body: `{ status, success: false, message }`, `status` a number, equal
+ * to the HTTP status except when the service refuses with HTTP 200.
+ */
+export interface ErrorBody {
+  status: number;
+  success: false;
+  message: string;
 }
 
-export function errorReply(status: number, code: string, message: string): ApiReply {
-  return { status, body: errorBody(code, message) };
+export function errorBody(status: number, message: string): ErrorBody {
+  return { status, success: false, message };
 }
 
-/** An error answered with the contract's error body by the exception filter. */
+/** An error answer; `bodyStatus` differs from the HTTP status only for a refusal with HTTP 200. */
+export function errorReply(status: number, message: string, bodyStatus = status): ApiReply {
+  return { status, body: errorBody(bodyStatus, message) };
+}
+
+/** An error answered with the real error body by the exception filter. */
 export class SandboxHttpError extends HttpException {
-  constructor(
-    status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(errorBody(code, message), status);
+  constructor(status: number, message: string) {
+    super(errorBody(status, message), status);
   }
 }
 

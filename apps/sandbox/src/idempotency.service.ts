@@ -5,8 +5,9 @@ export type IdempotencyLookup =
   { kind: 'new' } | { kind: 'replay'; reply: ApiReply } | { kind: 'mismatch' };
 
 /**
- * First 2xx answer per `Idempotency-Key`, replayed verbatim for repeats so that a retried payment
- * is never executed twice. Errors are not kept: a corrected retry with the same key must run.
+ * First accepted answer per `Idempotency-Key`, replayed verbatim for repeats so that a retried
+ * payment is never executed twice. Errors are not kept (HTTP 4xx, and HTTP 200 refusals with
+ * `success: false`): a corrected retry with the same key must run.
  */
 @Injectable()
 export class IdempotencyService {
@@ -21,6 +22,11 @@ export class IdempotencyService {
 
   remember(key: string, fingerprint: string, reply: ApiReply): void {
     if (reply.status < 200 || reply.status >= 300 || this.replies.has(key)) return;
+    const refused =
+      typeof reply.body === 'object' &&
+      reply.body !== null &&
+      (reply.body as { success?: unknown }).success === false;
+    if (refused) return;
     this.replies.set(key, { fingerprint, reply: structuredClone(reply) });
   }
 

@@ -1,4 +1,10 @@
-import { SandboxClient, setUpSandbox, startFastSandbox, wireBody } from '../test/sandbox-test-kit';
+import {
+  BETA_AUTH,
+  SandboxClient,
+  setUpSandbox,
+  startFastSandbox,
+  wireBody,
+} from '../test/sandbox-test-kit';
 
 describe('sandbox idempotency', () => {
   const env = setUpSandbox();
@@ -21,7 +27,7 @@ describe('sandbox idempotency', () => {
     const transactions = await env.client.transactions();
     expect(transactions).toHaveLength(1);
     expect(transactions[0]).toMatchObject({
-      reference: first.json.transaction_reference,
+      reference: first.json.correlator_id,
       idempotencyKey: 'key-1',
     });
     expect((await env.client.wallets()).local).toBe(1_000_000 - 1000);
@@ -42,7 +48,7 @@ describe('sandbox idempotency', () => {
     expect(await env.client.transactions()).toHaveLength(1);
   });
 
-  it('answers 409 IDEMPOTENCY_KEY_REUSED for a key reused with another body', async () => {
+  it('answers 409 for a key reused with another body or path', async () => {
     await payout('key-2');
 
     const other = await payout('key-2', { amount: 2000 });
@@ -54,7 +60,11 @@ describe('sandbox idempotency', () => {
 
     for (const res of [other, otherPath]) {
       expect(res.status).toBe(409);
-      expect(res.json).toMatchObject({ success: false, code: 'IDEMPOTENCY_KEY_REUSED' });
+      expect(res.json).toEqual({
+        status: 409,
+        success: false,
+        message: 'Idempotency-Key was already used with a different request',
+      });
     }
     expect(await env.client.transactions()).toHaveLength(1);
   });
@@ -94,6 +104,19 @@ describe('sandbox idempotency', () => {
     }
   });
 
+  it('keeps the keys of the two accounts apart', async () => {
+    const sandbox = await payout('shared-key');
+    const beta = await env.client.post(
+      '/api/v2/withdrawal',
+      wireBody('payouts.mpesa', { callback_url: env.receiver.url }),
+      { idempotencyKey: 'shared-key', authorization: BETA_AUTH },
+    );
+
+    expect(beta.status).toBe(200);
+    expect(beta.json.correlator_id).not.toBe(sandbox.json.correlator_id);
+    expect((await env.client.transactions()).map((t) => t.account)).toEqual(['sandbox', 'beta']);
+  });
+
   it('executes every request without a key', async () => {
     await payout(undefined);
     await payout(undefined);
@@ -105,6 +128,10 @@ describe('sandbox idempotency', () => {
     const res = await payout('k'.repeat(256));
 
     expect(res.status).toBe(400);
-    expect(res.json).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(res.json).toEqual({
+      status: 400,
+      success: false,
+      message: 'Idempotency-Key must be 1 to 255 characters',
+    });
   });
 });

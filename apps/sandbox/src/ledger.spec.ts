@@ -25,6 +25,8 @@ describe('sandbox ledger and wallets', () => {
       '/api/v2/payments',
       wireBody('payouts.panAfrican', { callback_url: env.receiver.url, ...overrides }),
     );
+  const refOf = (res: { json: { transaction_reference?: string; correlator_id?: string } }) =>
+    (res.json.transaction_reference ?? res.json.correlator_id) as string;
   const settled = async (reference: string) => {
     await env.receiver.waitFor(reference);
     return env.client.transaction(reference);
@@ -38,10 +40,12 @@ describe('sandbox ledger and wallets', () => {
     const res = await mpesaPayout({ amount: 1000 });
 
     expect(await env.client.wallets()).toMatchObject({ local: 9000, USD: 200 });
-    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
+    expect(await env.client.transaction(refOf(res))).toMatchObject({
       operation: 'payouts.mpesa',
       kind: 'payout',
-      status: 'QUEUED',
+      type: 'withdrawal',
+      account: 'sandbox',
+      status: 'pending',
       amount: 1000,
       currency: 'KES',
       walletType: 'local',
@@ -50,8 +54,8 @@ describe('sandbox ledger and wallets', () => {
       webhookDeliveries: [],
     });
 
-    const transaction = await settled(res.json.transaction_reference);
-    expect(transaction).toMatchObject({ status: 'SUCCESS', settledAt: expect.any(String) });
+    const transaction = await settled(refOf(res));
+    expect(transaction).toMatchObject({ status: 'success', settledAt: expect.any(String) });
     expect(await env.client.wallets()).toMatchObject({ local: 9000 });
   });
 
@@ -61,7 +65,7 @@ describe('sandbox ledger and wallets', () => {
 
     expect(res.status).toBe(200);
     expect(await env.client.wallets()).toEqual({ local: 10_000, USD: 46.15, usdRate: 130 });
-    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
+    expect(await env.client.transaction(refOf(res))).toMatchObject({
       walletType: 'USD',
       amount: 20000,
       debited: 153.85,
@@ -78,22 +82,26 @@ describe('sandbox ledger and wallets', () => {
     for (const res of [usd, local]) {
       expect(res.status).toBe(402);
       expect(res.json).toEqual({
+        status: 402,
         success: false,
         message: expect.stringContaining('Insufficient funds'),
-        code: 'INSUFFICIENT_FUNDS',
       });
     }
     expect(await env.client.transactions()).toEqual(before);
     expect(await env.client.wallets()).toMatchObject({ local: 10_000, USD: 46.15 });
   });
 
-  it('refunds a payout that ends FAILED', async () => {
+  it('refunds a payout that ends failed', async () => {
     const res = await mpesaPayout({ amount: 500, phone_number: '0712340000' });
     expect(await env.client.wallets()).toMatchObject({ local: 9500 });
 
-    const transaction = await settled(res.json.transaction_reference);
+    const transaction = await settled(refOf(res));
 
-    expect(transaction).toMatchObject({ status: 'FAILED', message: 'Recipient unreachable' });
+    expect(transaction).toMatchObject({
+      status: 'failed',
+      resultCode: 1,
+      remarks: 'Transaction failed with message: [DS timeout user cannot be reached]',
+    });
     expect(await env.client.wallets()).toMatchObject({ local: 10_000 });
   });
 
@@ -101,7 +109,7 @@ describe('sandbox ledger and wallets', () => {
     const res = await usdPayout({ amount: 666 });
     expect(await env.client.wallets()).toMatchObject({ USD: 194.88 });
 
-    await settled(res.json.transaction_reference);
+    await settled(refOf(res));
 
     expect(await env.client.wallets()).toMatchObject({ local: 10_000, USD: 200 });
   });
@@ -117,8 +125,8 @@ describe('sandbox ledger and wallets', () => {
     );
     expect(await env.client.wallets()).toMatchObject({ local: 10_000 });
 
-    expect(await settled(ok.json.transaction_reference)).toMatchObject({ status: 'SUCCESS' });
-    expect(await settled(failed.json.transaction_reference)).toMatchObject({ status: 'FAILED' });
+    expect(await settled(refOf(ok))).toMatchObject({ status: 'success' });
+    expect(await settled(refOf(failed))).toMatchObject({ status: 'failed' });
     expect(await env.client.wallets()).toMatchObject({ local: 11_500 });
   });
 
@@ -132,16 +140,25 @@ describe('sandbox ledger and wallets', () => {
 
     const list = await env.client.transactions();
 
-    expect(list.map((t) => t.reference)).toEqual([
-      first.json.transaction_reference,
-      second.json.transaction_reference,
-    ]);
+    expect(list.map((t) => t.reference)).toEqual([refOf(first), refOf(second)]);
     expect(list[1]).toEqual(
       expect.objectContaining({
-        reference: second.json.transaction_reference,
+        reference: refOf(second),
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         operation: 'collections.mpesa',
         kind: 'collection',
-        status: 'PENDING',
+        type: 'receipt',
+        region: 'kenya',
+        account: 'sandbox',
+        status: 'pending',
+        channel: 'mobile',
+        phoneNumber: '0712345678',
+        customerName: '',
+        narration: 'Order 42',
+        settlement: 'automatic',
+        resultCode: null,
+        remarks: null,
+        thirdPartyTransId: null,
         amount: 1500,
         currency: 'KES',
         callbackUrl: env.receiver.url,
@@ -155,10 +172,14 @@ describe('sandbox ledger and wallets', () => {
   });
 
   it('answers an unknown transaction with 404', async () => {
-    const res = await env.client.get('/__sandbox/transactions/SBX-NOPE');
+    const res = await env.client.get('/__sandbox/transactions/9BD000000000eR');
 
     expect(res.status).toBe(404);
-    expect(res.json).toMatchObject({ success: false, code: 'NOT_FOUND' });
+    expect(res.json).toEqual({
+      status: 404,
+      success: false,
+      message: 'No transaction with reference 9BD000000000eR',
+    });
   });
 
   it('resets ledger, request log, faults, idempotency cache and balances', async () => {
@@ -180,6 +201,10 @@ describe('sandbox ledger and wallets', () => {
     expect(await env.client.transactions()).toEqual([]);
     expect(await env.client.requests()).toEqual([]);
     expect(await env.client.wallets()).toEqual({ local: 10_000, USD: 200, usdRate: 130 });
+    expect((await env.client.accounts()).map((a) => [a.local, a.USD])).toEqual([
+      [10_000, 200],
+      [10_000, 200],
+    ]);
     expect((await env.client.get('/__sandbox/faults')).json).toEqual({ queued: [], random: null });
     // Faults gone and the key forgotten: the same request now executes anew.
     const again = await keyed();
@@ -220,12 +245,12 @@ describe('sandbox reset with webhooks pending', () => {
         '/api/v2/withdrawal',
         wireBody('payouts.mpesa', { callback_url: receiver.scripted('down', 500, 500, 500) }),
       );
-      await waitUntil(() => receiver.for(res.json.transaction_reference).length === 1);
+      await waitUntil(() => receiver.for(res.json.correlator_id).length === 1);
 
       await client.reset();
       await sleep(300);
 
-      expect(receiver.for(res.json.transaction_reference)).toHaveLength(1);
+      expect(receiver.for(res.json.correlator_id)).toHaveLength(1);
     } finally {
       await sandbox.close();
       await receiver.close();

@@ -5,14 +5,20 @@ import { startSandbox } from './sandbox';
 async function main(): Promise<void> {
   const sandbox = await startSandbox();
   sandbox.app.enableShutdownHooks();
-  const { url, credentials } = sandbox;
+  const { url, accounts } = sandbox;
+  const [main, second] = accounts;
   const lines = [
     `Payments Service sandbox: ${url}`,
-    `  API username: ${credentials.apiUsername}`,
-    `  API password: ${credentials.apiPassword}`,
+    `  Account ${main.username}: API credentials ${main.apiUsername} / ${main.apiPassword}`,
+    `  Account ${second.username}: API credentials ${second.apiUsername} / ${second.apiPassword}`,
     `  Ledger:       ${url}/__sandbox/transactions`,
-    `  Wallets:      ${url}/__sandbox/wallets`,
+    `  Accounts:     ${url}/__sandbox/accounts`,
     `  Requests:     ${url}/__sandbox/requests`,
+    '',
+    'Try an M-Pesa collection, then its status:',
+    `  curl -s -u ${main.apiUsername}:${main.apiPassword} ${url}/api/v2/payments -H 'content-type: application/json' \\`,
+    `    -d '{"username":"${main.username}","channel":"MOBILE_MONEY_KE","amount":1500,"phone_number":"0712345678","narration":"Order 42","currency":"KES","callback_url":"http://127.0.0.1:3000/webhooks/payments"}'`,
+    `  curl -s -u ${main.apiUsername}:${main.apiPassword} ${url}/api/v1/status/<transaction_reference>`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

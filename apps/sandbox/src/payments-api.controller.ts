@@ -1,5 +1,5 @@
-import { Controller, Post, Req, Res } from '@nestjs/common';
-import { isAuthorized } from './basic-auth';
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { authenticate } from './basic-auth';
 import { FaultAction, FaultsService } from './faults.service';
 import {
   ApiReply,
@@ -12,72 +12,115 @@ import {
   sendJson,
 } from './http-io';
 import { IdempotencyService, requestFingerprint } from './idempotency.service';
+import { LookupsService } from './lookups.service';
 import { PaymentsApiService } from './payments-api.service';
 import { RequestLogService } from './request-log.service';
-import { SandboxConfig } from './sandbox.config';
-import { API_PATHS, ApiPath, normalizeApiPath } from './sandbox-operations';
+import { SandboxAccount, SandboxConfig } from './sandbox.config';
+import { apiRouteOf, LOOKUPS, normalizeApiPath, POST_PATHS, PostPath } from './sandbox-operations';
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
- * The six operations on their four paths. The order of the layers is the point: log, then
- * faults (the network fails before anything else), then authentication, idempotency and the
- * operation itself.
+ * The API: the money operations on their five POST paths and the three GET look-ups. The order
+ * of the layers is the point: log, then faults (the network fails before anything else), then
+ * authentication, idempotency and the operation itself.
  */
 @Controller()
 export class PaymentsApiController {
   constructor(
     private readonly api: PaymentsApiService,
+    private readonly lookups: LookupsService,
     private readonly faults: FaultsService,
     private readonly idempotency: IdempotencyService,
     private readonly requestLog: RequestLogService,
     private readonly config: SandboxConfig,
   ) {}
 
-  @Post([...API_PATHS])
+  @Post([...POST_PATHS])
   async handle(@Req() req: SandboxRequest, @Res() res: SandboxResponse): Promise<void> {
-    // The router matched one of API_PATHS, ignoring case and a trailing slash.
-    const path = normalizeApiPath(requestPath(req)) as ApiPath;
+    // The router matched one of POST_PATHS, ignoring case and a trailing slash.
+    const path = normalizeApiPath(requestPath(req)) as PostPath;
     const idempotencyKey = headerValue(req, 'idempotency-key');
-    const entry = this.requestLog.record(req.method ?? 'POST', path, idempotencyKey);
+    await this.serve(req, res, path, idempotencyKey, (account) =>
+      this.answerPost(req, path, idempotencyKey, account),
+    );
+  }
 
-    const fault = this.faults.take(path);
+  @Get(LOOKUPS['networks.discover'].route)
+  async networks(@Req() req: SandboxRequest, @Res() res: SandboxResponse): Promise<void> {
+    const query = new URL(req.originalUrl ?? req.url ?? '/', 'http://sandbox.invalid').searchParams;
+    await this.serve(req, res, requestPath(req), undefined, () => this.lookups.networks(query));
+  }
+
+  @Get(LOOKUPS['transactions.status'].route)
+  async status(
+    @Param('reference') reference: string,
+    @Req() req: SandboxRequest,
+    @Res() res: SandboxResponse,
+  ): Promise<void> {
+    await this.serve(req, res, requestPath(req), undefined, (account) =>
+      this.lookups.status(reference, account),
+    );
+  }
+
+  @Get(LOOKUPS['balances.all'].route)
+  async balances(
+    @Param('username') username: string,
+    @Req() req: SandboxRequest,
+    @Res() res: SandboxResponse,
+  ): Promise<void> {
+    await this.serve(req, res, requestPath(req), undefined, () => this.lookups.balances(username));
+  }
+
+  /** The layers every API request goes through; `answer` runs for an authenticated account. */
+  private async serve(
+    req: SandboxRequest,
+    res: SandboxResponse,
+    path: string,
+    idempotencyKey: string | undefined,
+    answer: (account: SandboxAccount) => ApiReply,
+  ): Promise<void> {
+    const logPath = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const entry = this.requestLog.record(req.method ?? 'GET', logPath, idempotencyKey);
+
+    const fault = this.faults.take(apiRouteOf(logPath) ?? logPath);
     if (fault) entry.fault = fault.description;
     if (fault?.delayMs) await sleep(fault.delayMs);
     if (fault?.action && !fault.afterExecute) return applyFault(res, fault.action);
 
-    const reply = this.answer(req, path, idempotencyKey);
+    const account = authenticate(headerValue(req, 'authorization'), this.config.accounts);
+    const reply: ApiReply = account
+      ? answer(account)
+      : {
+          ...errorReply(401, 'Invalid or missing API credentials'),
+          headers: { 'www-authenticate': 'Basic realm="payments-sandbox"' },
+        };
     // afterExecute: the work is done (and stored under the key), only the answer is lost.
     if (fault?.action) return applyFault(res, fault.action);
     sendJson(res, reply.status, reply.body, reply.headers);
   }
 
-  private answer(req: SandboxRequest, path: ApiPath, idempotencyKey?: string): ApiReply {
-    if (!isAuthorized(headerValue(req, 'authorization'), this.config)) {
-      return {
-        ...errorReply(401, 'UNAUTHORIZED', 'Invalid or missing API credentials'),
-        headers: { 'www-authenticate': 'Basic realm="payments-sandbox"' },
-      };
-    }
-    if (idempotencyKey === undefined) return this.api.execute(path, req.body, undefined);
+  private answerPost(
+    req: SandboxRequest,
+    path: PostPath,
+    idempotencyKey: string | undefined,
+    account: SandboxAccount,
+  ): ApiReply {
+    if (idempotencyKey === undefined) return this.api.execute(path, req.body, undefined, account);
     if (idempotencyKey.trim() === '' || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       return errorReply(
         400,
-        'VALIDATION_ERROR',
         `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
       );
     }
 
     // Lookup, execution and storing run in one synchronous stretch, so two concurrent requests
-    // with one key cannot both execute.
+    // with one key cannot both execute. Keys are per account.
+    const scopedKey = `${account.username}\u0000${idempotencyKey}`;
     const fingerprint = requestFingerprint(path, req.body);
-    const stored = this.idempotency.lookup(idempotencyKey, fingerprint);
+    const stored = this.idempotency.lookup(scopedKey, fingerprint);
     if (stored.kind === 'mismatch') {
-      return errorReply(
-        409,
-        'IDEMPOTENCY_KEY_REUSED',
-        'Idempotency-Key was already used with a different request',
-      );
+      return errorReply(409, 'Idempotency-Key was already used with a different request');
     }
     if (stored.kind === 'replay') {
       return {
@@ -85,8 +128,8 @@ export class PaymentsApiController {
         headers: { ...stored.reply.headers, 'idempotent-replayed': 'true' },
       };
     }
-    const reply = this.api.execute(path, req.body, idempotencyKey);
-    this.idempotency.remember(idempotencyKey, fingerprint, reply);
+    const reply = this.api.execute(path, req.body, idempotencyKey, account);
+    this.idempotency.remember(scopedKey, fingerprint, reply);
     return reply;
   }
 }

@@ -1,18 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { errorBody, requestPath, SandboxHttpError, SandboxRequest, sendJson } from './http-io';
 import { RequestLogService } from './request-log.service';
-import { isApiPath, normalizeApiPath } from './sandbox-operations';
-
-const CODES: Readonly<Record<number, string>> = {
-  400: 'BAD_REQUEST',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-};
+import { isPostPath, normalizeApiPath } from './sandbox-operations';
 
 /**
- * Every error as the contract's JSON error body, including those Nest raises before a handler
+ * Every error as the real JSON error body, including those Nest raises before a handler
  * runs: unknown paths (404) and bodies the JSON parser refused (400).
  */
 @Catch()
@@ -34,7 +26,7 @@ export class SandboxExceptionFilter implements ExceptionFilter {
       this.logger.error(
         exception instanceof Error ? (exception.stack ?? exception.message) : exception,
       );
-      sendJson(res, 500, errorBody('INTERNAL_ERROR', 'Internal sandbox error'));
+      sendJson(res, 500, errorBody(500, 'Internal sandbox error'));
       return;
     }
 
@@ -42,12 +34,12 @@ export class SandboxExceptionFilter implements ExceptionFilter {
     const path = normalizeApiPath(requestPath(req));
     // The API handler never throws, so on an API path this is a body the parser refused. It
     // still hit the API and belongs in the request log.
-    if (req.method === 'POST' && isApiPath(path) && status !== 404) {
+    if (req.method === 'POST' && isPostPath(path) && status !== 404) {
       this.requestLog.record('POST', path, headerString(req.headers['idempotency-key']));
     }
     const message =
       status === 400 ? `Malformed request body: ${exception.message}` : exception.message;
-    sendJson(res, status, errorBody(CODES[status] ?? `HTTP_${status}`, message));
+    sendJson(res, status, errorBody(status, message));
   }
 }
 

@@ -12,9 +12,27 @@ const DEFAULTS = {
   initialBalances: { local: 1_000_000, USD: 10_000 },
 } as const;
 
+/** The second sandbox account, the other side of transfers (`POST /api/v2/p2p`). */
+export const SECOND_ACCOUNT = {
+  username: 'beta',
+  apiUsername: 'beta',
+  apiPassword: 'beta-secret',
+} as const;
+
 export interface Balances {
   local: number;
   USD: number;
+}
+
+/** One account of the sandbox: its username, its API credentials and its two wallets. */
+export interface SandboxAccount {
+  /** The account username (`receiver_username` of transfers, path of the balances look-up). */
+  readonly username: string;
+  readonly apiUsername: string;
+  readonly apiPassword: string;
+  /** `user_id` of its webhooks. */
+  readonly userId: string;
+  readonly initialBalances: Readonly<Balances>;
 }
 
 /**
@@ -31,6 +49,8 @@ export class SandboxConfig {
   readonly webhookTimeoutMs: number = DEFAULTS.webhookTimeoutMs;
   readonly usdRate: number;
   readonly initialBalances: Readonly<Balances>;
+  /** The default account (the API credentials of the options) first, then `beta`. */
+  readonly accounts: readonly SandboxAccount[];
   /** Known only once listening (the port may be ephemeral); hosted checkout URLs start with it. */
   publicUrl = '';
 
@@ -69,6 +89,34 @@ export class SandboxConfig {
     if (!this.apiUsername || !this.apiPassword) {
       throw new Error('Sandbox credentials must not be empty');
     }
+    const username = options.accountUsername ?? (env.SANDBOX_ACCOUNT_USERNAME || this.apiUsername);
+    if (!username) throw new Error('Sandbox option accountUsername must not be empty');
+    if (username === SECOND_ACCOUNT.username || this.apiUsername === SECOND_ACCOUNT.apiUsername) {
+      throw new Error(`The account and API username "${SECOND_ACCOUNT.username}" is reserved`);
+    }
+    this.accounts = Object.freeze([
+      {
+        username,
+        apiUsername: this.apiUsername,
+        apiPassword: this.apiPassword,
+        userId: '00000000-0000-4000-a000-000000000001',
+        initialBalances: this.initialBalances,
+      },
+      {
+        ...SECOND_ACCOUNT,
+        userId: '00000000-0000-4000-a000-000000000002',
+        initialBalances: this.initialBalances,
+      },
+    ]);
+  }
+
+  /** The default account: the one of the `apiUsername` / `apiPassword` options. */
+  get defaultAccount(): SandboxAccount {
+    return this.accounts[0];
+  }
+
+  findAccount(username: string): SandboxAccount | undefined {
+    return this.accounts.find((account) => account.username === username);
   }
 }
 

@@ -5,6 +5,7 @@ import { ControlController } from './control.controller';
 import { FaultsService } from './faults.service';
 import { IdempotencyService } from './idempotency.service';
 import { LedgerService } from './ledger.service';
+import { LookupsService } from './lookups.service';
 import { PaymentsApiController } from './payments-api.controller';
 import { PaymentsApiService } from './payments-api.service';
 import { RequestLogService } from './request-log.service';
@@ -28,6 +29,7 @@ export class SandboxModule {
         WebhookDispatcher,
         SettlementService,
         PaymentsApiService,
+        LookupsService,
         FaultsService,
         IdempotencyService,
         RequestLogService,

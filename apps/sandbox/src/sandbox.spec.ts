@@ -11,6 +11,10 @@ describe('startSandbox', () => {
         apiUsername: 'sandbox',
         apiPassword: 'sandbox-secret',
       });
+      expect(sandbox.accounts).toEqual([
+        { username: 'sandbox', apiUsername: 'sandbox', apiPassword: 'sandbox-secret' },
+        { username: 'beta', apiUsername: 'beta', apiPassword: 'beta-secret' },
+      ]);
       const wallets = await (await fetch(`${sandbox.url}/__sandbox/wallets`)).json();
       expect(wallets).toEqual({ local: 1_000_000, USD: 10_000, usdRate: 130 });
     } finally {
@@ -36,6 +40,21 @@ describe('startSandbox', () => {
       expect(ok.status).toBe(200);
       expect(old.status).toBe(401);
       expect((await client.wallets()).usdRate).toBe(100);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('names the default account after accountUsername', async () => {
+    const sandbox = await startFastSandbox({ accountUsername: 'demo-shop' });
+    try {
+      const client = new SandboxClient(sandbox);
+      const balances = await client.lookup('/api/v1/accounts/demo-shop/all_balances');
+      const old = await client.lookup('/api/v1/accounts/sandbox/all_balances');
+
+      expect(balances.status).toBe(200);
+      expect(old.status).toBe(404);
+      expect(sandbox.accounts.map((a) => a.username)).toEqual(['demo-shop', 'beta']);
     } finally {
       await sandbox.close();
     }
@@ -81,6 +100,7 @@ describe('SandboxConfig', () => {
         SANDBOX_API_USERNAME: 'env-user',
         SANDBOX_API_PASSWORD: 'env-pass',
         SANDBOX_WEBHOOK_DELAY_MS: '250',
+        SANDBOX_ACCOUNT_USERNAME: 'env-account',
       },
     );
 
@@ -94,6 +114,10 @@ describe('SandboxConfig', () => {
       usdRate: 130,
       initialBalances: { local: 1_000_000, USD: 10_000 },
     });
+    expect(config.accounts.map((a) => [a.username, a.apiUsername, a.apiPassword])).toEqual([
+      ['env-account', 'env-user', 'env-pass'],
+      ['beta', 'beta', 'beta-secret'],
+    ]);
   });
 
   it('lets options win over the environment', () => {
@@ -122,6 +146,8 @@ describe('SandboxConfig', () => {
     [{ usdRate: 0 }, {}],
     [{ initialBalances: { local: -1, USD: 0 } }, {}],
     [{ apiPassword: '' }, {}],
+    [{ apiUsername: 'beta' }, {}],
+    [{ accountUsername: 'beta' }, {}],
   ])('refuses invalid settings %j %j', (options, env) => {
     expect(() => new SandboxConfig(options, env)).toThrow();
   });

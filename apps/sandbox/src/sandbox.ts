@@ -14,13 +14,18 @@ export interface SandboxOptions {
   apiUsername?: string;
   /** Default: env SANDBOX_API_PASSWORD or 'sandbox-secret'. */
   apiPassword?: string;
+  /**
+   * Username of the default account (the one of apiUsername/apiPassword). Default: env
+   * SANDBOX_ACCOUNT_USERNAME or the apiUsername. The second account is always `beta`.
+   */
+  accountUsername?: string;
   /** Delay before an outcome webhook. Default: env SANDBOX_WEBHOOK_DELAY_MS or 1000. */
   webhookDelayMs?: number;
   /** Waits between re-deliveries of a failed webhook. Default [500, 1000, 2000]. */
   webhookRetryDelaysMs?: number[];
   /** KES per USD, fixed. Default 130. */
   usdRate?: number;
-  /** Default { local: 1_000_000, USD: 10_000 }. */
+  /** Of each account. Default { local: 1_000_000, USD: 10_000 }. */
   initialBalances?: { local: number; USD: number };
   /** Default: Nest's console logger; false silences. */
   logger?: false | LoggerService;
@@ -30,7 +35,10 @@ export interface RunningSandbox {
   /** For example http://127.0.0.1:54321 (no trailing slash). */
   url: string;
   app: INestApplication;
+  /** The default account's API credentials. */
   credentials: { apiUsername: string; apiPassword: string };
+  /** Both accounts: the default one first, then `beta`. */
+  accounts: { username: string; apiUsername: string; apiPassword: string }[];
   /** Stops the server and cancels pending webhooks; leaves no open handle. */
   close(): Promise<void>;
 }
@@ -61,6 +69,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     url,
     app,
     credentials: { apiUsername: config.apiUsername, apiPassword: config.apiPassword },
+    accounts: config.accounts.map(({ username, apiUsername, apiPassword }) => ({
+      username,
+      apiUsername,
+      apiPassword,
+    })),
     close: () => (closing ??= app.close()),
   };
 }

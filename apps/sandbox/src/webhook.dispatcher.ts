@@ -3,33 +3,54 @@ import { LedgerService, Transaction } from './ledger.service';
 import { SandboxConfig } from './sandbox.config';
 import { SandboxTimers } from './sandbox-timers.service';
 
-/** The webhook payload of the wire contract. */
+/**
+ * The real service's webhook (callback) payload. `third_party_trans_id` only on success; `status`
+ * only on failure ("" for Kenyan operations, "failed" for pan-African ones).
+ */
 export interface WebhookPayload {
   transaction_reference: string;
-  status: 'SUCCESS' | 'FAILED';
-  success: boolean;
+  result_code: number;
+  remarks: string;
+  third_party_trans_id?: string;
   amount: number;
-  currency: string;
-  message: string;
-  channel: string;
-  event: 'payment.completed' | 'payment.failed' | 'payout.completed' | 'payout.failed';
-  occurred_at: string;
+  transaction_date: string;
+  forward_url: string;
+  order_id: string;
+  user_id: string;
+  customer_name: string;
+  success: boolean;
+  status?: '' | 'failed';
+  phone_number: string;
+  web3_transaction_reference: string;
 }
 
-export function webhookPayload(transaction: Transaction): WebhookPayload {
-  const succeeded = transaction.status === 'SUCCESS';
-  const noun = transaction.kind === 'collection' ? 'payment' : 'payout';
+/** A time as Go prints it, the real service's format: `2026-02-09 10:37:50.286 +0000 UTC`. */
+export function goTimeString(iso: string): string {
+  const date = new Date(iso);
+  const [day, time] = date.toISOString().replace('Z', '').split('T');
+  const [clock, millis = '000'] = time.split('.');
+  const fraction = millis.replace(/0+$/, '');
+  return `${day} ${clock}${fraction ? `.${fraction}` : ''} +0000 UTC`;
+}
+
+/** The payload of a settled transaction: a function of the transaction only, so re-deliveries are identical. */
+export function webhookPayload(transaction: Transaction, userId: string): WebhookPayload {
+  const succeeded = transaction.status === 'success';
   return {
     transaction_reference: transaction.reference,
-    status: succeeded ? 'SUCCESS' : 'FAILED',
-    success: succeeded,
+    result_code: transaction.resultCode ?? (succeeded ? 0 : 1),
+    remarks: transaction.remarks ?? '',
+    ...(succeeded ? { third_party_trans_id: transaction.thirdPartyTransId ?? '' } : {}),
     amount: transaction.amount,
-    currency: transaction.currency,
-    message: transaction.message ?? '',
-    channel: transaction.channel,
-    event: `${noun}.${succeeded ? 'completed' : 'failed'}`,
-    // The time of the outcome, identical on every re-delivery, so receivers can de-duplicate.
-    occurred_at: transaction.settledAt ?? new Date().toISOString(),
+    transaction_date: goTimeString(transaction.settledAt ?? transaction.createdAt),
+    forward_url: transaction.callbackUrl ?? '',
+    order_id: '',
+    user_id: userId,
+    customer_name: transaction.customerName,
+    success: succeeded,
+    ...(succeeded ? {} : { status: transaction.region === 'panAfrican' ? 'failed' : '' }),
+    phone_number: transaction.phoneNumber,
+    web3_transaction_reference: '',
   };
 }
 
@@ -52,7 +73,10 @@ export class WebhookDispatcher implements OnModuleDestroy {
 
   /** Delivers the settled transaction's webhook now (retries follow on failure). */
   deliver(transaction: Transaction): void {
-    void this.attempt(transaction.callbackUrl, webhookPayload(transaction), 1);
+    // Transfers carry no callback_url: nothing to deliver.
+    if (!transaction.callbackUrl) return;
+    const userId = this.config.findAccount(transaction.account)?.userId ?? '';
+    void this.attempt(transaction.callbackUrl, webhookPayload(transaction, userId), 1);
   }
 
   cancelAll(): void {
@@ -92,7 +116,7 @@ export class WebhookDispatcher implements OnModuleDestroy {
     const reason = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
     if (retryDelay === undefined) {
       this.logger.warn(
-        `Webhook ${payload.event} for ${payload.transaction_reference} to ${url} given up after ${attempt} attempt(s): ${reason}`,
+        `Webhook for ${payload.transaction_reference} to ${url} given up after ${attempt} attempt(s): ${reason}`,
       );
       return;
     }

@@ -1,4 +1,5 @@
 import type { WebhookDelivery } from './ledger.service';
+import { goTimeString } from './webhook.dispatcher';
 import {
   deadUrl,
   SandboxClient,
@@ -8,120 +9,207 @@ import {
   wireBody,
 } from '../test/sandbox-test-kit';
 
-const PAYLOAD_KEYS = [
-  'amount',
-  'channel',
-  'currency',
-  'event',
-  'message',
-  'occurred_at',
-  'status',
-  'success',
+/** The real payload's keys, in its order. */
+const SUCCESS_KEYS = [
   'transaction_reference',
+  'result_code',
+  'remarks',
+  'third_party_trans_id',
+  'amount',
+  'transaction_date',
+  'forward_url',
+  'order_id',
+  'user_id',
+  'customer_name',
+  'success',
+  'phone_number',
+  'web3_transaction_reference',
 ];
+const FAILURE_KEYS = [
+  'transaction_reference',
+  'result_code',
+  'remarks',
+  'amount',
+  'transaction_date',
+  'forward_url',
+  'order_id',
+  'user_id',
+  'customer_name',
+  'success',
+  'status',
+  'phone_number',
+  'web3_transaction_reference',
+];
+const GO_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,9})? \+0000 UTC$/;
+const SANDBOX_USER_ID = '00000000-0000-4000-a000-000000000001';
 
 describe('sandbox webhooks', () => {
   const env = setUpSandbox({}, { resetBeforeEach: false });
 
-  it('posts payment.completed for a successful collection, with exactly the contract keys', async () => {
-    const res = await env.client.post(
-      '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: env.receiver.url }),
-    );
+  it('posts the real payload for a successful M-Pesa collection', async () => {
+    const res = await env.client.send('collections.mpesa', { callback_url: env.receiver.url });
     const reference = res.json.transaction_reference;
 
     const [webhook] = await env.receiver.waitFor(reference);
 
     expect(webhook.path).toBe('/webhook');
     expect(webhook.contentType).toMatch(/^application\/json/);
-    expect(Object.keys(webhook.body).sort()).toEqual(PAYLOAD_KEYS);
+    expect(Object.keys(webhook.body)).toEqual(SUCCESS_KEYS);
     expect(webhook.body).toEqual({
       transaction_reference: reference,
-      status: 'SUCCESS',
-      success: true,
+      result_code: 0,
+      remarks: 'Successfully processes m-pesa transaction',
+      third_party_trans_id: expect.stringMatching(/^U[A-Z0-9]{9}$/),
       amount: 1500,
-      currency: 'KES',
-      message: 'Payment completed',
-      channel: 'MOBILE_MONEY_KE',
-      event: 'payment.completed',
-      occurred_at: expect.any(String),
+      transaction_date: expect.stringMatching(GO_TIME),
+      forward_url: env.receiver.url,
+      order_id: '',
+      user_id: SANDBOX_USER_ID,
+      customer_name: '',
+      success: true,
+      phone_number: '0712345678',
+      web3_transaction_reference: '',
     });
-    expect(new Date(webhook.body.occurred_at).toISOString()).toBe(webhook.body.occurred_at);
     const transaction = await env.client.transaction(reference);
-    expect(transaction).toMatchObject({ status: 'SUCCESS', settledAt: webhook.body.occurred_at });
+    expect(transaction).toMatchObject({
+      status: 'success',
+      resultCode: 0,
+      thirdPartyTransId: webhook.body.third_party_trans_id,
+    });
+    expect(webhook.body.transaction_date).toBe(goTimeString(transaction.settledAt as string));
     expect(transaction.webhookDeliveries).toEqual([
       { attempt: 1, at: expect.any(String), status: 200 },
     ]);
   });
 
-  it('posts payout.completed for a successful payout, with its channel and currency', async () => {
-    const res = await env.client.post(
-      '/api/v2/payments',
-      wireBody('payouts.panAfrican', { callback_url: env.receiver.url }),
-    );
+  it('posts to the callback_url verbatim, and echoes it with its query in forward_url', async () => {
+    const callback = `${env.receiver.url}?malipo_key=6c1d2d0e-6f0a-4b8e-9a57-3f1f2a9c0d11&x=1`;
+    const res = await env.client.send('payouts.mpesa', { callback_url: callback });
 
-    const [webhook] = await env.receiver.waitFor(res.json.transaction_reference);
+    const [webhook] = await env.receiver.waitFor(res.json.correlator_id);
 
-    expect(webhook.body).toMatchObject({
-      status: 'SUCCESS',
-      success: true,
-      event: 'payout.completed',
+    expect(webhook.path).toBe('/webhook?malipo_key=6c1d2d0e-6f0a-4b8e-9a57-3f1f2a9c0d11&x=1');
+    expect(webhook.body.forward_url).toBe(callback);
+  });
+
+  it('posts a pan-African payout success with the reference as third_party_trans_id', async () => {
+    const res = await env.client.send('payouts.panAfrican', { callback_url: env.receiver.url });
+    const reference = res.json.correlator_id;
+
+    const [webhook] = await env.receiver.waitFor(reference);
+
+    expect(webhook.body).toEqual({
+      transaction_reference: reference,
+      result_code: 0,
+      remarks: 'complete',
+      third_party_trans_id: reference,
       amount: 20000,
-      currency: 'NGN',
-      channel: 'BANK',
-      message: 'Payout completed',
+      transaction_date: expect.stringMatching(GO_TIME),
+      forward_url: env.receiver.url,
+      order_id: '',
+      user_id: SANDBOX_USER_ID,
+      customer_name: 'Ada Obi',
+      success: true,
+      phone_number: '+2348031234567',
+      web3_transaction_reference: '',
     });
   });
 
   it.each([
     [
-      'a collection to a phone ending in 0000',
-      '/api/v2/payments',
-      wireBody('collections.mpesa', { phone_number: '+254700000000' }),
-      'payment.failed',
-      'Customer unreachable',
+      'an M-Pesa collection to a phone ending in 0000',
+      'collections.mpesa',
+      { phone_number: '0700000000' },
+      1,
+      'Transaction failed with message: [DS timeout user cannot be reached]',
+      '',
     ],
     [
-      'a payout to a phone ending in 0000',
-      '/api/v3/withdrawal',
-      wireBody('payouts.merchant', { phone_number: '+254712340000' }),
-      'payout.failed',
-      'Recipient unreachable',
+      'a merchant payout to a phone ending in 0000',
+      'payouts.merchant',
+      { phone_number: '+254712340000' },
+      1,
+      'Transaction failed with message: [DS timeout user cannot be reached]',
+      '',
     ],
     [
-      'a collection of 666',
-      '/api/v3/payments',
-      wireBody('collections.panAfrican', { amount: 666 }),
-      'payment.failed',
-      'Declined',
+      'an M-Pesa payout of 666',
+      'payouts.mpesa',
+      { amount: 666 },
+      1,
+      'Transaction failed with message: [Request Cancelled by user.]',
+      '',
     ],
     [
-      'a payout of 666',
-      '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { amount: 666 }),
-      'payout.failed',
-      'Declined',
+      'a pan-African collection of 666',
+      'collections.panAfrican',
+      { amount: 666 },
+      3000,
+      'other: declined',
+      'failed',
     ],
-  ])('posts FAILED for %s', async (_label, path, body, event, message) => {
-    const res = await env.client.post(path, { ...body, callback_url: env.receiver.url });
-    expect(res.status).toBe(200);
+    [
+      'a pan-African payout to a phone ending in 0000',
+      'payouts.panAfrican',
+      { phone_number: '+2348030000000' },
+      3000,
+      'other: account unreachable',
+      'failed',
+    ],
+  ] as const)(
+    'posts a failure for %s',
+    async (_label, operation, overrides, resultCode, remarks, status) => {
+      const res = await env.client.send(operation, {
+        ...overrides,
+        callback_url: env.receiver.url,
+      });
+      expect(res.status).toBe(200);
+      const reference = res.json.transaction_reference ?? res.json.correlator_id;
 
-    const [webhook] = await env.receiver.waitFor(res.json.transaction_reference);
+      const [webhook] = await env.receiver.waitFor(reference);
 
-    expect(Object.keys(webhook.body).sort()).toEqual(PAYLOAD_KEYS);
-    expect(webhook.body).toMatchObject({ status: 'FAILED', success: false, event, message });
-    expect(await env.client.transaction(res.json.transaction_reference)).toMatchObject({
-      status: 'FAILED',
-      message,
-    });
+      expect(Object.keys(webhook.body)).toEqual(FAILURE_KEYS);
+      expect(webhook.body).toEqual({
+        transaction_reference: reference,
+        result_code: resultCode,
+        remarks,
+        amount: wireBody(operation, overrides).amount,
+        transaction_date: expect.stringMatching(GO_TIME),
+        forward_url: env.receiver.url,
+        order_id: '',
+        user_id: SANDBOX_USER_ID,
+        customer_name: expect.any(String),
+        success: false,
+        status,
+        phone_number: wireBody(operation, overrides).phone_number,
+        web3_transaction_reference: '',
+      });
+      expect(await env.client.transaction(reference)).toMatchObject({
+        status: 'failed',
+        resultCode,
+        remarks,
+        thirdPartyTransId: null,
+      });
+    },
+  );
+
+  it('carries the user_id of the account that made the request', async () => {
+    const res = await env.client.send(
+      'payouts.mpesa',
+      { callback_url: env.receiver.url },
+      { authorization: `Basic ${Buffer.from('beta:beta-secret').toString('base64')}` },
+    );
+
+    const [webhook] = await env.receiver.waitFor(res.json.correlator_id);
+
+    expect(webhook.body.user_id).toBe('00000000-0000-4000-a000-000000000002');
   });
 
-  it('re-delivers after a 500 and records every attempt', async () => {
-    const res = await env.client.post(
-      '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', { callback_url: env.receiver.scripted('flaky', 500) }),
-    );
-    const reference = res.json.transaction_reference;
+  it('re-delivers after a 500 the identical payload, and records every attempt', async () => {
+    const res = await env.client.send('payouts.mpesa', {
+      callback_url: env.receiver.scripted('flaky', 500),
+    });
+    const reference = res.json.correlator_id;
 
     const deliveries = await env.receiver.waitFor(reference, 2);
 
@@ -136,28 +224,24 @@ describe('sandbox webhooks', () => {
   });
 
   it('gives up after the configured re-deliveries', async () => {
-    const res = await env.client.post(
-      '/api/v2/withdrawal',
-      wireBody('payouts.mpesa', {
-        callback_url: env.receiver.scripted('down', 503, 503, 503, 503),
-      }),
-    );
-    const reference = res.json.transaction_reference;
+    const res = await env.client.send('payouts.mpesa', {
+      callback_url: env.receiver.scripted('down', 503, 503, 503, 503),
+    });
+    const reference = res.json.correlator_id;
 
     await env.receiver.waitFor(reference, 3);
     await sleep(150);
 
     // One attempt plus one per entry of webhookRetryDelaysMs ([20, 40]).
-    expect(env.receiver.for(reference)).toHaveLength(3);
+    const deliveries = env.receiver.for(reference);
+    expect(deliveries).toHaveLength(3);
+    expect(new Set(deliveries.map((d) => JSON.stringify(d.body))).size).toBe(1);
     const transaction = await env.client.transaction(reference);
     expect(transaction.webhookDeliveries.map((d) => d.status)).toEqual([503, 503, 503]);
   });
 
   it('records network errors as delivery attempts and retries them', async () => {
-    const res = await env.client.post(
-      '/api/v2/payments',
-      wireBody('collections.mpesa', { callback_url: await deadUrl() }),
-    );
+    const res = await env.client.send('collections.mpesa', { callback_url: await deadUrl() });
     const reference = res.json.transaction_reference;
 
     let deliveries: WebhookDelivery[] = [];
@@ -174,23 +258,39 @@ describe('sandbox webhooks', () => {
     }
   });
 
+  it('sends no webhook for a transfer (it has no callback_url)', async () => {
+    const before = env.receiver.received.length;
+    const res = await env.client.send('transfers.send');
+    await sleep(100);
+
+    expect(res.status).toBe(200);
+    expect(env.receiver.received).toHaveLength(before);
+  });
+
   it('waits webhookDelayMs before settling', async () => {
     const slow = await startFastSandbox({ webhookDelayMs: 400 });
     try {
       const slowClient = new SandboxClient(slow);
-      const res = await slowClient.post(
-        '/api/v2/withdrawal',
-        wireBody('payouts.mpesa', { callback_url: env.receiver.url }),
-      );
+      const res = await slowClient.send('payouts.mpesa', { callback_url: env.receiver.url });
       await sleep(100);
-      expect(env.receiver.for(res.json.transaction_reference)).toEqual([]);
-      expect(await slowClient.transaction(res.json.transaction_reference)).toMatchObject({
-        status: 'QUEUED',
+      expect(env.receiver.for(res.json.correlator_id)).toEqual([]);
+      expect(await slowClient.transaction(res.json.correlator_id)).toMatchObject({
+        status: 'pending',
       });
 
-      await env.receiver.waitFor(res.json.transaction_reference);
+      await env.receiver.waitFor(res.json.correlator_id);
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('goTimeString', () => {
+  it.each([
+    ['2026-02-09T10:37:50.286Z', '2026-02-09 10:37:50.286 +0000 UTC'],
+    ['2026-02-09T10:37:50.280Z', '2026-02-09 10:37:50.28 +0000 UTC'],
+    ['2026-02-09T10:37:50.000Z', '2026-02-09 10:37:50 +0000 UTC'],
+  ])('prints %s as Go does: %s', (iso, go) => {
+    expect(goTimeString(iso)).toBe(go);
   });
 });

@@ -1,10 +1,10 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- a test helper: the specs' lint rules */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { OPERATION_CASES, OperationCase } from '../../../test/support/fixtures';
 import type { Transaction } from '../src/ledger.service';
 import type { RequestLogEntry } from '../src/request-log.service';
 import { RunningSandbox, SandboxOptions, startSandbox } from '../src/sandbox';
+import { ExampleOperation, WIRE_EXAMPLES } from './wire-examples';
 
 /** Fast timings, so webhook specs take milliseconds. */
 export const FAST_OPTIONS: SandboxOptions = {
@@ -79,6 +79,15 @@ async function toResult(response: Response): Promise<ApiResult> {
   return { status: response.status, headers: response.headers, text, json };
 }
 
+/** One entry of `GET /__sandbox/accounts`. */
+export interface SandboxAccountState {
+  username: string;
+  apiUsername: string;
+  userId: string;
+  local: number;
+  USD: number;
+}
+
 /** A small HTTP client for one sandbox: API calls with its credentials, and the controls. */
 export class SandboxClient {
   constructor(private readonly sandbox: RunningSandbox) {}
@@ -112,6 +121,25 @@ export class SandboxClient {
     return toResult(await fetch(`${this.url}${path}`, init));
   }
 
+  /** An authenticated GET look-up (default: the default account's credentials). */
+  async lookup(path: string, options: { authorization?: string | null } = {}): Promise<ApiResult> {
+    const { apiUsername, apiPassword } = this.sandbox.credentials;
+    const authorization =
+      options.authorization === undefined
+        ? basicAuth(apiUsername, apiPassword)
+        : options.authorization;
+    return this.get(path, authorization === null ? {} : { headers: { authorization } });
+  }
+
+  /** POSTs an operation's example body with `overrides` (see `wireBody`). */
+  async send(
+    operation: ExampleOperation,
+    overrides: Record<string, unknown> = {},
+    options: { idempotencyKey?: string; authorization?: string | null } = {},
+  ): Promise<ApiResult> {
+    return this.post(examplePath(operation), wireBody(operation, overrides), options);
+  }
+
   async control(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiResult> {
     const response = await fetch(`${this.url}${path}`, {
       method,
@@ -135,6 +163,10 @@ export class SandboxClient {
       USD: number;
       usdRate: number;
     };
+  }
+
+  async accounts(): Promise<SandboxAccountState[]> {
+    return (await this.get('/__sandbox/accounts')).json as SandboxAccountState[];
   }
 
   async requests(): Promise<RequestLogEntry[]> {
@@ -250,19 +282,20 @@ export async function deadUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/webhook`;
 }
 
-/** The shared fixture case of an operation. */
-export function fixtureCase(operation: OperationCase['operation']): OperationCase {
-  const found = OPERATION_CASES.find((c) => c.operation === operation);
-  if (!found) throw new Error(`No fixture for ${operation}`);
-  return found;
+/** The API path of an operation's example. */
+export function examplePath(operation: ExampleOperation): string {
+  return WIRE_EXAMPLES[operation].path;
 }
 
-/** The fixture's wire body of an operation, with `overrides` (undefined removes a key). */
+/** The example wire body of an operation, with `overrides` (undefined removes a key). */
 export function wireBody(
-  operation: OperationCase['operation'],
+  operation: ExampleOperation,
   overrides: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...fixtureCase(operation).wire, ...overrides };
+  const body: Record<string, unknown> = { ...WIRE_EXAMPLES[operation].body, ...overrides };
   for (const [key, value] of Object.entries(overrides)) if (value === undefined) delete body[key];
   return body;
 }
+
+/** Credentials of the second sandbox account. */
+export const BETA_AUTH = basicAuth('beta', 'beta-secret');

@@ -28,10 +28,10 @@ describe('createPaymentsClient (no Nest application)', () => {
       walletType: 'USD',
     });
     expect(client.collections.defaults).toBe(client.payouts.defaults);
-    expect(response.status).toBe('QUEUED');
+    expect(response.status).toBe('SUCCESS');
     expect(server.requests[0].json).toMatchObject({
       wallet_type: 'USD',
-      callback_url: 'https://cb.example.com/hook',
+      callback_url: expect.stringMatching(/^https:\/\/cb\.example\.com\/hook\?malipo_key=/),
     });
   });
 

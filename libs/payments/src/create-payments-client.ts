@@ -1,10 +1,14 @@
+import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
+import { NetworksService } from './networks.service';
 import { PaymentsClient } from './payments.client';
-import { createPaymentsHttpService } from './payments-http';
+import { createPaymentsHttpService, HttpPaymentsWire } from './payments-http';
 import { resolvePaymentsOptions } from './payments-options';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { PaymentsTransport } from './payments-transport';
 import { PayoutsService } from './payouts.service';
+import { TransactionsService } from './transactions.service';
+import { TransfersService } from './transfers.service';
 
 /**
  * The client without a Nest application (scripts, workers, queues): same validation, retries,
@@ -13,10 +17,15 @@ import { PayoutsService } from './payouts.service';
  */
 export function createPaymentsClient(options: PaymentsModuleOptions): PaymentsClient {
   const resolved = resolvePaymentsOptions(options);
-  const transport = new PaymentsTransport(createPaymentsHttpService(resolved), resolved);
+  const wire = new HttpPaymentsWire(createPaymentsHttpService(resolved), resolved);
+  const transport = new PaymentsTransport(wire, resolved);
   return new PaymentsClient(
     new CollectionsService(transport),
     new PayoutsService(transport),
+    new NetworksService(transport),
+    new TransactionsService(transport),
+    new BalancesService(transport),
+    new TransfersService(transport),
     transport,
   );
 }

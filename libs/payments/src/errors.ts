@@ -8,11 +8,14 @@ export interface PaymentsFieldError {
   readonly message: string;
 }
 
+/** Base class of every error this library throws: `catch (e) { if (e instanceof PaymentsError) ... }`. */
+export abstract class PaymentsError extends Error {}
+
 /**
  * A request (or the module options) broke a rule of the interface document. Raised before
  * anything is sent; never retried.
  */
-export class PaymentsValidationError extends Error {
+export class PaymentsValidationError extends PaymentsError {
   override readonly name = 'PaymentsValidationError';
 
   constructor(
@@ -25,34 +28,81 @@ export class PaymentsValidationError extends Error {
   }
 }
 
+/**
+ * What went wrong, in this library's words (docs/errors.md lists what each means and what to do):
+ * - `SERVICE_ERROR`: the service refused the request (HTTP 4xx/5xx, or 2xx with `success: false`);
+ * - `AUTHENTICATION_FAILED`: HTTP 401, the credentials were refused;
+ * - `INVALID_RESPONSE`: a 2xx answer that is not the contract's (not JSON, mistyped fields);
+ * - `MISSING_FIELD`: a 2xx answer without a field the document requires (card `checkoutUrl`);
+ * - `RESPONSE_INCOMPLETE`: the answer's headers arrived, its body did not;
+ * - `NETWORK_ERROR`: no answer (connection refused or reset, DNS, TLS...); `cause.code` says which;
+ * - `TIMEOUT`: no complete answer within `timeout`;
+ * - `CLIENT_CLOSED`: the client was closing, so the call was not (or not wholly) made;
+ * - `UNEXPECTED`: anything else.
+ */
+export type PaymentsErrorCode =
+  | 'SERVICE_ERROR'
+  | 'AUTHENTICATION_FAILED'
+  | 'INVALID_RESPONSE'
+  | 'MISSING_FIELD'
+  | 'RESPONSE_INCOMPLETE'
+  | 'NETWORK_ERROR'
+  | 'TIMEOUT'
+  | 'CLIENT_CLOSED'
+  | 'UNEXPECTED';
+
 /** What a {@link ServiceAPIError} knows about the failed call. */
 export interface ServiceAPIErrorDetails {
   readonly operation: string;
   readonly idempotencyKey: string;
   readonly attempts: number;
+  readonly code: PaymentsErrorCode;
+  readonly mayHaveExecuted: boolean;
   readonly status?: number;
-  readonly code?: string;
+  readonly serviceStatus?: number;
+  readonly serviceCode?: string;
+  readonly serviceMessage?: string;
   readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly retryAfterMs?: number;
   readonly cause?: Error;
 }
 
 /**
- * The API error of the interface document (section 7): the service answered with an error,
- * answered something unusable, or could not be reached after every retry.
+ * The API error of the interface document (section 7): the service refused the call, answered
+ * something unusable, or could not be reached after every retry. `mayHaveExecuted` says whether
+ * money may have moved.
  */
-export class ServiceAPIError extends Error {
+export class ServiceAPIError extends PaymentsError {
   override readonly name: string = 'ServiceAPIError';
   /** Operation that failed, e.g. `payouts.mpesa`. */
   readonly operation: string;
-  /** HTTP status of the last response; absent when no response arrived (network failure, timeout). */
+  /** This library's code for what went wrong. */
+  readonly code: PaymentsErrorCode;
+  /**
+   * True when the request may have reached the service and been executed (a timeout or reset
+   * after it was sent, a 5xx, an unusable 2xx). Confirm with the webhook (matched by
+   * `idempotencyKey`) or `transactions.status` before paying again; retry only with the same
+   * `idempotencyKey`. False when the service certainly did not execute it.
+   */
+  readonly mayHaveExecuted: boolean;
+  /** HTTP status of the last answer; absent when none arrived. */
   readonly status?: number;
-  /** The service's error `code` from the body, or the network error code (`ECONNRESET`, `ETIMEDOUT`...). */
-  readonly code?: string;
-  /** The last response body: parsed JSON, or the text when it was not JSON. */
+  /** The numeric `status` of the service's error body (it may differ from the HTTP status). */
+  readonly serviceStatus?: number;
+  /** A `code` from the service's error body, when it sent one. */
+  readonly serviceCode?: string;
+  /** The service's `message`, e.g. `number (…) is not valid kenyan number`. */
+  readonly serviceMessage?: string;
+  /** The last answer's body: parsed JSON, or its text. Credentials redacted. */
   readonly body?: unknown;
+  /** Response headers of the last answer (lower-case; cookies and credentials left out). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The last answer's `Retry-After` in ms (e.g. on a 429 or 503): wait that long before retrying. */
+  readonly retryAfterMs?: number;
   /** Attempts made, retries included. */
   readonly attempts: number;
-  /** The `Idempotency-Key` sent on every attempt: retry the call with it to stay idempotent. */
+  /** The `Idempotency-Key` of every attempt (also `malipo_key` on the callback URL). */
   readonly idempotencyKey: string;
 
   constructor(message: string, details: ServiceAPIErrorDetails) {
@@ -60,9 +110,15 @@ export class ServiceAPIError extends Error {
     this.operation = details.operation;
     this.idempotencyKey = details.idempotencyKey;
     this.attempts = details.attempts;
+    this.code = details.code;
+    this.mayHaveExecuted = details.mayHaveExecuted;
     if (details.status !== undefined) this.status = details.status;
-    if (details.code !== undefined) this.code = details.code;
+    if (details.serviceStatus !== undefined) this.serviceStatus = details.serviceStatus;
+    if (details.serviceCode !== undefined) this.serviceCode = details.serviceCode;
+    if (details.serviceMessage !== undefined) this.serviceMessage = details.serviceMessage;
     if (details.body !== undefined) this.body = details.body;
+    if (details.headers !== undefined) this.headers = details.headers;
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
   }
 
   /** A plain view for structured loggers. */
@@ -71,10 +127,14 @@ export class ServiceAPIError extends Error {
       name: this.name,
       message: this.message,
       operation: this.operation,
-      status: this.status,
       code: this.code,
+      mayHaveExecuted: this.mayHaveExecuted,
+      status: this.status,
+      serviceStatus: this.serviceStatus,
+      serviceCode: this.serviceCode,
       attempts: this.attempts,
       idempotencyKey: this.idempotencyKey,
+      retryAfterMs: this.retryAfterMs,
       body: this.body,
     };
   }

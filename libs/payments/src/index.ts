@@ -1,12 +1,13 @@
 export { PaymentsModule } from './payments.module';
-export { PaymentsOperationName } from './operations';
-export {
-  PAYMENTS_OPTIONS,
+export type { PaymentsOperationName } from './operations';
+export { PAYMENTS_OPTIONS } from './payments.module-definition';
+export type {
   PaymentsModuleAsyncOptions,
+  PaymentsModuleExtras,
   PaymentsModuleForRootOptions,
 } from './payments.module-definition';
 export { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-export {
+export type {
   PaymentsCallOptions,
   PaymentsDefaults,
   PaymentsModuleOptions,
@@ -14,6 +15,10 @@ export {
 } from './payments-options.interface';
 export { CollectionsService } from './collections.service';
 export { PayoutsService } from './payouts.service';
+export { findNetwork, NetworksService, toNetworkRequestFields } from './networks.service';
+export { TransactionsService } from './transactions.service';
+export { BalancesService } from './balances.service';
+export { TransfersService } from './transfers.service';
 export { PaymentsClient } from './payments.client';
 export { createPaymentsClient } from './create-payments-client';
 export {
@@ -26,8 +31,20 @@ export {
   MpesaPayoutRequest,
   PanAfricanPayoutRequest,
 } from './dto/payout-requests';
-export { AccountType } from './dto/rules';
-export {
+export { TransferRequest } from './dto/transfer-request';
+export { BalancesRequest, NetworkDiscoveryRequest, TransactionStatusRequest } from './dto/lookups';
+export type {
+  Balances,
+  Network,
+  NetworkDiscovery,
+  NetworkRequestFields,
+  NetworkTransactionType,
+  TransactionDetails,
+  TransactionStatus,
+  WalletBalance,
+} from './dto/lookups';
+export type { AccountType } from './dto/rules';
+export type {
   BankAccount,
   CardCollectionResponse,
   CollectionResponse,
@@ -38,39 +55,29 @@ export {
   PanAfricanPayoutResponse,
   PaymentsResponse,
   PayoutResponse,
+  TransferResponse,
 } from './dto/responses';
 export {
   AuthenticationError,
-  PaymentsFieldError,
+  PaymentsError,
   PaymentsValidationError,
   ServiceAPIError,
-  ServiceAPIErrorDetails,
 } from './errors';
+export type { PaymentsErrorCode, PaymentsFieldError, ServiceAPIErrorDetails } from './errors';
+export * from './webhooks';
 export {
-  PaymentsWebhookModule,
-  PaymentsWebhookModuleOptions,
-} from './webhooks/payments-webhook.module';
-export { OnPaymentEvent } from './webhooks/on-payment-event.decorator';
-export {
-  PAYMENT_WEBHOOK_EVENTS,
-  parsePaymentWebhook,
-  PaymentWebhookEvent,
-  PaymentWebhookEventName,
-} from './webhooks/payment-webhook-event';
-export {
-  InMemoryPaymentsWebhookStore,
-  PaymentsWebhookStore,
-} from './webhooks/payments-webhook.store';
-export {
-  PaymentsWebhookDispatcher,
-  PaymentWebhookDispatch,
-} from './webhooks/payments-webhook.dispatcher';
-export {
+  getBalancesToken,
   getCollectionsToken,
+  getNetworksToken,
   getPaymentsClientToken,
   getPayoutsToken,
+  getTransactionsToken,
+  getTransfersToken,
+  InjectBalances,
   InjectCollections,
+  InjectNetworks,
   InjectPaymentsClient,
   InjectPayouts,
+  InjectTransactions,
+  InjectTransfers,
 } from './payments.tokens';
-export { PaymentsModuleExtras } from './payments.module-definition';

@@ -2,6 +2,7 @@ import { Test } from '@nestjs/testing';
 import {
   CALLBACK_URL,
   callOperation,
+  correlatedWire,
   OPERATION_CASES,
   successBody,
 } from '../../../test/support/fixtures';
@@ -49,12 +50,13 @@ describe('the six operations over HTTP', () => {
       expect(sent.headers['user-agent']).toBe(
         `@malipo/nestjs/${LIBRARY_VERSION} node/${process.version}`,
       );
-      expect(sent.headers['idempotency-key']).toMatch(UUID_V4);
-      expect(sent.json).toStrictEqual(testCase.wire);
+      const key = sent.headers['idempotency-key'] as string;
+      expect(key).toMatch(UUID_V4);
+      expect(sent.json).toStrictEqual(correlatedWire(testCase.wire, key));
       expect(Object.keys(sent.json as object)).toEqual(Object.keys(testCase.wire));
     });
 
-    it('maps the snake_case response to camelCase and keeps the body in _raw', async () => {
+    it('maps the real answer to the response record and keeps the body in _raw', async () => {
       const body = successBody(testCase.kind);
       server.reply({ status: 200, body });
       const client = await clientWith();
@@ -64,18 +66,26 @@ describe('the six operations over HTTP', () => {
       expect(response._raw).toStrictEqual(body);
       expect(response).toMatchObject({
         success: true,
-        message: 'Accepted',
-        transactionReference: 'TX-1001',
-        status: body.status,
+        message: body.message,
+        transactionReference: body.transaction_reference ?? body.correlator_id,
+        status: 'SUCCESS',
       });
       if (testCase.kind === 'payout') {
-        expect(response).toMatchObject({ channel: 'MOBILE_MONEY_KE', amount: 1000 });
-      } else {
+        // The wire says channel "" and amount 0: the document's constant and the request's amount.
         expect(response).toMatchObject({
-          trackingId: body.tracking_id,
-          reference: body.reference,
-          result: body.result,
-          paymentMethod: body.payment_method,
+          channel: testCase.operation === 'payouts.mpesa' ? 'MOBILE_MONEY_KE' : '',
+          amount: testCase.request.amount,
+        });
+      } else {
+        const paymentMethod = {
+          'collections.mpesa': 'MOBILE_MONEY_KE',
+          'collections.card': 'card',
+        }[testCase.operation as string];
+        expect(response).toMatchObject({
+          trackingId: '',
+          reference: '',
+          result: null,
+          paymentMethod: paymentMethod ?? 'mobile',
         });
       }
       expect(Object.keys(response).some((key) => key.includes('_') && key !== '_raw')).toBe(false);
@@ -108,9 +118,19 @@ describe('the six operations over HTTP', () => {
 
         await callOperation(client, testCase, { ...testCase.request, callbackUrl: '' });
 
+        const key = server.requests[0].headers['idempotency-key'] as string;
         expect(server.requests[0].json).toMatchObject({
-          callback_url: 'http://localhost:3000/hooks',
+          callback_url: `http://localhost:3000/hooks?malipo_key=${key}`,
         });
+      });
+
+      it('sends the callbackUrl as given when correlateCallbacks is off', async () => {
+        server.reply({ status: 200, body: successBody(testCase.kind) });
+        const client = await clientWith({ correlateCallbacks: false });
+
+        await callOperation(client, testCase, testCase.request);
+
+        expect(server.requests[0].json).toStrictEqual(testCase.wire);
       });
 
       it('keeps a request callbackUrl over the default', async () => {
@@ -119,7 +139,9 @@ describe('the six operations over HTTP', () => {
 
         await callOperation(client, testCase, testCase.request);
 
-        expect(server.requests[0].json).toMatchObject({ callback_url: CALLBACK_URL });
+        expect(server.requests[0].json).toMatchObject({
+          callback_url: `${CALLBACK_URL}?malipo_key=${server.requests[0].headers['idempotency-key'] as string}`,
+        });
       });
     }
 
@@ -150,7 +172,7 @@ describe('the six operations over HTTP', () => {
     }
 
     if (testCase.service === 'payouts') {
-      it('takes wallet_type from the request, else from defaults.walletType', async () => {
+      it('sends wallet_type "USD" from the request, else from defaults.walletType; local is absence', async () => {
         server.fallback = () => ({ status: 200, body: successBody(testCase.kind) });
         const client = await clientWith({ walletType: 'USD' });
         const { walletType: _omitted, ...withoutWallet } = testCase.request as {
@@ -161,7 +183,7 @@ describe('the six operations over HTTP', () => {
         await callOperation(client, testCase, { ...withoutWallet, walletType: 'local' });
 
         expect(server.requests.map((r) => (r.json as { wallet_type: string }).wallet_type)).toEqual(
-          ['USD', 'local'],
+          ['USD', undefined],
         );
       });
     } else {
@@ -222,23 +244,51 @@ describe('the six operations over HTTP', () => {
     expect(response.paymentMethod).toBe('BANK_TRANSFER');
   });
 
-  it('reads camelCase response keys when snake_case ones are absent', async () => {
-    server.reply({
-      status: 200,
-      body: {
-        success: true,
-        message: 'ok',
-        status: 'QUEUED',
-        transactionReference: 'TX-9',
-        channel: 'BANK',
-        amount: 5,
-      },
-    });
+  it.each([
+    ['transaction_reference', { transaction_reference: 'R-1', correlator_id: 'R-2' }, 'R-1'],
+    ['correlator_id', { correlator_id: 'R-2', payd_transaction_ref: 'R-3' }, 'R-2'],
+    ['payd_transaction_ref', { transaction_reference: '', payd_transaction_ref: 'R-3' }, 'R-3'],
+  ])('reads transactionReference from %s first', async (_label, keys, expected) => {
+    server.reply({ status: 200, body: { success: true, status: 'SUCCESS', ...keys } });
     const client = await clientWith();
 
     const response = await client.payouts.merchant(OPERATION_CASES[5].request);
 
-    expect(response).toMatchObject({ transactionReference: 'TX-9', channel: 'BANK', amount: 5 });
+    expect(response.transactionReference).toBe(expected);
+    expect(response.message).toBe('');
+  });
+
+  it('reads trackingId from tracking_id when trackingId is absent', async () => {
+    const { trackingId: _camel, ...body } = successBody('collection');
+    server.reply({ status: 200, body: { ...body, tracking_id: 'TRK-7' } });
+    const client = await clientWith();
+
+    const response = await client.collections.mpesa(OPERATION_CASES[0].request);
+
+    expect(response.trackingId).toBe('TRK-7');
+  });
+
+  it('keeps a positive payout amount of the wire', async () => {
+    server.reply({ status: 200, body: { ...successBody('payout'), amount: 740 } });
+    const client = await clientWith();
+
+    const response = await client.payouts.merchant(OPERATION_CASES[5].request);
+
+    expect(response.amount).toBe(740);
+  });
+
+  it("keeps the callback URL's own query when it appends malipo_key", async () => {
+    server.reply({ status: 200, body: successBody('collection') });
+    const client = await clientWith();
+
+    await client.collections.mpesa(
+      { ...OPERATION_CASES[0].request, callbackUrl: 'https://shop.example.com/hook?order=7' },
+      { idempotencyKey: 'order-7' },
+    );
+
+    expect(server.requests[0].json).toMatchObject({
+      callback_url: 'https://shop.example.com/hook?order=7&malipo_key=order-7',
+    });
   });
 
   it('returns the card checkout URL', async () => {
@@ -247,7 +297,7 @@ describe('the six operations over HTTP', () => {
 
     const response = await client.collections.card(OPERATION_CASES[1].request);
 
-    expect(response.checkoutUrl).toBe('https://pay.example.com/checkout/TX-1001');
+    expect(response.checkoutUrl).toBe('https://pay.example.com/checkout/9BD114038965eR');
     expect(response.paymentMethod).toBe('card');
   });
 

@@ -3,6 +3,8 @@ import {
   MpesaCollectionRequest,
   PanAfricanCollectionRequest,
 } from './dto/collection-requests';
+import { BalancesRequest, NetworkDiscoveryRequest, TransactionStatusRequest } from './dto/lookups';
+import type { Balances, NetworkDiscovery, TransactionStatus } from './dto/lookups';
 import {
   MerchantPayoutRequest,
   MpesaPayoutRequest,
@@ -15,30 +17,45 @@ import type {
   MpesaPayoutResponse,
   PanAfricanCollectionResponse,
   PanAfricanPayoutResponse,
+  TransferResponse,
 } from './dto/responses';
-import type { RequestField, ResponseField } from './wire';
+import { TransferRequest } from './dto/transfer-request';
+import type {
+  AcceptanceDecoding,
+  BodyEntry,
+  RequestField,
+  ResponseDecoding,
+  ResponseField,
+  WireShape,
+} from './wire';
 
-/** Names of the six operations, as `service.method`. */
+/** Names of the operations, as `service.method`. */
 export type PaymentsOperationName =
   | 'collections.mpesa'
   | 'collections.card'
   | 'collections.panAfrican'
   | 'payouts.mpesa'
   | 'payouts.panAfrican'
-  | 'payouts.merchant';
+  | 'payouts.merchant'
+  | 'networks.discover'
+  | 'transactions.status'
+  | 'balances.all'
+  | 'transfers.send';
 
-/** One operation of section 4.1, as data. `TResponse` only types the result. */
+/** One operation of docs/wire-contract.md, as data. `TResponse` only types the result. */
 export interface PaymentsOperation<TRequest extends object, TResponse> {
   readonly name: PaymentsOperationName;
+  readonly method: 'GET' | 'POST';
+  /** Path; `{field}` is replaced by the request's URL-encoded field. */
   readonly path: string;
-  /** Constant `channel` body value, when the operation sends one. */
-  readonly channel?: string;
   readonly requestClass: new () => TRequest;
-  /** Request fields in wire order. `username`/`callbackUrl` get the fallback rule, `walletType` the wallet rule. */
+  /** Fields a caller may set. `username`/`callbackUrl` get the fallback rule, `walletType` the wallet rule. */
   readonly requestFields: readonly (RequestField & keyof TRequest)[];
-  readonly responseFields: readonly ResponseField[];
-  /** Response fields whose absence is an API error even on HTTP 2xx (rule 4.2.3). */
-  readonly requiredResponseFields: readonly ResponseField[];
+  /** Keys of the JSON body, in wire order (POST). */
+  readonly body?: readonly BodyEntry[];
+  /** Fields sent as query parameters (GET). */
+  readonly query?: readonly RequestField[];
+  readonly response: ResponseDecoding;
   /** Phantom marker tying the response type to the operation. */
   readonly responseType?: TResponse;
 }
@@ -56,7 +73,38 @@ const COLLECTION_RESPONSE: readonly ResponseField[] = [
   'result',
   'paymentMethod',
 ];
-const PAYOUT_RESPONSE: readonly ResponseField[] = [...COMMON_RESPONSE, 'channel', 'amount'];
+const PAYOUT_RESPONSE: AcceptanceDecoding = {
+  kind: 'acceptance',
+  fields: [...COMMON_RESPONSE, 'channel', 'amount'],
+  amountFromRequest: true,
+};
+
+const KES = { key: 'currency', value: 'KES' } as const;
+const KENYAN_LOCAL_PHONE = { field: 'phoneNumber', format: 'kenyanLocalPhone' } as const;
+const CALLBACK_URL = { field: 'callbackUrl', format: 'correlatedUrl' } as const;
+const USD_WALLET_ONLY = { field: 'walletType', format: 'usdWalletOnly' } as const;
+/** Sent as the interface document says (section 4.0); the real service's examples say `MPESA`. */
+const MOBILE_MONEY_KE = 'MOBILE_MONEY_KE';
+
+const NETWORK: WireShape = {
+  object: {
+    id: 'string',
+    code: 'string',
+    updated_at: 'string',
+    status: 'string',
+    account_number_type: 'string',
+    country: 'string',
+    name: 'string',
+    channel_ids: { listOf: 'string' },
+    selected_channel_id: 'string',
+    country_account_number_type: 'string',
+    min_amount: 'number',
+    max_amount: 'number',
+  },
+};
+const WALLET_BALANCE: WireShape = {
+  object: { balance: 'number', converted_balance: 'number', currency: 'string' },
+};
 
 function defineOperation<TRequest extends object, TResponse>(
   operation: PaymentsOperation<TRequest, TResponse>,
@@ -64,29 +112,56 @@ function defineOperation<TRequest extends object, TResponse>(
   return operation;
 }
 
-/** The six operations: paths of section 4.1, fields of 2.5/2.7, wire of the contract. */
+/** Every operation: paths, bodies and answers of docs/wire-contract.md, fields of the DTOs. */
 export const OPERATIONS = {
   collectionsMpesa: defineOperation<MpesaCollectionRequest, MpesaCollectionResponse>({
     name: 'collections.mpesa',
+    method: 'POST',
     path: '/api/v2/payments',
-    channel: 'MOBILE_MONEY_KE',
     requestClass: MpesaCollectionRequest,
     requestFields: ['username', 'amount', 'phoneNumber', 'narration', 'callbackUrl'],
-    responseFields: COLLECTION_RESPONSE,
-    requiredResponseFields: [],
+    body: [
+      'username',
+      { key: 'channel', value: MOBILE_MONEY_KE },
+      'amount',
+      KENYAN_LOCAL_PHONE,
+      'narration',
+      KES,
+      CALLBACK_URL,
+    ],
+    response: {
+      kind: 'acceptance',
+      fields: COLLECTION_RESPONSE,
+      constants: { paymentMethod: MOBILE_MONEY_KE },
+    },
   }),
   collectionsCard: defineOperation<CardCollectionRequest, CardCollectionResponse>({
     name: 'collections.card',
+    method: 'POST',
     path: '/api/v2/payments',
-    channel: 'card',
     requestClass: CardCollectionRequest,
     requestFields: ['username', 'amount', 'phoneNumber', 'narration', 'callbackUrl'],
-    responseFields: [...COLLECTION_RESPONSE, 'checkoutUrl'],
-    requiredResponseFields: ['checkoutUrl'],
+    body: [
+      'username',
+      { key: 'channel', value: 'card' },
+      { key: 'payment_method', value: 'card' },
+      'amount',
+      KENYAN_LOCAL_PHONE,
+      'narration',
+      KES,
+      CALLBACK_URL,
+    ],
+    response: {
+      kind: 'acceptance',
+      fields: [...COLLECTION_RESPONSE, 'checkoutUrl'],
+      constants: { paymentMethod: 'card' },
+      required: ['checkoutUrl'],
+    },
   }),
   collectionsPanAfrican: defineOperation<PanAfricanCollectionRequest, PanAfricanCollectionResponse>(
     {
       name: 'collections.panAfrican',
+      method: 'POST',
       path: '/api/v3/payments',
       requestClass: PanAfricanCollectionRequest,
       requestFields: [
@@ -103,21 +178,46 @@ export const OPERATIONS = {
         'transactionChannel',
         'redirectUrl',
       ],
-      responseFields: [...COLLECTION_RESPONSE, 'checkoutUrl', 'bankAccount'],
-      requiredResponseFields: [],
+      body: [
+        'username',
+        'accountName',
+        'amount',
+        'phoneNumber',
+        'accountNumber',
+        'networkCode',
+        'channelId',
+        'narration',
+        'currency',
+        CALLBACK_URL,
+        'transactionChannel',
+        'redirectUrl',
+      ],
+      response: {
+        kind: 'acceptance',
+        fields: [...COLLECTION_RESPONSE, 'checkoutUrl', 'bankAccount'],
+      },
     },
   ),
   payoutsMpesa: defineOperation<MpesaPayoutRequest, MpesaPayoutResponse>({
     name: 'payouts.mpesa',
+    method: 'POST',
     path: '/api/v2/withdrawal',
-    channel: 'MOBILE_MONEY_KE',
     requestClass: MpesaPayoutRequest,
     requestFields: ['phoneNumber', 'amount', 'narration', 'callbackUrl', 'walletType'],
-    responseFields: PAYOUT_RESPONSE,
-    requiredResponseFields: [],
+    body: [
+      KENYAN_LOCAL_PHONE,
+      'amount',
+      'narration',
+      CALLBACK_URL,
+      { key: 'channel', value: MOBILE_MONEY_KE },
+      KES,
+      USD_WALLET_ONLY,
+    ],
+    response: { ...PAYOUT_RESPONSE, constants: { channel: MOBILE_MONEY_KE } },
   }),
   payoutsPanAfrican: defineOperation<PanAfricanPayoutRequest, PanAfricanPayoutResponse>({
     name: 'payouts.panAfrican',
+    method: 'POST',
     path: '/api/v2/payments',
     requestClass: PanAfricanPayoutRequest,
     requestFields: [
@@ -137,11 +237,30 @@ export const OPERATIONS = {
       'providerCode',
       'walletType',
     ],
-    responseFields: PAYOUT_RESPONSE,
-    requiredResponseFields: [],
+    body: [
+      'username',
+      'networkCode',
+      'accountName',
+      'accountHolderName',
+      'accountNumber',
+      'amount',
+      'phoneNumber',
+      'channelId',
+      'narration',
+      'currency',
+      CALLBACK_URL,
+      'transactionChannel',
+      // Tells this operation apart from the two collections on the same path.
+      { key: 'channel', copyOf: 'transactionChannel' },
+      'providerName',
+      'providerCode',
+      USD_WALLET_ONLY,
+    ],
+    response: PAYOUT_RESPONSE,
   }),
   payoutsMerchant: defineOperation<MerchantPayoutRequest, MerchantPayoutResponse>({
     name: 'payouts.merchant',
+    method: 'POST',
     path: '/api/v3/withdrawal',
     requestClass: MerchantPayoutRequest,
     requestFields: [
@@ -154,10 +273,111 @@ export const OPERATIONS = {
       'callbackUrl',
       'walletType',
     ],
-    responseFields: PAYOUT_RESPONSE,
-    requiredResponseFields: [],
+    body: [
+      'username',
+      'amount',
+      KES,
+      'phoneNumber',
+      'narration',
+      { key: 'transaction_channel', value: 'bank' },
+      { key: 'channel', value: 'bank' },
+      'businessAccount',
+      'businessNumber',
+      CALLBACK_URL,
+      USD_WALLET_ONLY,
+    ],
+    response: PAYOUT_RESPONSE,
+  }),
+  transfersSend: defineOperation<TransferRequest, TransferResponse>({
+    name: 'transfers.send',
+    method: 'POST',
+    path: '/api/v2/p2p',
+    requestClass: TransferRequest,
+    requestFields: [
+      'receiverUsername',
+      'amount',
+      'narration',
+      'phoneNumber',
+      'currency',
+      'walletType',
+    ],
+    body: ['receiverUsername', 'amount', 'narration', 'phoneNumber', 'currency', USD_WALLET_ONLY],
+    response: {
+      kind: 'acceptance',
+      fields: [...COMMON_RESPONSE, 'trackingId', 'reference', 'result'],
+    },
+  }),
+  networksDiscover: defineOperation<NetworkDiscoveryRequest, NetworkDiscovery>({
+    name: 'networks.discover',
+    method: 'GET',
+    path: '/v2/networks/grouped',
+    requestClass: NetworkDiscoveryRequest,
+    requestFields: ['transactionType', 'dialCode'],
+    query: ['transactionType', 'dialCode'],
+    response: {
+      kind: 'record',
+      shape: {
+        object: {
+          defaults: { listOf: NETWORK },
+          mobile: { listOf: NETWORK },
+          banks: { listOf: NETWORK },
+        },
+      },
+    },
+  }),
+  transactionsStatus: defineOperation<TransactionStatusRequest, TransactionStatus>({
+    name: 'transactions.status',
+    method: 'GET',
+    path: '/api/v1/status/{reference}',
+    requestClass: TransactionStatusRequest,
+    requestFields: ['reference'],
+    response: {
+      kind: 'record',
+      shape: {
+        object: {
+          id: 'string',
+          account_id: 'string',
+          billing_currency: 'string',
+          currency: 'string',
+          code: 'string',
+          conversion_rate: 'number',
+          amount: 'number',
+          billing_currency_amount: 'number',
+          balance: 'number',
+          type: 'string',
+          transaction_details: {
+            object: {
+              payer: 'string',
+              merchant_id: 'string',
+              phone_number: 'string',
+              processed_at: { object: { seconds: 'number', nanos: 'number' } },
+              reason: 'string',
+              channel: 'string',
+              account_number: 'string',
+              status: 'string',
+              receiver: 'string',
+              email_address: 'string',
+            },
+          },
+          transaction_category: 'string',
+          user_id: 'string',
+          request_metadata: 'unknown',
+          created_at: 'string',
+        },
+      },
+    },
+  }),
+  balancesAll: defineOperation<BalancesRequest, Balances>({
+    name: 'balances.all',
+    method: 'GET',
+    path: '/api/v1/accounts/{username}/all_balances',
+    requestClass: BalancesRequest,
+    requestFields: ['username'],
+    response: {
+      kind: 'record',
+      shape: { object: { fiat_balance: WALLET_BALANCE, onchain_balance: WALLET_BALANCE } },
+      // docs/wire-contract.md: the examples show KES and USD, read as the local and the USD wallet.
+      aliases: { local: 'fiatBalance', usd: 'onchainBalance' },
+    },
   }),
 } as const;
-
-/** Any of the six operations. */
-export type AnyPaymentsOperation = (typeof OPERATIONS)[keyof typeof OPERATIONS];

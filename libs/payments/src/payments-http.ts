@@ -1,22 +1,29 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { HttpService } from '@nestjs/axios';
-import { Logger } from '@nestjs/common';
-import axios, {
-  AxiosError,
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import axios, { AxiosError } from 'axios';
+import type {
   AxiosInstance,
   AxiosRequestConfig,
   AxiosResponse,
   InternalAxiosRequestConfig,
 } from 'axios';
-import axiosRetry, { isNetworkError } from 'axios-retry';
-import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+import axiosRetry, { retryAfter } from 'axios-retry';
+import { ServiceAPIError } from './errors';
+import {
+  PAYMENTS_HTTP_SERVICE,
+  PAYMENTS_LOGGER_CONTEXT,
+  PAYMENTS_RESOLVED_OPTIONS,
+} from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
+import { PaymentsWire } from './payments-wire';
+import type { WireAnswer, WireCall } from './payments-wire';
 import { basicAuthorization, SecretRedactor } from './secret-redactor';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
 
 /** First retry waits this long; each next one twice as long (section 8: 200, 400, 800 ms...). */
-export const RETRY_BASE_DELAY_MS = 200;
+const RETRY_BASE_DELAY_MS = 200;
 /** Largest response body read, so a broken proxy cannot exhaust memory. */
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
@@ -25,8 +32,34 @@ export function retryDelay(retryNumber: number): number {
   return RETRY_BASE_DELAY_MS * 2 ** (retryNumber - 1);
 }
 
+/** `code` of the error that ends an attempt at its deadline. */
+const DEADLINE_CODE = 'ETIMEDOUT';
+
+/**
+ * The Node transport with a wall-clock deadline per attempt: axios's own `timeout` becomes a
+ * socket idle timeout once headers arrive, so a server dripping its body could hold a call for
+ * ever. One timer per attempt, cleared when the request closes.
+ */
+function deadlineTransport(timeout: number) {
+  return {
+    request(options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) {
+      const transport = options.protocol === 'https:' ? https : http;
+      const request = transport.request(options, onResponse);
+      const timer = setTimeout(() => {
+        request.destroy(
+          Object.assign(new Error(`no complete response within ${timeout} ms`), {
+            code: DEADLINE_CODE,
+          }),
+        );
+      }, timeout);
+      request.once('close', () => clearTimeout(timer));
+      return request;
+    },
+  };
+}
+
 /** Timeouts as axios reports them: ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError). */
-export function isTimeoutError(error: AxiosError): boolean {
+function isTimeoutError(error: AxiosError): boolean {
   return !error.response && (error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT');
 }
 
@@ -34,30 +67,26 @@ export function isTimeoutError(error: AxiosError): boolean {
  * Status of a response whose headers arrived but whose body did not (a timeout or reset while
  * reading it). axios reports such a failure without `response`.
  */
-export function partialResponseStatus(error: AxiosError): number | undefined {
+function partialResponseStatus(error: AxiosError): number | undefined {
   if (error.response) return undefined;
   const request = error.request as { res?: { statusCode?: number } } | undefined;
   return request?.res?.statusCode;
 }
 
 /**
- * Section 7/8: 5xx, network failures and timeouts are transient, POST included; any other status is
- * final. axios-retry's default would skip POST on 5xx and every timeout, so it is not used.
- * Once response headers have arrived the service has answered: a failure while reading the body
- * is not retried, since a 2xx may mean the payment was made.
+ * Whether a failed attempt's request was wholly written to the socket: only then can the service
+ * have executed it. Connection refused, DNS and TLS failures and connect timeouts fail before.
  */
-export function isTransientFailure(error: AxiosError): boolean {
-  if (error.response) return error.response.status >= 500 && error.response.status <= 599;
-  if (error.code === AxiosError.ERR_CANCELED) return false;
-  if (partialResponseStatus(error) !== undefined) return false;
-  return isTimeoutError(error) || isNetworkError(error);
+function requestWasSent(error: AxiosError): boolean {
+  const request = error.request as { writableFinished?: boolean } | undefined;
+  return request?.writableFinished === true;
 }
 
 /**
  * State of one logical call, handed to the HTTP layer in the request config. A class, so axios
  * passes the same object to every retry instead of copying it like a plain object.
  */
-export class PaymentsCall {
+class PaymentsCall {
   /** Made at the first retry: a call that succeeds first time pays for no abort signal. */
   private controller: AbortController | undefined;
   /** Between a failed attempt and the next one (the backoff wait). */
@@ -68,6 +97,8 @@ export class PaymentsCall {
   constructor(
     /** True once the client is closing: no retry may start. */
     readonly stopping: () => boolean,
+    /** Whether a failure after the request was sent may be retried (a POST with `retryAmbiguous`). */
+    readonly retryAmbiguous: boolean,
   ) {}
 
   /** The signal of the retries (axios-retry also listens to it during its backoff wait). */
@@ -83,15 +114,38 @@ export class PaymentsCall {
 }
 
 /** Request config carrying the call state. */
-export type PaymentsRequestConfig = AxiosRequestConfig & { paymentsCall?: PaymentsCall };
+type PaymentsRequestConfig = AxiosRequestConfig & { paymentsCall?: PaymentsCall };
 
 function callOf(config: AxiosRequestConfig | undefined): PaymentsCall | undefined {
   return (config as PaymentsRequestConfig | undefined)?.paymentsCall;
 }
 
 /** 1-based number of the attempt a request config belongs to. */
-export function attemptOf(config: InternalAxiosRequestConfig | undefined): number {
+function attemptOf(config: InternalAxiosRequestConfig | undefined): number {
   return (config?.['axios-retry']?.retryCount ?? 0) + 1;
+}
+
+/**
+ * Section 7/8: 5xx, network failures and timeouts are transient, POST included; any other status is
+ * final. Once response headers have arrived the service has answered: a failure while reading the
+ * body is not retried, since a 2xx may mean the payment was made. With `retryAmbiguous` off, only
+ * failures before the request was sent are retried.
+ */
+function isRetryable(
+  error: AxiosError,
+  call: PaymentsCall | undefined,
+  maxRetryAfterMs: number,
+): boolean {
+  if (error.code === AxiosError.ERR_CANCELED || partialResponseStatus(error) !== undefined) {
+    return false;
+  }
+  // The service asked for a longer pause than a caller should wait inside one call.
+  if (retryAfter(error) > maxRetryAfterMs) return false;
+  const ambiguous = error.response
+    ? error.response.status >= 500 && error.response.status <= 599
+    : requestWasSent(error);
+  if (error.response && !ambiguous) return false;
+  return !ambiguous || (call?.retryAmbiguous ?? true);
 }
 
 function describeData(data: unknown, redactor: SecretRedactor): string {
@@ -107,32 +161,42 @@ function attachDebugLogging(
   maxAttempts: number,
 ): void {
   const logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
-  const log = (line: string) => logger.log(redactor.text(line));
+  // Logging must never change a call's outcome.
+  const log = (line: () => string) => {
+    try {
+      logger.log(redactor.text(line()));
+    } catch {
+      // A logger that throws loses the line, not the payment.
+    }
+  };
   const tag = (config: InternalAxiosRequestConfig | undefined) =>
     `[${String(config?.headers?.['Idempotency-Key'] ?? '-')} attempt ${attemptOf(config)}/${maxAttempts}]`;
 
   instance.interceptors.request.use((config) => {
-    log(`${tag(config)} ${config.method?.toUpperCase() ?? 'POST'} ${instance.getUri(config)}`);
-    log(`${tag(config)} request body ${describeData(config.data, redactor)}`);
+    log(
+      () => `${tag(config)} ${config.method?.toUpperCase() ?? 'POST'} ${instance.getUri(config)}`,
+    );
+    log(() => `${tag(config)} request body ${describeData(config.data, redactor)}`);
     return config;
   });
   instance.interceptors.response.use(
     (response: AxiosResponse) => {
-      log(
+      log(() =>
         `${tag(response.config)} response HTTP ${response.status} ${response.statusText ?? ''}`.trimEnd(),
       );
-      log(`${tag(response.config)} response data ${describeData(response.data, redactor)}`);
+      log(() => `${tag(response.config)} response data ${describeData(response.data, redactor)}`);
       return response;
     },
     (error: Error) => {
       if (error instanceof AxiosError) {
-        if (error.response) {
-          log(
-            `${tag(error.config)} response HTTP ${error.response.status} ${error.response.statusText ?? ''}`.trimEnd(),
+        const { response } = error;
+        if (response) {
+          log(() =>
+            `${tag(error.config)} response HTTP ${response.status} ${response.statusText ?? ''}`.trimEnd(),
           );
-          log(`${tag(error.config)} response data ${describeData(error.response.data, redactor)}`);
+          log(() => `${tag(error.config)} response data ${describeData(response.data, redactor)}`);
         } else {
-          log(`${tag(error.config)} no response: ${error.code ?? 'ERROR'} ${error.message}`);
+          log(() => `${tag(error.config)} no response: ${error.code ?? 'ERROR'} ${error.message}`);
         }
       }
       return Promise.reject(error);
@@ -154,11 +218,16 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       Accept: 'application/json',
       'User-Agent': `${LIBRARY_NAME}/${LIBRARY_VERSION} node/${process.version}`,
     },
-    // The body is parsed by the transport, so a 2xx that is not JSON is an error, not a string.
+    // The body is parsed by the operation runner, so a 2xx that is not JSON is an error, not a string.
     responseType: 'text',
     transformResponse: [(data: unknown) => data],
     // A payment API does not redirect; following one would resend the credentials.
     maxRedirects: 0,
+    transport: deadlineTransport(options.timeout),
+    // An environment proxy (HTTP_PROXY) would receive a plain-http request, Basic header
+    // included, in clear; https targets may still tunnel through one (CONNECT). An explicit
+    // `proxy` option is the team's own choice.
+    proxy: options.proxy ?? (new URL(options.baseUrl).protocol === 'http:' ? false : undefined),
     maxContentLength: MAX_RESPONSE_BYTES,
     httpAgent: new http.Agent({ keepAlive: true }),
     httpsAgent: new https.Agent({ keepAlive: true }),
@@ -183,7 +252,10 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
   });
   axiosRetry(instance, {
     retries: options.maxRetries,
-    retryCondition: (error) => !callOf(error.config)?.stopping() && isTransientFailure(error),
+    retryCondition: (error) => {
+      const call = callOf(error.config);
+      return !call?.stopping() && isRetryable(error, call, options.maxRetryAfterMs);
+    },
     onRetry: (_retryCount, _error, config) => {
       const call = callOf(config);
       if (!call) return;
@@ -191,9 +263,230 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       // axios-retry reads the signal after this hook, to cut its wait short on close().
       config.signal = call.signal;
     },
-    retryDelay,
+    // The longer of the backoff and the service's Retry-After (capped by the retry condition).
+    retryDelay: (retryNumber, error) => Math.max(retryDelay(retryNumber), retryAfter(error)),
     // Each attempt gets the full timeout (section 8), not a share of one budget.
     shouldResetTimeout: true,
   });
   return new HttpService(instance);
+}
+
+/** How long `close()` waits beyond `timeout` for calls on the wire before it cuts them. */
+const CLOSE_GRACE_MS = 1_000;
+
+/** Response headers never copied onto an error. */
+const UNSAFE_HEADERS = new Set(['set-cookie', 'authorization', 'proxy-authorization', 'cookie']);
+
+/** What the caller should know when a call may have executed. */
+export const MAY_HAVE_EXECUTED =
+  'the request may have been executed: check its outcome (webhook or transactions.status) before retrying, and retry only with the same idempotencyKey';
+
+/** The error of a call refused or cut short because the client is closing. */
+export function clientClosedError(
+  operationName: string,
+  idempotencyKey: string,
+  attempts: number,
+): ServiceAPIError {
+  return new ServiceAPIError(
+    `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)`,
+    {
+      operation: operationName,
+      idempotencyKey,
+      attempts,
+      code: 'CLIENT_CLOSED',
+      mayHaveExecuted: false,
+    },
+  );
+}
+
+/**
+ * The HTTP wire: the module's axios instance with its retries, the state of calls in flight,
+ * `close()`, and the translation of every axios failure into a `ServiceAPIError`.
+ */
+@Injectable()
+export class HttpPaymentsWire extends PaymentsWire {
+  private readonly redactor: SecretRedactor;
+  private readonly inflight = new Set<PaymentsCall>();
+  private isClosing = false;
+  private readonly stopping = () => this.isClosing;
+
+  constructor(
+    @Inject(PAYMENTS_HTTP_SERVICE) private readonly http: HttpService,
+    @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
+  ) {
+    super();
+    this.redactor = new SecretRedactor(options.apiUsername, options.apiPassword);
+  }
+
+  get closing(): boolean {
+    return this.isClosing;
+  }
+
+  async send(wireCall: WireCall): Promise<WireAnswer> {
+    const { operation, request, idempotencyKey } = wireCall;
+    if (this.isClosing) throw clientClosedError(operation, idempotencyKey, 0);
+    const isPost = request.method === 'POST';
+    const call = new PaymentsCall(
+      this.stopping,
+      !isPost || (wireCall.retryAmbiguous ?? this.options.retryAmbiguous),
+    );
+    const config: PaymentsRequestConfig = {
+      method: request.method,
+      url: request.url,
+      data: request.body,
+      // Only a POST changes anything; a GET is safe to repeat and carries no key.
+      headers: isPost ? { 'Idempotency-Key': idempotencyKey } : undefined,
+      paymentsCall: call,
+    };
+    // The promise API of the module's HttpService instance: its Observable wrapper would add a
+    // CancelToken and a subscription per call, and nothing here unsubscribes.
+    const settled = this.http.axiosRef.request<string>(config).then(
+      (response) => ({
+        status: response.status,
+        text: typeof response.data === 'string' ? response.data : '',
+        attempts: attemptOf(response.config),
+      }),
+      (error: unknown) => {
+        const failure = this.toFailure(wireCall, error);
+        if (failure instanceof ServiceAPIError) throw failure;
+        return failure;
+      },
+    );
+    call.settled = settled;
+    this.inflight.add(call);
+    try {
+      return await settled;
+    } finally {
+      this.inflight.delete(call);
+    }
+  }
+
+  /**
+   * New calls reject with `CLIENT_CLOSED`, calls waiting for a retry reject at once the same way,
+   * attempts on the wire finish but are not retried. Resolves when every call has settled and the
+   * keep-alive sockets are closed.
+   */
+  async close(): Promise<void> {
+    if (!this.isClosing) {
+      this.isClosing = true;
+      for (const call of this.inflight) if (call.waitingForRetry) call.abort();
+    }
+    const settled = Promise.allSettled(
+      [...this.inflight].map((call) => call.settled ?? Promise.resolve()),
+    );
+    // Every attempt ends by its deadline; the grace only covers the last bytes and the timers.
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      graceTimer = setTimeout(resolve, this.options.timeout + CLOSE_GRACE_MS);
+      graceTimer.unref();
+    });
+    await Promise.race([settled, grace]);
+    clearTimeout(graceTimer);
+    const { httpAgent, httpsAgent } = this.http.axiosRef.defaults as {
+      httpAgent?: http.Agent;
+      httpsAgent?: https.Agent;
+    };
+    // Destroying the agents also ends any attempt still on a socket.
+    httpAgent?.destroy();
+    httpsAgent?.destroy();
+  }
+
+  /**
+   * Turns whatever the HTTP layer threw into a ServiceAPIError that carries no credentials, or,
+   * for an error status with its body, into the answer.
+   */
+  private toFailure(wireCall: WireCall, error: unknown): ServiceAPIError | WireAnswer {
+    const { operation, idempotencyKey } = wireCall;
+    const isPost = wireCall.request.method === 'POST';
+    const ambiguousNote = isPost ? `; ${MAY_HAVE_EXECUTED}` : '';
+    if (!(error instanceof AxiosError)) {
+      const reason = this.redactor.text(error instanceof Error ? error.message : String(error));
+      return new ServiceAPIError(`${operation}: unexpected failure: ${reason}${ambiguousNote}`, {
+        operation,
+        idempotencyKey,
+        attempts: 1,
+        code: 'UNEXPECTED',
+        mayHaveExecuted: isPost,
+        cause: new Error(reason),
+      });
+    }
+    if (error.code === AxiosError.ERR_CANCELED) {
+      // Only close() aborts: the cancelled attempt never left, so it is not counted.
+      return clientClosedError(operation, idempotencyKey, attemptOf(error.config) - 1);
+    }
+    const attempts = attemptOf(error.config);
+    const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    const partialStatus = partialResponseStatus(error);
+    if (this.isClosing && !error.response) {
+      // Cut short by the deadline or the sockets' end while the client shuts down.
+      const mayHaveExecuted = isPost && (partialStatus !== undefined || requestWasSent(error));
+      return new ServiceAPIError(
+        `${operation} was cut short by the payments client shutting down ${tried}${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ' (the request was not sent)'}`,
+        {
+          operation,
+          idempotencyKey,
+          attempts,
+          ...(partialStatus === undefined ? {} : { status: partialStatus }),
+          code: 'CLIENT_CLOSED',
+          mayHaveExecuted,
+        },
+      );
+    }
+    if (partialStatus !== undefined) {
+      return new ServiceAPIError(
+        `${operation} failed ${tried}: HTTP ${partialStatus} arrived but its body did not complete (${error.code ?? 'error'})${ambiguousNote}`,
+        {
+          operation,
+          idempotencyKey,
+          attempts,
+          status: partialStatus,
+          code: 'RESPONSE_INCOMPLETE',
+          mayHaveExecuted: isPost,
+        },
+      );
+    }
+    if (!error.response) {
+      const timedOut = isTimeoutError(error);
+      const networkCode = timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK');
+      const mayHaveExecuted = isPost && requestWasSent(error);
+      const reason = timedOut
+        ? `no response within ${this.options.timeout} ms`
+        : `network error ${networkCode}`;
+      const cause = Object.assign(new Error(this.redactor.text(error.message)), {
+        code: networkCode,
+      });
+      return new ServiceAPIError(
+        `${operation} failed ${tried}: ${reason}${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ' (the request was not sent)'}`,
+        {
+          operation,
+          idempotencyKey,
+          attempts,
+          code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
+          mayHaveExecuted,
+          cause,
+        },
+      );
+    }
+    // An answer with a body: not a transport failure, the runner reads it.
+    const retryAfterMs = retryAfter(error);
+    return {
+      status: error.response.status,
+      text: typeof error.response.data === 'string' ? error.response.data : '',
+      attempts,
+      headers: this.sanitisedHeaders(error.response.headers),
+      ...(retryAfterMs > 0 ? { retryAfterMs } : {}),
+    };
+  }
+
+  /** Headers safe to put on an error: no cookies or credentials, secrets redacted. */
+  private sanitisedHeaders(headers: unknown): Record<string, string> {
+    const safe: Record<string, string> = {};
+    if (typeof headers !== 'object' || headers === null) return safe;
+    for (const [name, value] of Object.entries(headers)) {
+      const key = name.toLowerCase();
+      if (UNSAFE_HEADERS.has(key) || value === undefined || value === null) continue;
+      safe[key] = this.redactor.text(Array.isArray(value) ? value.join(', ') : String(value));
+    }
+    return safe;
+  }
 }

@@ -32,6 +32,37 @@ export interface PaymentsModuleOptions {
    * credentials would cross the network in clear. Loopback (`localhost`, `127.0.0.0/8`, `[::1]`) is always allowed.
    */
   allowInsecureHttp?: boolean;
+  /**
+   * Append each call's idempotency key to its `callback_url` as the query parameter `malipo_key`,
+   * so the webhook can be matched to the call even when the call's answer was lost. Default true.
+   */
+  correlateCallbacks?: boolean;
+  /**
+   * Retry a POST whose failure is ambiguous (a timeout or reset after the request was sent, a
+   * 5xx): the interface document's rule, so default true. Set false for payouts while the
+   * service's honouring of `Idempotency-Key` is unconfirmed: only failures before the request was
+   * sent are then retried. Overridable per call.
+   */
+  retryAmbiguous?: boolean;
+  /**
+   * Longest `Retry-After` (ms) a retry waits for; a 5xx asking for longer is not retried and
+   * its error carries `retryAfterMs`. Default 5000.
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * An explicit HTTP proxy (axios's `proxy` config). Environment proxies (`HTTP_PROXY`) are never
+   * used for a plain-http `baseUrl`, since they would see the Basic credentials in clear; an
+   * https `baseUrl` may tunnel through them (CONNECT).
+   */
+  proxy?: PaymentsProxyOptions;
+}
+
+/** An explicit proxy for {@link PaymentsModuleOptions.proxy}. */
+export interface PaymentsProxyOptions {
+  host: string;
+  port: number;
+  protocol?: 'http' | 'https';
+  auth?: { username: string; password: string };
 }
 
 /** The client defaults of section 2.2, as exposed by the services and the client. */
@@ -52,4 +83,6 @@ export interface PaymentsCallOptions {
    * a call safe to repeat across process restarts.
    */
   idempotencyKey?: string;
+  /** Overrides the module's `retryAmbiguous` for this call (POSTs only; GETs are always retried). */
+  retryAmbiguous?: boolean;
 }

@@ -3,6 +3,7 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsObject,
   IsNotEmpty,
   IsOptional,
   IsString,
@@ -14,9 +15,11 @@ import {
 import { IsHttpUrl, readField } from './dto/rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+import { MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';
 import {
   PaymentsDefaults,
   PaymentsModuleOptions,
+  PaymentsProxyOptions,
   WALLET_TYPES,
   WalletType,
 } from './payments-options.interface';
@@ -33,6 +36,10 @@ export interface ResolvedPaymentsOptions {
   readonly debug: boolean;
   readonly maxRetries: number;
   readonly allowInsecureHttp: boolean;
+  readonly correlateCallbacks: boolean;
+  readonly retryAmbiguous: boolean;
+  readonly maxRetryAfterMs: number;
+  readonly proxy: PaymentsProxyOptions | undefined;
 }
 
 const OPTION_DEFAULTS = {
@@ -42,6 +49,9 @@ const OPTION_DEFAULTS = {
   debug: false,
   maxRetries: 2,
   allowInsecureHttp: false,
+  correlateCallbacks: true,
+  retryAmbiguous: true,
+  maxRetryAfterMs: 5_000,
 } as const;
 
 /** Upper bound of `timeout` (10 minutes); Node timers overflow past 2^31 ms and fire at once. */
@@ -96,6 +106,24 @@ class PaymentsOptionsSchema implements PaymentsModuleOptions {
   @IsOptional()
   @IsBoolean({ message: '$property must be a boolean' })
   allowInsecureHttp?: boolean;
+
+  @IsOptional()
+  @IsBoolean({ message: '$property must be a boolean' })
+  correlateCallbacks?: boolean;
+
+  @IsOptional()
+  @IsBoolean({ message: '$property must be a boolean' })
+  retryAmbiguous?: boolean;
+
+  @IsOptional()
+  @IsInt({ message: '$property must be an integer number of milliseconds' })
+  @Min(0, { message: '$property must not be negative' })
+  @Max(MAX_TIMEOUT_MS, { message: `$property must be at most ${MAX_TIMEOUT_MS} ms` })
+  maxRetryAfterMs?: number;
+
+  @IsOptional()
+  @IsObject({ message: '$property must be an object' })
+  proxy?: PaymentsProxyOptions;
 }
 
 const OPTION_KEYS = {
@@ -109,6 +137,10 @@ const OPTION_KEYS = {
   debug: 'setting',
   maxRetries: 'setting',
   allowInsecureHttp: 'setting',
+  correlateCallbacks: 'setting',
+  retryAmbiguous: 'setting',
+  maxRetryAfterMs: 'setting',
+  proxy: 'setting',
 } as const satisfies Record<keyof PaymentsModuleOptions, 'credential' | 'setting'>;
 const OPTION_NAMES = Object.keys(OPTION_KEYS) as (keyof PaymentsModuleOptions)[];
 const OPTIONS_TARGET = 'PaymentsModuleOptions';
@@ -150,6 +182,35 @@ function checkBaseUrl(
   return errors;
 }
 
+/** An explicit proxy: its shape, and no plain-http target through it unless allowed. */
+function checkProxy(
+  proxy: PaymentsProxyOptions | undefined,
+  baseUrl: string | undefined,
+  allowInsecureHttp: boolean,
+): PaymentsFieldError[] {
+  if (proxy === undefined || typeof proxy !== 'object' || proxy === null) return [];
+  const errors: PaymentsFieldError[] = [];
+  if (typeof proxy.host !== 'string' || proxy.host === '') {
+    errors.push(optionError('proxy', 'isProxy', 'proxy.host must be a non-empty string'));
+  }
+  if (!Number.isInteger(proxy.port) || proxy.port < 1 || proxy.port > 65_535) {
+    errors.push(optionError('proxy', 'isProxy', 'proxy.port must be a port number'));
+  }
+  if (proxy.protocol !== undefined && proxy.protocol !== 'http' && proxy.protocol !== 'https') {
+    errors.push(optionError('proxy', 'isProxy', 'proxy.protocol must be "http" or "https"'));
+  }
+  if (baseUrl !== undefined && baseUrl.startsWith('http:') && !allowInsecureHttp) {
+    errors.push(
+      optionError(
+        'proxy',
+        'isSecureUrl',
+        'a proxy with a plain-http baseUrl would see the credentials in clear (use https, or set allowInsecureHttp)',
+      ),
+    );
+  }
+  return errors;
+}
+
 /**
  * Validates module options and applies the defaults of section 2.1.
  * @throws PaymentsValidationError naming each bad option (never a credential's value).
@@ -181,8 +242,14 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     }
   }
   errors.push(...checkBaseUrl(schema.baseUrl, schema.allowInsecureHttp === true));
+  errors.push(...checkProxy(schema.proxy, schema.baseUrl, schema.allowInsecureHttp === true));
   if (errors.length > 0) throw new PaymentsValidationError(OPTIONS_TARGET, errors);
 
+  if (schema.apiPassword.length < MIN_REDACTED_PASSWORD_LENGTH) {
+    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+      `apiPassword is shorter than ${MIN_REDACTED_PASSWORD_LENGTH} characters: too short to be told apart from ordinary text, so only the Basic token is redacted from logs, errors and _raw.`,
+    );
+  }
   if (schema.baseUrl === undefined) {
     new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
       `baseUrl is not set: using the placeholder ${DEFAULT_BASE_URL}, which does not resolve. Set baseUrl to the Payments Service URL.`,
@@ -199,6 +266,10 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     debug: schema.debug ?? OPTION_DEFAULTS.debug,
     maxRetries: schema.maxRetries ?? OPTION_DEFAULTS.maxRetries,
     allowInsecureHttp: schema.allowInsecureHttp ?? OPTION_DEFAULTS.allowInsecureHttp,
+    correlateCallbacks: schema.correlateCallbacks ?? OPTION_DEFAULTS.correlateCallbacks,
+    retryAmbiguous: schema.retryAmbiguous ?? OPTION_DEFAULTS.retryAmbiguous,
+    maxRetryAfterMs: schema.maxRetryAfterMs ?? OPTION_DEFAULTS.maxRetryAfterMs,
+    proxy: schema.proxy,
   });
 }
 

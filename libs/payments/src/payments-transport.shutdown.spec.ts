@@ -72,7 +72,7 @@ describe('graceful shutdown', () => {
     await moduleRef.close();
     const closedAt = performance.now();
 
-    expect((await call).transactionReference).toBe('TX-1001');
+    expect((await call).transactionReference).toBe('9BD141203407eW');
     expect(resolvedAt).toBeGreaterThan(0);
     expect(resolvedAt).toBeLessThanOrEqual(closedAt);
   });

@@ -1,6 +1,6 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { CapturingLogger, everythingVisibleIn } from '../../../test/support/capture';
-import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
+import { correlatedWire, OPERATION_CASES, successBody } from '../../../test/support/fixtures';
 import { RecordingServer, Reply } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { AuthenticationError, ServiceAPIError } from './errors';
@@ -59,7 +59,10 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error).toMatchObject({
         status,
         attempts: 3,
-        code: 'E_UPSTREAM',
+        code: 'SERVICE_ERROR',
+        serviceCode: 'E_UPSTREAM',
+        serviceMessage: 'upstream down',
+        mayHaveExecuted: true,
         operation: 'payouts.mpesa',
       });
       expect(error.message).toContain('upstream down');
@@ -76,7 +79,7 @@ describe('transport: retries, errors, debug logging', () => {
       idempotencyKey: 'payout-77',
     });
 
-    expect(response.transactionReference).toBe('TX-1001');
+    expect(response.transactionReference).toBe('9BD141203407eW');
     expect(server.requests.map((r) => r.headers['idempotency-key'])).toEqual([
       'payout-77',
       'payout-77',
@@ -93,8 +96,10 @@ describe('transport: retries, errors, debug logging', () => {
     expect(server.requests).toHaveLength(3);
     expect(error.status).toBeUndefined();
     expect(error.attempts).toBe(3);
-    expect(error.code).toBe('ECONNRESET');
-    expect(error.cause).toBeInstanceOf(Error);
+    expect(error.code).toBe('NETWORK_ERROR');
+    expect(error.cause).toMatchObject({ code: 'ECONNRESET' });
+    // The reset came after the request was written: the service may have executed it.
+    expect(error.mayHaveExecuted).toBe(true);
   });
 
   it('retries a refused connection', async () => {
@@ -106,7 +111,8 @@ describe('transport: retries, errors, debug logging', () => {
       client({ baseUrl: url, maxRetries: 1 }).collections.mpesa(MPESA_COLLECTION.request),
     );
 
-    expect(error).toMatchObject({ code: 'ECONNREFUSED', attempts: 2 });
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 2, mayHaveExecuted: false });
+    expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
     expect(error.status).toBeUndefined();
   });
 
@@ -116,7 +122,7 @@ describe('transport: retries, errors, debug logging', () => {
     const error = await failure(client({ timeout: 150 }).payouts.mpesa(MPESA_PAYOUT.request));
 
     expect(server.requests).toHaveLength(3);
-    expect(error).toMatchObject({ code: 'ETIMEDOUT', attempts: 3 });
+    expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: true });
     expect(error.status).toBeUndefined();
     expect(error.message).toContain('no response within 150 ms');
   });
@@ -143,7 +149,13 @@ describe('transport: retries, errors, debug logging', () => {
     const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
 
     expect(server.requests).toHaveLength(1);
-    expect(error).toMatchObject({ status, attempts: 1, code: `E${status}` });
+    expect(error).toMatchObject({
+      status,
+      attempts: 1,
+      code: status === 401 ? 'AUTHENTICATION_FAILED' : 'SERVICE_ERROR',
+      serviceCode: `E${status}`,
+      mayHaveExecuted: false,
+    });
     expect(error.body).toEqual({
       success: false,
       message: `refused ${status}`,
@@ -160,7 +172,7 @@ describe('transport: retries, errors, debug logging', () => {
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error.name).toBe('AuthenticationError');
     expect(error.message).toBe(
-      'collections.mpesa failed with HTTP 401 after 1 attempt: bad credentials',
+      'collections.mpesa was refused with HTTP 401 after 1 attempt: bad credentials',
     );
   });
 
@@ -191,6 +203,63 @@ describe('transport: retries, errors, debug logging', () => {
     });
   });
 
+  describe('retryAmbiguous', () => {
+    it('false: a POST is not retried after a 5xx or a timeout, and says it may have executed', async () => {
+      server.fallback = () => ({ status: 503 });
+      const error = await failure(
+        client({ retryAmbiguous: false }).payouts.mpesa(MPESA_PAYOUT.request),
+      );
+      expect(server.requests).toHaveLength(1);
+      expect(error).toMatchObject({ status: 503, mayHaveExecuted: true, attempts: 1 });
+
+      server.reset();
+      server.fallback = () => ({ status: 200, body: successBody('payout'), delayMs: 300 });
+      const timeout = await failure(
+        client({ retryAmbiguous: false, timeout: 100 }).payouts.mpesa(MPESA_PAYOUT.request),
+      );
+      expect(server.requests).toHaveLength(1);
+      expect(timeout).toMatchObject({ code: 'TIMEOUT', mayHaveExecuted: true, attempts: 1 });
+    });
+
+    it('false: a failure before the request was sent is still retried', async () => {
+      const closed = await RecordingServer.start();
+      const url = closed.url;
+      await closed.close();
+
+      const error = await failure(
+        client({ baseUrl: url, retryAmbiguous: false }).payouts.mpesa(MPESA_PAYOUT.request),
+      );
+
+      expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
+    });
+
+    it('is overridden per call, both ways', async () => {
+      server.fallback = () => ({ status: 503 });
+      await failure(
+        client({ retryAmbiguous: false }).payouts.mpesa(MPESA_PAYOUT.request, {
+          retryAmbiguous: true,
+        }),
+      );
+      expect(server.requests).toHaveLength(3);
+
+      server.reset();
+      server.fallback = () => ({ status: 503 });
+      await failure(client().payouts.mpesa(MPESA_PAYOUT.request, { retryAmbiguous: false }));
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('does not apply to look-ups: a GET is always safe to retry', async () => {
+      server.fallback = () => ({ status: 503 });
+      const error = await failure(
+        client({ retryAmbiguous: false }).transactions.status('9BD103350408eR'),
+      );
+      expect(server.requests).toHaveLength(3);
+      expect(server.requests.every((r) => r.method === 'GET')).toBe(true);
+      expect(server.requests[0].headers['idempotency-key']).toBeUndefined();
+      expect(error).toMatchObject({ status: 503, mayHaveExecuted: false });
+    });
+  });
+
   describe('card rule 4.2.3', () => {
     it.each([
       ['absent', {}],
@@ -206,7 +275,10 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error.message).toMatch(
         /^collections\.card: the response has no checkoutUrl; the request may have been executed/,
       );
-      expect(error.body).toMatchObject({ success: true, transaction_reference: 'TX-1001' });
+      expect(error.body).toMatchObject({
+        success: true,
+        transaction_reference: '9BD114038965eR',
+      });
       expect(server.requests).toHaveLength(1);
     });
   });
@@ -239,7 +311,8 @@ describe('transport: retries, errors, debug logging', () => {
       );
 
       expect(error).toMatchObject({ status: 502, attempts: 2, body: '<h1>Bad Gateway</h1>' });
-      expect(error.code).toBeUndefined();
+      expect(error.code).toBe('SERVICE_ERROR');
+      expect(error.serviceCode).toBeUndefined();
     });
 
     it('does not follow redirects', async () => {
@@ -276,19 +349,24 @@ describe('transport: retries, errors, debug logging', () => {
       expect(server.requests).toHaveLength(1);
     });
 
-    it('returns success: false from a 2xx as data', async () => {
-      server.reply({
+    it.each([
+      ['a numeric status', { status: 400, success: false, message: 'Insufficient float' }],
+      ['a string status', { success: false, message: 'Insufficient float', status: 'REJECTED' }],
+    ])('rejects success: false on a 2xx with %s, not retried', async (_label, body) => {
+      server.fallback = () => ({ status: 200, body });
+
+      const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(error).toMatchObject({
         status: 200,
-        body: { success: false, message: 'Insufficient float', status: 'REJECTED' },
+        code: 'SERVICE_ERROR',
+        serviceMessage: 'Insufficient float',
+        mayHaveExecuted: false,
+        attempts: 1,
       });
-
-      const response = await client().payouts.mpesa(MPESA_PAYOUT.request);
-
-      expect(response).toMatchObject({
-        success: false,
-        message: 'Insufficient float',
-        status: 'REJECTED',
-      });
+      expect(error.serviceStatus).toBe(typeof body.status === 'number' ? 400 : undefined);
+      expect(error.message).toContain('Insufficient float');
+      expect(server.requests).toHaveLength(1);
     });
 
     it('does not retry when the headers of a 2xx arrived but the body stalled', async () => {
@@ -318,11 +396,11 @@ describe('transport: retries, errors, debug logging', () => {
         .map((l) => l.message);
       expect(lines).toEqual([
         `[dbg-1 attempt 1/3] POST ${server.url}/api/v2/withdrawal`,
-        `[dbg-1 attempt 1/3] request body ${JSON.stringify(MPESA_PAYOUT.wire)}`,
+        `[dbg-1 attempt 1/3] request body ${JSON.stringify(correlatedWire(MPESA_PAYOUT.wire, 'dbg-1'))}`,
         '[dbg-1 attempt 1/3] response HTTP 503 Service Unavailable',
         '[dbg-1 attempt 1/3] response data {"message":"busy"}',
         `[dbg-1 attempt 2/3] POST ${server.url}/api/v2/withdrawal`,
-        `[dbg-1 attempt 2/3] request body ${JSON.stringify(MPESA_PAYOUT.wire)}`,
+        `[dbg-1 attempt 2/3] request body ${JSON.stringify(correlatedWire(MPESA_PAYOUT.wire, 'dbg-1'))}`,
         '[dbg-1 attempt 2/3] response HTTP 200 OK',
         `[dbg-1 attempt 2/3] response data ${JSON.stringify(successBody('payout'))}`,
       ]);

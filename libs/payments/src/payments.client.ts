@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
+import { NetworksService } from './networks.service';
 import type { PaymentsDefaults } from './payments-options.interface';
 import { PaymentsTransport } from './payments-transport';
 import { PayoutsService } from './payouts.service';
+import { TransactionsService } from './transactions.service';
+import { TransfersService } from './transfers.service';
 
-/** The whole client in one injectable: `collections`, `payouts` and `defaults`. */
+/** The whole client in one injectable: every service and the `defaults`. */
 @Injectable()
 export class PaymentsClient {
   constructor(
@@ -12,6 +16,14 @@ export class PaymentsClient {
     readonly collections: CollectionsService,
     /** Payouts (disbursement). */
     readonly payouts: PayoutsService,
+    /** Network discovery for pan-African requests. */
+    readonly networks: NetworksService,
+    /** Transaction status look-ups. */
+    readonly transactions: TransactionsService,
+    /** Wallet balances. */
+    readonly balances: BalancesService,
+    /** Transfers between accounts. */
+    readonly transfers: TransfersService,
     private readonly transport: PaymentsTransport,
   ) {}
 

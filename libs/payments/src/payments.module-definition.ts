@@ -1,9 +1,6 @@
 import { ConfigurableModuleBuilder, DynamicModule, Provider } from '@nestjs/common';
-import { CollectionsService } from './collections.service';
-import { PaymentsClient } from './payments.client';
 import type { PaymentsModuleOptions } from './payments-options.interface';
-import { namedProviders } from './payments.tokens';
-import { PayoutsService } from './payouts.service';
+import { EXPORTED_SERVICES, namedProviders } from './payments.tokens';
 
 /** Registration options beside the module options. */
 export interface PaymentsModuleExtras {
@@ -40,7 +37,7 @@ export const {
         providers: [...(definition.providers ?? []), ...aliases],
         exports: extras.name
           ? aliases.map((alias) => (alias as { provide: string }).provide)
-          : [CollectionsService, PayoutsService, PaymentsClient, PAYMENTS_OPTIONS],
+          : [...Object.values(EXPORTED_SERVICES), PAYMENTS_OPTIONS],
       };
     },
   )

@@ -345,7 +345,7 @@ describe('PaymentsModule', () => {
 
       expect(server.requests.map((r) => (r.json as { wallet_type: string }).wallet_type)).toEqual([
         'USD',
-        'local',
+        undefined,
       ]);
       expect(server.requests[0].headers.authorization).not.toBe(
         server.requests[1].headers.authorization,

@@ -1,17 +1,18 @@
 import { Module } from '@nestjs/common';
-import { CollectionsService } from './collections.service';
-import { PaymentsClient } from './payments.client';
 import { PAYMENTS_HTTP_SERVICE, PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { createPaymentsHttpService } from './payments-http';
+import { createPaymentsHttpService, HttpPaymentsWire } from './payments-http';
 import { ConfigurablePaymentsModule, PAYMENTS_OPTIONS } from './payments.module-definition';
 import { resolvePaymentsOptions } from './payments-options';
 import { PaymentsTransport } from './payments-transport';
-import { PayoutsService } from './payouts.service';
+import { PaymentsWire } from './payments-wire';
+import { EXPORTED_SERVICES } from './payments.tokens';
 
 /**
  * The Payments Service module. `PaymentsModule.forRoot(options)` or
  * `PaymentsModule.forRootAsync({ imports, inject, useFactory })` provides
- * {@link CollectionsService}, {@link PayoutsService} and {@link PaymentsClient}.
+ * {@link CollectionsService}, {@link PayoutsService}, {@link NetworksService},
+ * {@link TransactionsService}, {@link BalancesService}, {@link TransfersService} and
+ * {@link PaymentsClient}.
  * Options are validated when the app boots.
  */
 @Module({
@@ -26,10 +27,9 @@ import { PayoutsService } from './payouts.service';
       useFactory: createPaymentsHttpService,
       inject: [PAYMENTS_RESOLVED_OPTIONS],
     },
+    { provide: PaymentsWire, useClass: HttpPaymentsWire },
     PaymentsTransport,
-    CollectionsService,
-    PayoutsService,
-    PaymentsClient,
+    ...Object.values(EXPORTED_SERVICES),
   ],
   // Exports depend on `name`, so they are set in payments.module-definition.ts.
 })

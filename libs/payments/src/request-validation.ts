@@ -30,6 +30,16 @@ export function resolveIdempotencyKey(
   target: string,
   callOptions: PaymentsCallOptions | undefined,
 ): string {
+  const retryAmbiguous: unknown = callOptions?.retryAmbiguous;
+  if (retryAmbiguous !== undefined && typeof retryAmbiguous !== 'boolean') {
+    throw new PaymentsValidationError(target, [
+      {
+        field: 'retryAmbiguous',
+        rule: 'isBoolean',
+        message: 'retryAmbiguous must be a boolean',
+      },
+    ]);
+  }
   const key = callOptions?.idempotencyKey;
   if (key === undefined) return randomUUID();
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {

@@ -1,25 +1,61 @@
 const REDACTED = '[REDACTED]';
 
+/**
+ * Shortest password whose own forms are redacted: a shorter one would match ordinary words of
+ * every answer (`p` in `payment_method`) and destroy the data. The Basic token, which includes the
+ * username, is always redacted. `resolvePaymentsOptions` warns about such a password.
+ */
+export const MIN_REDACTED_PASSWORD_LENGTH = 8;
+
 /** The `Authorization` header value for HTTP Basic authentication (section 5). */
 export function basicAuthorization(apiUsername: string, apiPassword: string): string {
   return `Basic ${Buffer.from(`${apiUsername}:${apiPassword}`, 'utf8').toString('base64')}`;
 }
 
+function base64Forms(value: string): string[] {
+  const base64 = Buffer.from(value, 'utf8').toString('base64');
+  const unpadded = base64.replace(/=+$/, '');
+  return [
+    base64,
+    unpadded,
+    Buffer.from(value, 'utf8').toString('base64url'),
+    encodeURIComponent(base64),
+  ];
+}
+
+/** Every `\uXXXX` escape of `value`, in lower- and upper-case hex. */
+function unicodeEscapes(value: string): string[] {
+  const escaped = [...value]
+    .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .join('');
+  return [escaped, escaped.toUpperCase().replace(/\\U/g, '\\u')];
+}
+
 /**
- * Removes the API password and the Basic token from text leaving the library (log lines, error
- * messages, error bodies), in case a service or proxy echoes them back.
+ * Removes the credentials from text leaving the library (log lines, error messages, error
+ * bodies, `_raw`), in case a service or proxy echoes them back, in any of the encodings a server
+ * or a log pipeline commonly applies: plain, JSON- and URL-escaped, base64 (padded or not,
+ * base64url), hex, and `\u` escapes.
  */
 export class SecretRedactor {
   private readonly secrets: readonly string[];
 
   constructor(apiUsername: string, apiPassword: string) {
     const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
-    const forms = [
-      apiPassword,
-      JSON.stringify(apiPassword).slice(1, -1),
-      encodeURIComponent(apiPassword),
-      token,
-    ];
+    const forms = [token, token.replace(/=+$/, ''), encodeURIComponent(token)];
+    forms.push(Buffer.from(token, 'base64').toString('base64url'));
+    if (apiPassword.length >= MIN_REDACTED_PASSWORD_LENGTH) {
+      const hex = Buffer.from(apiPassword, 'utf8').toString('hex');
+      forms.push(
+        apiPassword,
+        JSON.stringify(apiPassword).slice(1, -1),
+        encodeURIComponent(apiPassword),
+        ...base64Forms(apiPassword),
+        hex,
+        hex.toUpperCase(),
+        ...unicodeEscapes(apiPassword),
+      );
+    }
     // Longest first, so a secret containing another is replaced whole.
     this.secrets = [...new Set(forms)]
       .filter((s) => s.length > 0)
@@ -37,30 +73,55 @@ export class SecretRedactor {
 
   /**
    * A JSON value with every string redacted. Unchanged parts keep their identity, so a body
-   * without secrets comes back as the very same object.
+   * without secrets comes back as the very same object. Iterative, so no depth of nesting can
+   * overflow the stack.
    */
   value(value: unknown): unknown {
     if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) {
-      const items = value.map((item) => this.value(item));
-      return items.every((item, i) => item === value[i]) ? value : items;
+    if (typeof value !== 'object' || value === null) return value;
+    // Post-order walk with an explicit stack: children are redacted before their parent.
+    type Frame = { source: object; entries: [string, unknown][]; index: number; changed: boolean };
+    const results = new Map<object, unknown>();
+    const stack: Frame[] = [
+      { source: value, entries: Object.entries(value), index: 0, changed: false },
+    ];
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1];
+      if (frame.index < frame.entries.length) {
+        const child = frame.entries[frame.index][1];
+        if (typeof child === 'object' && child !== null && !results.has(child)) {
+          stack.push({ source: child, entries: Object.entries(child), index: 0, changed: false });
+          continue;
+        }
+        const [key, item] = frame.entries[frame.index];
+        const newKey = this.text(key);
+        const newItem =
+          typeof item === 'string'
+            ? this.text(item)
+            : typeof item === 'object' && item !== null
+              ? results.get(item)
+              : item;
+        frame.changed ||= newKey !== key || newItem !== item;
+        frame.entries[frame.index] = [newKey, newItem];
+        frame.index += 1;
+        continue;
+      }
+      stack.pop();
+      let result: unknown = frame.source;
+      if (frame.changed) {
+        result = Array.isArray(frame.source)
+          ? frame.entries.map(([, item]) => item)
+          : // fromEntries defines own properties, so a `__proto__` key stays data.
+            Object.fromEntries(frame.entries);
+      }
+      results.set(frame.source, result);
     }
-    if (typeof value === 'object' && value !== null) {
-      let changed = false;
-      const entries = Object.entries(value).map(([key, item]) => {
-        const [newKey, newItem] = [this.text(key), this.value(item)];
-        changed ||= newKey !== key || newItem !== item;
-        return [newKey, newItem];
-      });
-      // fromEntries defines own properties, so a `__proto__` key stays data.
-      return changed ? Object.fromEntries(entries) : value;
-    }
-    return value;
+    return results.get(value);
   }
 
   /**
    * Parses JSON text and redacts the parsed value, so escaped forms of a secret (`\/`,
-   * `\u0070`...) are caught too. `undefined` when the text is not JSON.
+   * `\u0070`...) are caught too. `undefined` when the text is not JSON (or nests too deep to parse).
    */
   json(text: string): unknown {
     let parsed: unknown;
@@ -78,6 +139,12 @@ export class SecretRedactor {
   /** Text for a log line: JSON re-serialised after redaction, anything else redacted as text. */
   display(text: string): string {
     const parsed = this.json(text);
-    return parsed === undefined ? this.text(text) : JSON.stringify(parsed);
+    if (parsed === undefined) return this.text(text);
+    try {
+      return JSON.stringify(parsed);
+    } catch {
+      // Too deep to serialise: the text itself, redacted.
+      return this.text(text);
+    }
   }
 }

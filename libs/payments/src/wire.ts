@@ -1,8 +1,10 @@
 /**
- * The wire format of `shared/wire-contract.md`: every client field and its JSON key, in one place.
- * `username`, `channel`, `amount`, `success` and `transaction_reference` are the document's; the
- * rest are this project's choice, so a correction from the real service is a one-line change here.
+ * The wire format of docs/wire-contract.md in one place: request keys and their encodings, the
+ * keys each response field is read from, and the type checks of every answer. Operations
+ * (operations.ts) differ only by the rows they pick from these tables.
  */
+
+/** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
   username: 'username',
   amount: 'amount',
@@ -22,122 +24,377 @@ export const REQUEST_WIRE_KEYS = {
   businessAccount: 'business_account',
   businessNumber: 'business_number',
   walletType: 'wallet_type',
-} as const;
-
-/** Body key that tells apart the operations sharing `/api/v2/payments`. */
-export const CHANNEL_WIRE_KEY = 'channel';
-
-export const RESPONSE_WIRE_KEYS = {
-  success: 'success',
-  message: 'message',
-  status: 'status',
-  transactionReference: 'transaction_reference',
-  trackingId: 'tracking_id',
+  receiverUsername: 'receiver_username',
+  transactionType: 'transaction_type',
+  dialCode: 'dial_code',
   reference: 'reference',
-  result: 'result',
-  paymentMethod: 'payment_method',
-  checkoutUrl: 'checkout_url',
-  bankAccount: 'bank_account',
-  channel: 'channel',
-  amount: 'amount',
 } as const;
 
-/** JSON type of each response field; a present field of another type is an invalid response. */
-export const RESPONSE_FIELD_TYPES: Partial<
-  Record<keyof typeof RESPONSE_WIRE_KEYS, 'string' | 'boolean' | 'number'>
-> = {
+export type RequestField = keyof typeof REQUEST_WIRE_KEYS;
+export type JsonObject = Record<string, unknown>;
+
+/** Query parameter that carries a call's idempotency key on its `callback_url` (correlation). */
+export const CORRELATION_QUERY_KEY = 'malipo_key';
+
+/**
+ * How a field's value is written on the wire:
+ * - `kenyanLocalPhone`: `+254XXXXXXXXX` as `0XXXXXXXXX` (the service refuses other forms);
+ * - `usdWalletOnly`: sent only when `"USD"`, absence meaning the local wallet;
+ * - `correlatedUrl`: the URL with the call's idempotency key as `malipo_key`, when enabled.
+ */
+export type WireFormat = 'kenyanLocalPhone' | 'usdWalletOnly' | 'correlatedUrl';
+
+/** One key of a request body: a field, a field in a wire format, a constant, or a copy of a field. */
+export type BodyEntry =
+  | RequestField
+  | { readonly field: RequestField; readonly format: WireFormat }
+  | { readonly key: string; readonly value: string }
+  | { readonly key: string; readonly copyOf: RequestField };
+
+/** What encoding needs to know about the call besides its request. */
+export interface EncodingContext {
+  readonly idempotencyKey: string;
+  /** Append `malipo_key` to `callback_url` (option `correlateCallbacks`). */
+  readonly correlate: boolean;
+}
+
+/** The request of an operation as it goes on the wire. */
+export interface EncodedRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path with URL-encoded parameters and query, relative to `baseUrl`. */
+  readonly url: string;
+  readonly body?: JsonObject;
+}
+
+function isPresent(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** `value` with the call's idempotency key appended as `malipo_key`, keeping the URL's own query. */
+export function correlatedUrl(value: string, idempotencyKey: string): string {
+  const url = new URL(value);
+  url.searchParams.set(CORRELATION_QUERY_KEY, idempotencyKey);
+  return url.toString();
+}
+
+function formatValue(format: WireFormat, value: unknown, context: EncodingContext): unknown {
+  switch (format) {
+    case 'kenyanLocalPhone':
+      return typeof value === 'string' && value.startsWith('+254') ? `0${value.slice(4)}` : value;
+    case 'usdWalletOnly':
+      return value === 'USD' ? value : undefined;
+    case 'correlatedUrl':
+      return context.correlate && typeof value === 'string'
+        ? correlatedUrl(value, context.idempotencyKey)
+        : value;
+  }
+}
+
+/** The JSON body of a validated request, keys in table order, absent optional fields left out. */
+export function encodeBody(
+  request: object,
+  entries: readonly BodyEntry[],
+  context: EncodingContext,
+): JsonObject {
+  const source = request as Partial<Record<RequestField, unknown>>;
+  const body: JsonObject = {};
+  for (const entry of entries) {
+    if (typeof entry === 'string') {
+      if (isPresent(source[entry])) body[REQUEST_WIRE_KEYS[entry]] = source[entry];
+    } else if ('format' in entry) {
+      const value = formatValue(entry.format, source[entry.field], context);
+      if (isPresent(value)) body[REQUEST_WIRE_KEYS[entry.field]] = value;
+    } else if ('value' in entry) {
+      body[entry.key] = entry.value;
+    } else if (isPresent(source[entry.copyOf])) {
+      body[entry.key] = source[entry.copyOf];
+    }
+  }
+  return body;
+}
+
+/**
+ * The path of a validated request: `{field}` segments replaced by the URL-encoded value (the
+ * field's rule already refused `/`, `..`, `?` and `#`), plus the query fields.
+ */
+export function encodePath(
+  request: object,
+  template: string,
+  queryFields: readonly RequestField[],
+): string {
+  const source = request as Partial<Record<RequestField, unknown>>;
+  const path = template.replace(/\{(\w+)\}/g, (_match, field: string) =>
+    encodeURIComponent(String(source[field as RequestField])),
+  );
+  const query = new URLSearchParams();
+  for (const field of queryFields) {
+    if (isPresent(source[field])) query.set(REQUEST_WIRE_KEYS[field], String(source[field]));
+  }
+  const search = query.toString();
+  return search === '' ? path : `${path}?${search}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers of the six operations and of a transfer: the response records of the interface document.
+
+/** Response field → the wire keys it is read from, first present wins. */
+export const RESPONSE_WIRE_KEYS = {
+  success: ['success'],
+  message: ['message'],
+  status: ['status'],
+  transactionReference: ['transaction_reference', 'correlator_id', 'payd_transaction_ref'],
+  trackingId: ['trackingId', 'tracking_id'],
+  reference: ['reference'],
+  result: ['result'],
+  paymentMethod: ['payment_method'],
+  checkoutUrl: ['checkout_url'],
+  bankAccount: ['bank_account'],
+  channel: ['channel'],
+  amount: ['amount'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
+
+/** How an operation's answer becomes its response record (docs/wire-contract.md, "Responses"). */
+export interface AcceptanceDecoding {
+  readonly kind: 'acceptance';
+  readonly fields: readonly ResponseField[];
+  /** Fields whose value the interface document fixes, whatever the wire says. */
+  readonly constants?: Partial<Record<ResponseField, string>>;
+  /** Fields whose absence is an API error even on HTTP 2xx (rule 4.2.3). */
+  readonly required?: readonly ResponseField[];
+  /** A payout's `amount`: the wire's when positive, else the request's (the wire sends 0). */
+  readonly amountFromRequest?: boolean;
+}
+
+/** A look-up's answer: the camelCase form of its wire keys, checked against a shape. */
+export interface RecordDecoding {
+  readonly kind: 'record';
+  readonly shape: WireShape;
+  /** Extra names for top-level fields, e.g. `local` for `fiatBalance`. */
+  readonly aliases?: Readonly<Record<string, string>>;
+}
+
+export type ResponseDecoding = AcceptanceDecoding | RecordDecoding;
+
+/** JSON type of a value; objects and arrays name their members' shapes. */
+export type WireShape =
+  | 'string'
+  | 'number'
+  | 'boolean'
+  | 'unknown'
+  | { readonly object: Readonly<Record<string, WireShape>> }
+  | { readonly listOf: WireShape };
+
+const RESPONSE_FIELD_SHAPES: Record<ResponseField, WireShape> = {
   success: 'boolean',
   message: 'string',
   status: 'string',
   transactionReference: 'string',
   trackingId: 'string',
   reference: 'string',
+  result: 'unknown',
   paymentMethod: 'string',
   checkoutUrl: 'string',
+  bankAccount: {
+    object: {
+      name: 'string',
+      branch_code: 'string',
+      account_number: 'string',
+      account_name: 'string',
+      account_reference: 'string',
+    },
+  },
   channel: 'string',
   amount: 'number',
 };
 
-export const BANK_ACCOUNT_WIRE_KEYS = {
-  name: 'name',
-  branchCode: 'branch_code',
-  accountNumber: 'account_number',
-  accountName: 'account_name',
-  accountReference: 'account_reference',
-} as const;
-
-/** The webhook payload of the contract (`event` names what happened). */
-export const WEBHOOK_WIRE_KEYS = {
-  event: 'event',
-  transactionReference: 'transaction_reference',
-  status: 'status',
-  success: 'success',
-  amount: 'amount',
-  currency: 'currency',
-  message: 'message',
-  channel: 'channel',
-  occurredAt: 'occurred_at',
-} as const;
-
-export type RequestField = keyof typeof REQUEST_WIRE_KEYS;
-export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
-export type JsonObject = Record<string, unknown>;
-
-/** The JSON body of a validated request: fields in table order, absent ones left out. */
-export function toWireBody(
-  request: object,
-  fields: readonly RequestField[],
-  channel: string | undefined,
-): JsonObject {
-  const source = request as Partial<Record<RequestField, unknown>>;
-  const body: JsonObject = {};
-  for (const field of fields) {
-    const value = source[field];
-    if (value !== undefined && value !== null) body[REQUEST_WIRE_KEYS[field]] = value;
-  }
-  if (channel !== undefined) body[CHANNEL_WIRE_KEY] = channel;
-  return body;
-}
-
-/** Reads a field from its snake_case key, falling back to the camelCase key. */
-function readKey(body: JsonObject, wireKey: string, field: string): unknown {
-  if (Object.hasOwn(body, wireKey)) return body[wireKey];
-  if (Object.hasOwn(body, field)) return body[field];
-  return undefined;
-}
+/** The outcome of decoding: the record, or what was wrong with the answer. */
+export type Decoded =
+  | { readonly ok: true; readonly record: JsonObject }
+  | {
+      readonly ok: false;
+      readonly code: 'INVALID_RESPONSE' | 'MISSING_FIELD';
+      readonly problem: string;
+    };
 
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function fromWireBankAccount(value: unknown): unknown {
-  if (!isJsonObject(value)) return value;
-  const account: JsonObject = {};
-  for (const [field, wireKey] of Object.entries(BANK_ACCOUNT_WIRE_KEYS)) {
-    const fieldValue = readKey(value, wireKey, field);
-    if (fieldValue !== undefined) account[field] = fieldValue;
-  }
-  return account;
+/** `user_id` → `userId`; keys without `_` are kept. */
+export function camelCase(key: string): string {
+  return key.replace(/_+([a-zA-Z0-9])/g, (_match, letter: string) => letter.toUpperCase());
 }
 
-/** The camelCase fields of a webhook body that are present (snake_case key first). */
-export function fromWebhookBody(body: JsonObject): JsonObject {
-  const event: JsonObject = {};
-  for (const [field, wireKey] of Object.entries(WEBHOOK_WIRE_KEYS)) {
-    const value = readKey(body, wireKey, field);
-    if (value !== undefined) event[field] = value;
+/**
+ * Decodes `value` by `shape`: objects get camelCase keys (unknown keys kept as they are, in
+ * camelCase), absent lists read as empty, `null` passes for any type. Mistyped paths are pushed
+ * to `invalid` by their wire names.
+ */
+function decodeShape(value: unknown, shape: WireShape, path: string, invalid: string[]): unknown {
+  if (value === null || shape === 'unknown') return value;
+  if (typeof shape === 'string') {
+    if (typeof value !== shape) invalid.push(path);
+    return value;
   }
-  return event;
-}
-
-/** The camelCase response record of the given fields, with `_raw` holding the body unmodified. */
-export function fromWireBody(body: JsonObject, fields: readonly ResponseField[]): JsonObject {
+  if ('listOf' in shape) {
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) {
+      invalid.push(path);
+      return value;
+    }
+    return value.map((item, index) =>
+      decodeShape(item, shape.listOf, `${path}[${index}]`, invalid),
+    );
+  }
+  if (!isJsonObject(value)) {
+    invalid.push(path);
+    return value;
+  }
   const record: JsonObject = {};
-  for (const field of fields) {
-    const value = readKey(body, RESPONSE_WIRE_KEYS[field], field);
+  for (const [key, item] of Object.entries(value)) {
+    const member = Object.hasOwn(shape.object, key) ? shape.object[key] : 'unknown';
+    const decoded = decodeShape(item, member, path === '' ? key : `${path}.${key}`, invalid);
+    // defineProperty: a `__proto__` key stays data.
+    Object.defineProperty(record, camelCase(key), {
+      value: decoded,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  for (const [key, member] of Object.entries(shape.object)) {
+    if (typeof member === 'object' && 'listOf' in member && !Object.hasOwn(value, key)) {
+      record[camelCase(key)] = [];
+    }
+  }
+  return record;
+}
+
+function firstPresent(body: JsonObject, keys: readonly string[]): unknown {
+  let found: unknown;
+  for (const key of keys) {
+    if (!Object.hasOwn(body, key)) continue;
+    const value = body[key];
+    if (isPresent(value) && value !== '') return value;
+    // An empty or null value counts only when no other key has a value.
+    if (found === undefined || (found === null && value === '')) found = value;
+  }
+  return found;
+}
+
+function decodeAcceptance(
+  body: JsonObject,
+  decoding: AcceptanceDecoding,
+  request: object,
+): Decoded {
+  const record: JsonObject = {};
+  const invalid: string[] = [];
+  for (const field of decoding.fields) {
+    const constant = decoding.constants?.[field];
+    if (constant !== undefined) {
+      record[field] = constant;
+      continue;
+    }
+    const value = firstPresent(body, RESPONSE_WIRE_KEYS[field]);
     if (value === undefined) continue;
-    record[field] = field === 'bankAccount' ? fromWireBankAccount(value) : value;
+    record[field] = decodeShape(value, RESPONSE_FIELD_SHAPES[field], field, invalid);
+  }
+  if (typeof record.success !== 'boolean') invalid.push('success');
+  if (record.success === true && typeof record.transactionReference !== 'string') {
+    invalid.push('transactionReference');
+  }
+  if (invalid.length > 0) {
+    return {
+      ok: false,
+      code: 'INVALID_RESPONSE',
+      problem: `the response has a missing or mistyped ${[...new Set(invalid)].join(', ')}`,
+    };
+  }
+  if (decoding.fields.includes('message') && !isPresent(record.message)) record.message = '';
+  if (decoding.amountFromRequest && !(typeof record.amount === 'number' && record.amount > 0)) {
+    record.amount = (request as { amount?: unknown }).amount;
+  }
+  const missing = (decoding.required ?? []).filter(
+    (field) => !isPresent(record[field]) || record[field] === '',
+  );
+  if (missing.length > 0) {
+    return {
+      ok: false,
+      code: 'MISSING_FIELD',
+      problem: `the response has no ${missing.join(', ')}`,
+    };
   }
   record._raw = body;
-  return record;
+  return { ok: true, record };
+}
+
+function decodeRecord(body: JsonObject, decoding: RecordDecoding): Decoded {
+  const invalid: string[] = [];
+  const record = decodeShape(body, decoding.shape, '', invalid) as JsonObject;
+  if (invalid.length > 0) {
+    return {
+      ok: false,
+      code: 'INVALID_RESPONSE',
+      problem: `the response has a mistyped ${invalid.slice(0, 10).join(', ')}`,
+    };
+  }
+  for (const [alias, field] of Object.entries(decoding.aliases ?? {}))
+    record[alias] = record[field];
+  record._raw = body;
+  return { ok: true, record };
+}
+
+/** The response record of a 2xx JSON object answer, or what makes it unusable. */
+export function decodeResponse(
+  body: JsonObject,
+  decoding: ResponseDecoding,
+  request: object,
+): Decoded {
+  return decoding.kind === 'acceptance'
+    ? decodeAcceptance(body, decoding, request)
+    : decodeRecord(body, decoding);
+}
+
+/** What the service's error body says (`{"status": 400, "success": false, "message": ...}`). */
+export interface ServiceErrorBody {
+  readonly message?: string;
+  /** The body's numeric `status`, apart from the HTTP status. */
+  readonly status?: number;
+  /** A `code` the body may carry (the real service sends none). */
+  readonly code?: string;
+}
+
+/** Reads the service's error fields from any body, tolerating every shape. */
+export function readServiceError(body: unknown): ServiceErrorBody {
+  if (!isJsonObject(body)) return {};
+  const { message, status, code } = body;
+  return {
+    ...(typeof message === 'string' && message !== '' ? { message } : {}),
+    ...(typeof status === 'number' && Number.isFinite(status) ? { status } : {}),
+    ...(typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
+      ? { code: String(code) }
+      : {}),
+  };
+}
+
+/** The parts of an operation that say how its request goes on the wire. */
+export interface RequestLayout {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: readonly BodyEntry[];
+  readonly query?: readonly RequestField[];
+}
+
+/** A validated request as it goes on the wire: method, URL and JSON body. */
+export function encodeRequest(
+  layout: RequestLayout,
+  request: object,
+  context: EncodingContext,
+): EncodedRequest {
+  const url = encodePath(request, layout.path, layout.query ?? []);
+  return layout.body
+    ? { method: layout.method, url, body: encodeBody(request, layout.body, context) }
+    : { method: layout.method, url };
 }

@@ -1,9 +1,13 @@
 /** Fields every response carries (section 2.3). */
 export interface PaymentsResponse {
-  /** Whether the service accepted or initiated the request. */
+  /** Whether the service accepted or initiated the request (a refusal rejects with `ServiceAPIError`). */
   success: boolean;
+  /** The service's message; `''` when it sent none. */
   message: string;
-  /** `PENDING`/`QUEUED` on initiation; any string the service sends is passed through. */
+  /**
+   * `SUCCESS` on acceptance: the request was ACCEPTED, not paid. The outcome arrives by webhook
+   * (or `transactions.status`). Any string the service sends is passed through.
+   */
   status: string;
   transactionReference: string;
   /** The parsed response body, unmodified. */
@@ -18,7 +22,7 @@ export interface CollectionResponse extends PaymentsResponse {
   paymentMethod: string;
 }
 
-/** Response of `collections.mpesa`; `paymentMethod` is `MOBILE_MONEY_KE`. */
+/** Response of `collections.mpesa`; `paymentMethod` is `MOBILE_MONEY_KE` (the wire's is in `_raw`). */
 export type MpesaCollectionResponse = CollectionResponse;
 
 /** Response of `collections.card`: `checkoutUrl` is always present. */
@@ -43,7 +47,9 @@ export interface PanAfricanCollectionResponse extends CollectionResponse {
 
 /** Fields of every payout response (section 2.8). */
 export interface PayoutResponse extends PaymentsResponse {
+  /** `MOBILE_MONEY_KE` for `payouts.mpesa`; otherwise the wire's (often `''`). */
   channel: string;
+  /** The wire's amount when positive, else the request's (the service answers 0). */
   amount: number;
 }
 
@@ -53,3 +59,10 @@ export type MpesaPayoutResponse = PayoutResponse;
 export type PanAfricanPayoutResponse = PayoutResponse;
 /** Response of `payouts.merchant`. */
 export type MerchantPayoutResponse = PayoutResponse;
+
+/** Response of `transfers.send`. */
+export interface TransferResponse extends PaymentsResponse {
+  trackingId: string;
+  reference: string;
+  result: unknown;
+}

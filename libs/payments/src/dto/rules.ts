@@ -34,6 +34,17 @@ export const REQUEST_RULES = {
     description: 'a phone number with country code, + and 7 to 15 digits',
   },
   accountTypes: ['bank', 'phone'] as const,
+  networkTransactionTypes: ['receipt', 'withdrawal'] as const,
+  dialCode: { pattern: /^\+\d{1,4}$/, description: 'a dial code, + and 1 to 4 digits' },
+  /**
+   * A value that goes into a URL path (a reference, a username): printable ASCII without `/`,
+   * `\\`, `?`, `#` or `..`, so it cannot reach another endpoint.
+   */
+  pathSegment: {
+    pattern: /^(?!\.$)(?!.*\.\.)[\x21-\x7e]{1,128}$/,
+    forbidden: /[/\\?#]/,
+    description: '1 to 128 printable characters, not ".", without "/", "\\", "?", "#" or ".."',
+  },
   maxTextLength: 255,
   maxUrlLength: 2048,
 } as const;
@@ -191,5 +202,29 @@ export function IsBusinessAccount() {
   return applyDecorators(
     IsText(),
     Matches(/^\d+$/, { message: '$property must contain digits only' }),
+  );
+}
+
+/** A country dial code such as `+234`. */
+export function IsDialCode() {
+  const { pattern, description } = REQUEST_RULES.dialCode;
+  return applyDecorators(
+    IsString({ message: '$property must be a string' }),
+    Matches(pattern, { message: `$property must be ${description}` }),
+  );
+}
+
+/** A value that is sent as one URL path segment (see `REQUEST_RULES.pathSegment`). */
+export function IsPathSegment() {
+  const { pattern, forbidden, description } = REQUEST_RULES.pathSegment;
+  return applyDecorators(
+    IsString({ message: '$property must be a string' }),
+    ValidateBy({
+      name: 'isPathSegment',
+      validator: {
+        validate: (v: unknown) => typeof v === 'string' && pattern.test(v) && !forbidden.test(v),
+        defaultMessage: () => `$property must be ${description}`,
+      },
+    }),
   );
 }

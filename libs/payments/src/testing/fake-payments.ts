@@ -1,20 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ServiceAPIError } from '../errors';
-import type { PaymentsOperation, PaymentsOperationName } from '../operations';
-import type {
-  PaymentsCallOptions,
-  PaymentsDefaults,
-  WalletType,
-} from '../payments-options.interface';
-import { clientClosedError, missingRequiredFields } from '../payments-transport';
-import { prepareRequest, resolveIdempotencyKey } from '../request-validation';
-import { fromWireBody, JsonObject, toWireBody } from '../wire';
+import type { PaymentsOperationName } from '../operations';
+import { clientClosedError } from '../payments-http';
+import type { WalletType } from '../payments-options.interface';
+import { PaymentsWire } from '../payments-wire';
+import type { WireAnswer, WireCall } from '../payments-wire';
+import type { JsonObject } from '../wire';
 
 /** Options of {@link PaymentsTestingModule}: the defaults the real module would resolve. */
 export interface PaymentsTestingOptions {
   defaultUsername?: string;
   defaultCallbackUrl?: string;
   walletType?: WalletType;
+  /** Append `malipo_key` to callback URLs, as the real module does by default. Default true. */
+  correlateCallbacks?: boolean;
   isGlobal?: boolean;
   /** Stand in for the registration of this name (`@InjectPayouts(name)`...). */
   name?: string;
@@ -22,78 +20,80 @@ export interface PaymentsTestingOptions {
 
 export const PAYMENTS_TESTING_OPTIONS = Symbol('PAYMENTS_TESTING_OPTIONS');
 
-/** A call the fakes received, after validation and defaults, as it would have gone on the wire. */
+/** A call as the real client would have sent it: validated, defaults applied, encoded. */
 export interface RecordedPaymentsCall {
   readonly operation: PaymentsOperationName;
-  /** The validated request, with the username, callbackUrl and walletType defaults applied. */
-  readonly request: Record<string, unknown>;
-  /** The JSON body the real client would have sent. */
-  readonly body: JsonObject;
+  readonly method: 'GET' | 'POST';
+  /** Path and query, relative to the base URL. */
+  readonly url: string;
+  /** The JSON body (POST), exactly as it would have gone on the wire. */
+  readonly body?: JsonObject;
   readonly idempotencyKey: string;
 }
 
-type Scripted = { response: Record<string, unknown> } | { error: Error };
+type Scripted = { body: JsonObject } | { error: Error };
 
-/** The wire body of a canned success, so responses go through the real mapping. */
-function cannedBody(
-  operation: PaymentsOperationName,
-  reference: string,
-  request: Record<string, unknown>,
-): JsonObject {
-  const common = { success: true, message: 'Accepted (fake)', transaction_reference: reference };
-  if (operation.startsWith('payouts.')) {
-    const channel = operation === 'payouts.mpesa' ? 'MOBILE_MONEY_KE' : 'FAKE';
-    return { ...common, status: 'QUEUED', channel, amount: request.amount };
-  }
-  const paymentMethod =
-    { 'collections.mpesa': 'MOBILE_MONEY_KE', 'collections.card': 'card' }[operation as string] ??
-    'MOBILE_MONEY';
-  return {
-    ...common,
-    status: 'PENDING',
-    tracking_id: `TRK-${reference}`,
-    reference,
-    result: null,
-    payment_method: paymentMethod,
-    ...(operation === 'collections.card'
-      ? { checkout_url: `https://checkout.fake.invalid/${reference}` }
-      : {}),
-  };
+/** What the fake remembers of an accepted call, for its status look-up. */
+interface FakeTransaction {
+  readonly amount: unknown;
+  readonly currency: unknown;
+  readonly type: string;
+  status: string;
 }
 
+const REFERENCE_SUFFIX: Partial<Record<PaymentsOperationName, 'eR' | 'eW' | 'eS'>> = {
+  'collections.mpesa': 'eR',
+  'collections.card': 'eR',
+  'collections.panAfrican': 'eR',
+  'payouts.mpesa': 'eW',
+  'payouts.panAfrican': 'eW',
+  'payouts.merchant': 'eW',
+  'transfers.send': 'eS',
+};
+const TRANSACTION_TYPE = { eR: 'receipt', eW: 'withdrawal', eS: 'transfer' } as const;
+
+const FAKE_NETWORK = {
+  updated_at: '0001-01-01T00:00:00Z',
+  status: 'active',
+  country: 'NG',
+  min_amount: 100,
+  max_amount: 5_000_000,
+};
+
 /**
- * The in-memory stand-in for the HTTP transport, provided by {@link PaymentsTestingModule}.
- * The real `CollectionsService`/`PayoutsService` run on top of it, so signatures, validation,
- * defaults and response mapping are those of production; nothing is sent. Program answers with
- * `respondWith`/`failWith`, read what was called from `calls`.
+ * The wire of {@link PaymentsTestingModule}: answers every call from memory with the real
+ * service's answer shapes (docs/wire-contract.md), so the services above it run production's
+ * validation, encoding, decoding, checks and errors. Program answers with `respondWith` (a wire
+ * body overlay, snake_case) or `failWith`, and read what would have been sent from `calls`.
+ * The status look-up knows every reference the fake handed out (`settle` changes its outcome).
  */
 @Injectable()
-export class FakePayments {
-  readonly defaults: PaymentsDefaults;
-  /** Every accepted call, oldest first. Rejected (invalid) requests are not recorded. */
+export class FakePayments extends PaymentsWire {
+  /** Every call that reached the wire, oldest first. Invalid requests never do. */
   readonly calls: RecordedPaymentsCall[] = [];
   private readonly once = new Map<PaymentsOperationName, Scripted[]>();
   private readonly always = new Map<PaymentsOperationName, Scripted>();
+  private readonly transactions = new Map<string, FakeTransaction>();
   private sequence = 0;
-  private closed = false;
+  private isClosed = false;
 
-  constructor(@Inject(PAYMENTS_TESTING_OPTIONS) options: PaymentsTestingOptions) {
-    this.defaults = Object.freeze({
-      username: options.defaultUsername || undefined,
-      callbackUrl: options.defaultCallbackUrl || undefined,
-      walletType: options.walletType ?? 'local',
-    });
+  constructor(@Inject(PAYMENTS_TESTING_OPTIONS) readonly options: PaymentsTestingOptions) {
+    super();
   }
 
-  /** Every later call of `operation` answers with the canned success overlaid with `response`. */
-  respondWith(operation: PaymentsOperationName, response: Record<string, unknown>): this {
-    this.always.set(operation, { response });
+  get closing(): boolean {
+    return this.isClosed;
+  }
+
+  /** Every later call of `operation` answers the canned body overlaid with `body` (wire keys). */
+  respondWith(operation: PaymentsOperationName, body: JsonObject): this {
+    this.always.set(operation, { body });
     return this;
   }
 
-  /** The next call of `operation` answers with this response; queued before `respondWith`. */
-  respondOnceWith(operation: PaymentsOperationName, response: Record<string, unknown>): this {
-    return this.queue(operation, { response });
+  /** The next call of `operation` answers this overlay; queued before `respondWith`. */
+  respondOnceWith(operation: PaymentsOperationName, body: JsonObject): this {
+    return this.queue(operation, { body });
   }
 
   /** Every later call of `operation` rejects with `error`. */
@@ -107,59 +107,143 @@ export class FakePayments {
     return this.queue(operation, { error });
   }
 
+  /** Sets the outcome the status look-up reports for `reference` (`success`, `failed`...). */
+  settle(reference: string, status: string): this {
+    const transaction = this.transactions.get(reference);
+    if (transaction) transaction.status = status;
+    return this;
+  }
+
   /** The recorded calls of one operation. */
   callsOf(operation: PaymentsOperationName): RecordedPaymentsCall[] {
     return this.calls.filter((call) => call.operation === operation);
   }
 
-  /** Forgets calls and programmed answers. */
+  /** Forgets calls, transactions and programmed answers, and reopens the client. */
   reset(): void {
     this.calls.length = 0;
     this.once.clear();
     this.always.clear();
-    this.closed = false;
+    this.transactions.clear();
+    this.isClosed = false;
   }
 
-  /** Same contract as the real transport: validates, records, answers. */
-  async execute<TRequest extends object, TResponse>(
-    operation: PaymentsOperation<TRequest, TResponse>,
-    request: TRequest,
-    callOptions?: PaymentsCallOptions,
-  ): Promise<TResponse> {
-    const prepared = prepareRequest(operation, request, this.defaults) as Record<string, unknown>;
-    const idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
-    if (this.closed) throw clientClosedError(operation.name, idempotencyKey, 0);
+  async send(call: WireCall): Promise<WireAnswer> {
+    if (this.isClosed) throw clientClosedError(call.operation, call.idempotencyKey, 0);
+    const { method, url, body } = call.request;
     this.calls.push({
-      operation: operation.name,
-      request: { ...prepared },
-      body: toWireBody(prepared, operation.requestFields, operation.channel),
-      idempotencyKey,
+      operation: call.operation,
+      method,
+      url,
+      ...(body ? { body } : {}),
+      idempotencyKey: call.idempotencyKey,
     });
-    const scripted = this.once.get(operation.name)?.shift() ?? this.always.get(operation.name);
+    const scripted = this.once.get(call.operation)?.shift() ?? this.always.get(call.operation);
     await Promise.resolve();
     if (scripted && 'error' in scripted) throw scripted.error;
-
-    const reference = `FAKE-${++this.sequence}`;
-    const body = cannedBody(operation.name, reference, prepared);
-    const response = { ...fromWireBody(body, operation.responseFields), ...scripted?.response };
-    const missing = missingRequiredFields(operation, response);
-    if (missing.length > 0) {
-      throw new ServiceAPIError(`${operation.name}: the response has no ${missing.join(', ')}`, {
-        operation: operation.name,
-        idempotencyKey,
-        attempts: 1,
-        status: 200,
-        code: 'MISSING_FIELD',
-        body,
-      });
-    }
-    return response as TResponse;
+    const canned = this.cannedBody(call);
+    // A canned refusal keeps its HTTP status, as the real service's error answers do.
+    const status = typeof canned.status === 'number' ? canned.status : 200;
+    return { status, text: JSON.stringify({ ...canned, ...scripted?.body }), attempts: 1 };
   }
 
   /** Like the real client: later calls reject with `code: 'CLIENT_CLOSED'`. */
   close(): Promise<void> {
-    this.closed = true;
+    this.isClosed = true;
     return Promise.resolve();
+  }
+
+  /** The real service's answer to `call`, in its wire shape. */
+  private cannedBody(call: WireCall): JsonObject {
+    const body = call.request.body ?? {};
+    const suffix = REFERENCE_SUFFIX[call.operation];
+    if (suffix) {
+      const reference = `FAKE${String(++this.sequence).padStart(8, '0')}${suffix}`;
+      this.transactions.set(reference, {
+        amount: body.amount,
+        currency: body.currency ?? 'KES',
+        type: TRANSACTION_TYPE[suffix],
+        status: 'success',
+      });
+      if (suffix === 'eW') {
+        const message = 'Transaction request sent successfully';
+        return {
+          success: true,
+          correlator_id: reference,
+          message,
+          status: 'SUCCESS',
+          channel: '',
+          amount: 0,
+        };
+      }
+      return {
+        payment_method: 'mobile',
+        status: 'SUCCESS',
+        transaction_reference: reference,
+        success: true,
+        message: 'Processed successfully',
+        trackingId: '',
+        reference: '',
+        result: null,
+        ...(call.operation === 'collections.card'
+          ? { checkout_url: `https://checkout.fake.invalid/${reference}` }
+          : {}),
+      };
+    }
+    switch (call.operation) {
+      case 'transactions.status':
+        return this.statusBody(call);
+      case 'balances.all':
+        return {
+          fiat_balance: { balance: 1_000_000, converted_balance: 7692.31, currency: 'KES' },
+          onchain_balance: { balance: 10_000, converted_balance: 1_300_000, currency: 'USD' },
+        };
+      default:
+        return {
+          defaults: [],
+          mobile: [
+            {
+              ...FAKE_NETWORK,
+              id: 'fake-mobile-network',
+              code: 'FAKEMOMO',
+              account_number_type: 'phone',
+              name: 'Fake Mobile Money',
+              channel_ids: ['fake-mobile-channel'],
+              selected_channel_id: 'fake-mobile-channel',
+              country_account_number_type: 'NGPHONE',
+            },
+          ],
+          banks: [
+            {
+              ...FAKE_NETWORK,
+              id: 'fake-bank-network',
+              code: '000001',
+              account_number_type: 'bank',
+              name: 'Fake Bank',
+              channel_ids: ['fake-bank-channel'],
+              selected_channel_id: 'fake-bank-channel',
+              country_account_number_type: 'NGBANK',
+            },
+          ],
+        };
+    }
+  }
+
+  private statusBody(call: WireCall): JsonObject {
+    const reference = decodeURIComponent(call.request.url.split('/').pop() ?? '');
+    const transaction = this.transactions.get(reference);
+    if (!transaction) return { status: 404, success: false, message: 'transaction not found' };
+    return {
+      id: `fake-${reference}`,
+      currency: transaction.currency,
+      code: reference,
+      amount: transaction.amount,
+      type: transaction.type,
+      transaction_details: { status: transaction.status, reason: 'fake', channel: 'mobile' },
+      transaction_category: 'fiat',
+      request_metadata: null,
+      created_at: new Date(0).toISOString(),
+    };
   }
 
   private queue(operation: PaymentsOperationName, scripted: Scripted): this {

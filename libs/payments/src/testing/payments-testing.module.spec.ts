@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OrdersController } from '../../../../apps/demo/src/orders/orders.controller';
-import { OrdersService } from '../../../../apps/demo/src/orders/orders.service';
-import { OPERATION_CASES } from '../../../../test/support/fixtures';
+import { CollectionsService } from '../collections.service';
 import { PaymentsValidationError, ServiceAPIError } from '../errors';
 import { PaymentsClient } from '../payments.client';
 import { InjectPayouts } from '../payments.tokens';
@@ -10,8 +8,34 @@ import { PayoutsService } from '../payouts.service';
 import { FakePayments } from './fake-payments';
 import { PaymentsTestingModule } from './payments-testing.module';
 
-describe('PaymentsTestingModule: the demo OrdersController tested without HTTP', () => {
-  let controller: OrdersController;
+/** A provider of the kind a team would unit-test: it takes payments through the injected services. */
+@Injectable()
+class Checkout {
+  constructor(
+    readonly collections: CollectionsService,
+    readonly payouts: PayoutsService,
+  ) {}
+
+  pay(orderId: string, amount: number) {
+    return this.collections.mpesa(
+      { amount, phoneNumber: '+254712345678', narration: `Order ${orderId}` },
+      { idempotencyKey: `order-${orderId}` },
+    );
+  }
+
+  card(amount: number) {
+    return this.collections.card({ amount, phoneNumber: '0712345678', narration: 'Card' });
+  }
+
+  refund(amount: number) {
+    return this.payouts.mpesa({ amount, phoneNumber: '0712345678', narration: 'Refund' });
+  }
+}
+
+const CALLBACK = 'https://shop.example.com/webhooks/payments';
+
+describe('PaymentsTestingModule: the real services on a fake wire', () => {
+  let checkout: Checkout;
   let fake: FakePayments;
 
   beforeEach(async () => {
@@ -19,113 +43,156 @@ describe('PaymentsTestingModule: the demo OrdersController tested without HTTP',
       imports: [
         PaymentsTestingModule.forRoot({
           defaultUsername: 'demo-shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+          defaultCallbackUrl: CALLBACK,
         }),
       ],
-      controllers: [OrdersController],
-      providers: [OrdersService],
+      providers: [Checkout],
     }).compile();
-    controller = moduleRef.get(OrdersController);
+    checkout = moduleRef.get(Checkout);
     fake = moduleRef.get(FakePayments);
   });
 
-  it('records the validated request, its wire body and the order id as idempotency key', async () => {
-    const order = await controller.collectMpesa({
-      amount: 1500,
-      phoneNumber: '0712345678',
-      narration: 'Order 42',
-    });
+  it('records what production would send: validated, defaults applied, encoded', async () => {
+    const response = await checkout.pay('42', 1500);
 
-    expect(order).toMatchObject({ status: 'PENDING', transactionReference: 'FAKE-1' });
+    expect(response).toMatchObject({
+      success: true,
+      status: 'SUCCESS',
+      paymentMethod: 'MOBILE_MONEY_KE',
+      transactionReference: expect.stringMatching(/eR$/) as string,
+    });
     expect(fake.calls).toEqual([
       {
         operation: 'collections.mpesa',
-        request: {
-          username: 'demo-shop',
-          amount: 1500,
-          phoneNumber: '0712345678',
-          narration: 'Order 42',
-          callbackUrl: 'https://shop.example.com/webhooks/payments',
-        },
+        method: 'POST',
+        url: '/api/v2/payments',
         body: {
           username: 'demo-shop',
+          channel: 'MOBILE_MONEY_KE',
           amount: 1500,
           phone_number: '0712345678',
           narration: 'Order 42',
-          callback_url: 'https://shop.example.com/webhooks/payments',
-          channel: 'MOBILE_MONEY_KE',
+          currency: 'KES',
+          callback_url: `${CALLBACK}?malipo_key=order-42`,
         },
-        idempotencyKey: order.id,
+        idempotencyKey: 'order-42',
       },
     ]);
   });
 
-  it('answers every operation with a canned success mapped like the real client', async () => {
-    await controller.collectCard(OPERATION_CASES[1].request);
-    await controller.collectPanAfrican(OPERATION_CASES[2].request);
-    await controller.payoutMpesa(OPERATION_CASES[3].request);
-    await controller.payoutPanAfrican(OPERATION_CASES[4].request);
-    const merchant = await controller.payoutMerchant(OPERATION_CASES[5].request);
+  it('answers every operation in the real shapes, decoded by production', async () => {
+    const client = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
+    })
+      .compile()
+      .then((moduleRef) => moduleRef.get(PaymentsClient));
 
-    expect(fake.calls.map((c) => c.operation)).toEqual([
-      'collections.card',
-      'collections.panAfrican',
-      'payouts.mpesa',
-      'payouts.panAfrican',
-      'payouts.merchant',
-    ]);
-    expect(fake.callsOf('payouts.mpesa')[0].body).toMatchObject({ wallet_type: 'local' });
-    expect(merchant.status).toBe('QUEUED');
-    expect(
-      controller
-        .list()
-        .map((o) => o.checkoutUrl)
-        .filter(Boolean),
-    ).toEqual(['https://checkout.fake.invalid/FAKE-1']);
+    const payout = await client.payouts.merchant({
+      amount: 750,
+      phoneNumber: '+254712345678',
+      narration: 'Rent',
+      businessAccount: '888880',
+      businessNumber: 'N/A',
+      callbackUrl: CALLBACK,
+    });
+    const status = await client.transactions.status(payout.transactionReference);
+    const networks = await client.networks.discover('withdrawal', '+234');
+    const balances = await client.balances.all();
+    const transfer = await client.transfers.send({
+      receiverUsername: 'beta',
+      amount: 10,
+      narration: 'Lunch',
+    });
+
+    expect(payout).toMatchObject({ status: 'SUCCESS', channel: '', amount: 750 });
+    expect(status).toMatchObject({
+      code: payout.transactionReference,
+      amount: 750,
+      type: 'withdrawal',
+      transactionDetails: { status: 'success' },
+    });
+    expect(networks.mobile[0]).toMatchObject({ accountNumberType: 'phone' });
+    expect(balances.local).toEqual(balances.fiatBalance);
+    expect(transfer.transactionReference).toMatch(/eS$/);
   });
 
-  it('returns programmed responses, once or always', async () => {
-    fake.respondWith('collections.card', { checkoutUrl: 'https://pay.example.com/always' });
+  it('returns programmed wire answers, once or always', async () => {
+    fake.respondWith('collections.card', { checkout_url: 'https://pay.example.com/always' });
     fake.respondOnceWith('collections.card', {
-      checkoutUrl: 'https://pay.example.com/first',
+      checkout_url: 'https://pay.example.com/first',
       status: 'CREATED',
     });
 
-    const first = await controller.collectCard(OPERATION_CASES[1].request);
-    const second = await controller.collectCard(OPERATION_CASES[1].request);
+    const first = await checkout.card(2500);
+    const second = await checkout.card(2500);
 
     expect([first.checkoutUrl, first.status]).toEqual(['https://pay.example.com/first', 'CREATED']);
     expect(second.checkoutUrl).toBe('https://pay.example.com/always');
   });
 
-  it('rejects with a programmed error, and the controller sees it as in production', async () => {
-    const error = new ServiceAPIError('payouts.merchant failed with HTTP 503', {
-      operation: 'payouts.merchant',
+  it("turns a programmed refusal into production's ServiceAPIError", async () => {
+    fake.respondOnceWith('payouts.mpesa', {
+      status: 400,
+      success: false,
+      message: 'insufficient balance',
+    });
+
+    await expect(checkout.refund(1000)).rejects.toMatchObject({
+      code: 'SERVICE_ERROR',
+      serviceStatus: 400,
+      serviceMessage: 'insufficient balance',
+      mayHaveExecuted: false,
+    });
+    await expect(checkout.refund(1000)).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
+
+  it('rejects with a programmed error', async () => {
+    const error = new ServiceAPIError('payouts.mpesa failed', {
+      operation: 'payouts.mpesa',
       idempotencyKey: 'k',
       attempts: 3,
       status: 503,
+      code: 'SERVICE_ERROR',
+      mayHaveExecuted: true,
     });
-    fake.failOnceWith('payouts.merchant', error);
+    fake.failOnceWith('payouts.mpesa', error);
 
-    await expect(controller.payoutMerchant(OPERATION_CASES[5].request)).rejects.toBe(error);
-    expect(controller.list()[0].status).toBe('ERROR');
-    await expect(controller.payoutMerchant(OPERATION_CASES[5].request)).resolves.toMatchObject({
-      status: 'QUEUED',
-    });
+    await expect(checkout.refund(1000)).rejects.toBe(error);
   });
 
   it('validates like the real client and records nothing for a bad request', async () => {
-    await expect(
-      controller.payoutMerchant({ ...OPERATION_CASES[5].request, phoneNumber: '0712345678' }),
-    ).rejects.toBeInstanceOf(PaymentsValidationError);
+    await expect(checkout.pay('43', 5)).rejects.toBeInstanceOf(PaymentsValidationError);
     expect(fake.calls).toEqual([]);
   });
 
   it('applies the card rule: no checkoutUrl is a ServiceAPIError', async () => {
-    fake.respondOnceWith('collections.card', { checkoutUrl: undefined });
+    fake.respondOnceWith('collections.card', { checkout_url: null });
 
-    await expect(controller.collectCard(OPERATION_CASES[1].request)).rejects.toMatchObject({
-      code: 'MISSING_FIELD',
+    await expect(checkout.card(2500)).rejects.toMatchObject({ code: 'MISSING_FIELD' });
+  });
+
+  it('knows the references it handed out, and settle() changes their outcome', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({ defaultUsername: 'acme', defaultCallbackUrl: CALLBACK }),
+      ],
+    }).compile();
+    const client = moduleRef.get(PaymentsClient);
+    const fakes = moduleRef.get(FakePayments);
+    const { transactionReference } = await client.collections.mpesa({
+      amount: 100,
+      phoneNumber: '0712345678',
+      narration: 'x',
+    });
+
+    fakes.settle(transactionReference, 'failed');
+
+    await expect(client.transactions.status(transactionReference)).resolves.toMatchObject({
+      transactionDetails: { status: 'failed' },
+    });
+    await expect(client.transactions.status('UNKNOWN1eR')).rejects.toMatchObject({
+      status: 404,
+      code: 'SERVICE_ERROR',
     });
   });
 
@@ -135,13 +202,17 @@ describe('PaymentsTestingModule: the demo OrdersController tested without HTTP',
     }).compile();
     const client = moduleRef.get(PaymentsClient);
     const fakes = moduleRef.get(FakePayments);
+    const refund = {
+      amount: 1000,
+      phoneNumber: '0712345678',
+      narration: 'R',
+      callbackUrl: CALLBACK,
+    };
     fakes.failWith('payouts.mpesa', new Error('down'));
 
-    await expect(client.payouts.mpesa(OPERATION_CASES[3].request)).rejects.toThrow('down');
+    await expect(client.payouts.mpesa(refund)).rejects.toThrow('down');
     fakes.reset();
-    await expect(client.payouts.mpesa(OPERATION_CASES[3].request)).resolves.toMatchObject({
-      status: 'QUEUED',
-    });
+    await expect(client.payouts.mpesa(refund)).resolves.toMatchObject({ status: 'SUCCESS' });
     expect(client.defaults).toEqual({
       username: undefined,
       callbackUrl: undefined,
@@ -161,7 +232,14 @@ describe('PaymentsTestingModule: the demo OrdersController tested without HTTP',
       providers: [Treasury],
     }).compile();
 
-    await moduleRef.get(Treasury).usd.mpesa(OPERATION_CASES[3].request);
+    await moduleRef
+      .get(Treasury)
+      .usd.mpesa({
+        amount: 1000,
+        phoneNumber: '0712345678',
+        narration: 'R',
+        callbackUrl: CALLBACK,
+      });
 
     expect(moduleRef.get(FakePayments).calls[0].body).toMatchObject({ wallet_type: 'USD' });
   });

@@ -1,15 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { DynamicModule, Module } from '@nestjs/common';
-import { CollectionsService } from '../collections.service';
-import { PaymentsClient } from '../payments.client';
+import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants';
+import { resolvePaymentsOptions } from '../payments-options';
+import type { ResolvedPaymentsOptions } from '../payments-options';
 import { PaymentsTransport } from '../payments-transport';
-import { namedProviders } from '../payments.tokens';
-import { PayoutsService } from '../payouts.service';
+import { PaymentsWire } from '../payments-wire';
+import { EXPORTED_SERVICES, namedProviders } from '../payments.tokens';
 import { FakePayments, PAYMENTS_TESTING_OPTIONS, PaymentsTestingOptions } from './fake-payments';
 
+/** The options the real module would resolve, with a password no answer can contain. */
+function resolveTestingOptions(options: PaymentsTestingOptions): ResolvedPaymentsOptions {
+  return resolvePaymentsOptions({
+    apiUsername: 'testing',
+    apiPassword: randomUUID(),
+    baseUrl: 'https://payments.fake.invalid',
+    walletType: options.walletType,
+    defaultCallbackUrl: options.defaultCallbackUrl,
+    defaultUsername: options.defaultUsername,
+    correlateCallbacks: options.correlateCallbacks,
+  });
+}
+
 /**
- * Drop-in for `PaymentsModule` in unit tests: the same `CollectionsService`, `PayoutsService`
- * and `PaymentsClient`, answering from memory. Inject {@link FakePayments} to program answers and
- * read the recorded calls. No HTTP, no jest mocks.
+ * Drop-in for `PaymentsModule` in unit tests: the same services, on a fake wire that answers
+ * from memory. Inject {@link FakePayments} to program answers and read the recorded calls. No
+ * HTTP, no jest mocks.
  */
 @Module({})
 export class PaymentsTestingModule {
@@ -20,16 +35,19 @@ export class PaymentsTestingModule {
       global: options.isGlobal ?? false,
       providers: [
         { provide: PAYMENTS_TESTING_OPTIONS, useValue: options },
+        { provide: PAYMENTS_RESOLVED_OPTIONS, useValue: resolveTestingOptions(options) },
         FakePayments,
-        { provide: PaymentsTransport, useExisting: FakePayments },
-        CollectionsService,
-        PayoutsService,
-        PaymentsClient,
+        { provide: PaymentsWire, useExisting: FakePayments },
+        PaymentsTransport,
+        ...Object.values(EXPORTED_SERVICES),
         ...aliases,
       ],
-      exports: options.name
-        ? [...aliases.map((alias) => alias.provide), FakePayments]
-        : [CollectionsService, PayoutsService, PaymentsClient, FakePayments],
+      exports: [
+        ...(options.name
+          ? aliases.map((alias) => alias.provide)
+          : Object.values(EXPORTED_SERVICES)),
+        FakePayments,
+      ],
     };
   }
 }

@@ -1,12 +1,20 @@
 import { SetMetadata } from '@nestjs/common';
-import type { PaymentWebhookEventName } from './payment-webhook-event';
+import { ALL_PAYMENT_EVENTS, PAYMENT_EVENT_HANDLER } from './payments-webhook.constants';
+import type { PaymentEventName } from './payment-webhook-event';
 
-export const PAYMENT_EVENT_HANDLER = 'malipo:payment-event-handler';
+export { PAYMENT_EVENT_HANDLER } from './payments-webhook.constants';
 
 /**
- * Marks a provider method as a handler of webhook events: `@OnPaymentEvent('payout.failed')`,
- * several names, or none for every event. The method receives a `PaymentWebhookEvent`; if it
- * throws, the delivery answers 500 and is not marked processed, so the service re-delivers it.
+ * Marks a provider method as a handler of webhook events.
+ *
+ * - `@OnPaymentEvent('collection.succeeded')`, or several names: the method receives the
+ *   confirmed {@link PaymentWebhookEvent} of those outcomes.
+ * - `@OnPaymentEvent()`: every transaction event, top-ups and unknown kinds included.
+ * - `@OnPaymentEvent('payment.duplicate')`: the method receives a {@link PaymentDuplicateEvent}
+ *   when one call was executed twice. Only named handlers get it: it is an alarm, not an outcome.
+ *
+ * Handlers run one after another. If one throws, the delivery answers 500 and is not marked
+ * processed, so the service re-delivers it and every handler runs again: make them idempotent.
  */
-export const OnPaymentEvent = (...events: PaymentWebhookEventName[]) =>
-  SetMetadata(PAYMENT_EVENT_HANDLER, events.length > 0 ? events : ['*']);
+export const OnPaymentEvent = (...events: PaymentEventName[]) =>
+  SetMetadata(PAYMENT_EVENT_HANDLER, events.length > 0 ? events : [ALL_PAYMENT_EVENTS]);

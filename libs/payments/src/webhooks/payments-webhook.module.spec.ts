@@ -1,222 +1,815 @@
-import { INestApplication, Injectable } from '@nestjs/common';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  INestApplication,
+  Injectable,
+  LoggerService,
+  Module,
+  type DynamicModule,
+  type Provider,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { PaymentsModule } from '../payments.module';
 import { OnPaymentEvent } from './on-payment-event.decorator';
-import { parsePaymentWebhook, PaymentWebhookEvent } from './payment-webhook-event';
+import {
+  parsePaymentWebhook,
+  type PaymentDuplicateEvent,
+  type PaymentWebhookEvent,
+} from './payment-webhook-event';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
+import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { PaymentsWebhookModule } from './payments-webhook.module';
-import type { PaymentsWebhookStore } from './payments-webhook.store';
+import { InMemoryPaymentsWebhookStore } from './payments-webhook.store';
+
+const API_USERNAME = 'shop-user';
+const API_PASSWORD = 'webhook-spec-password';
+
+/** The service's own examples (shared/fixtures/webhooks of the public SDK repository). */
+const EXAMPLES = {
+  kenyaSuccess: {
+    transaction_reference: '9BD103739849eR',
+    result_code: 0,
+    remarks: 'Successfully processes m-pesa transaction',
+    third_party_trans_id: 'UB9C46DH3Q',
+    amount: 10,
+    transaction_date: '2026-02-09 10:37:50.286784611 +0000 UTC',
+    forward_url: 'https://your-server.com/callback',
+    order_id: '',
+    user_id: '00000000-0000-4000-a000-000000000001',
+    customer_name: '',
+    success: true,
+    web3_transaction_reference: '',
+  },
+  kenyaFailure: {
+    transaction_reference: '9BD104311505eR',
+    result_code: 1,
+    remarks: 'Transaction failed with message: [Request Cancelled by user.]',
+    transaction_date: 'November',
+    forward_url: 'https://your-server.com/callback',
+    order_id: '',
+    success: false,
+    status: '',
+  },
+  panAfricanSuccess: {
+    transaction_reference: '9BD113419309eW',
+    result_code: 0,
+    remarks: 'complete',
+    third_party_trans_id: '9BD113419309eW',
+    amount: 132.61,
+    transaction_date: '2026-02-09 11:34:42.692858332 +0000 UTC',
+    forward_url: 'https://your-server.com/callback',
+    order_id: '',
+    user_id: '00000000-0000-4000-a000-000000000001',
+    customer_name: '+250700000000',
+    success: true,
+    web3_transaction_reference: '',
+  },
+  panAfricanFailure: {
+    transaction_reference: '9BD110009989eR',
+    result_code: 3000,
+    remarks: 'other',
+    transaction_date: '2026-02-09 11:11:38.71307619 +0000 UTC m=+13396.698281768',
+    forward_url: 'https://your-server.com/callback',
+    order_id: '',
+    success: false,
+    status: 'failed',
+  },
+};
+
+const PHONE = '+254700000000';
+
+/** A status record of the real shape (shared/fixtures/transactions/status-response.json). */
+function statusRecord(reference: string, status: string, amount: number) {
+  return {
+    id: '00000000-0000-4000-a000-000000000001',
+    account_id: '',
+    billing_currency: '',
+    currency: 'KES',
+    code: reference,
+    conversion_rate: 0,
+    amount,
+    billing_currency_amount: 0,
+    balance: 50000.0,
+    type: 'receipt',
+    transaction_details: {
+      payer: PHONE,
+      merchant_id: `${reference}:UBC7G6FFA3`,
+      phone_number: PHONE,
+      processed_at: { seconds: 1770888820, nanos: 350838138 },
+      reason: 'Successfully processes m-pesa transaction',
+      channel: 'mobile',
+      account_number: '00000000-0000-4000-a000-000000000002',
+      status,
+      receiver: 'Your Business Name',
+      email_address: 'you@example.com',
+    },
+    transaction_category: 'fiat',
+    user_id: '',
+    request_metadata: null,
+    created_at: '2026-02-12T09:33:40.360254Z',
+  };
+}
+
+interface StatusAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * The service's status look-up on loopback: `GET /api/v1/status/:reference` answers what the test
+ * set for that reference, else 404 as an unknown reference.
+ */
+class StatusServer {
+  readonly requests: { reference: string; authorization?: string }[] = [];
+  private readonly answers = new Map<string, StatusAnswer>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<StatusServer> {
+    let handler: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
+    const server = createServer((req, res) => handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const status = new StatusServer(server, `http://127.0.0.1:${port}`);
+    handler = (req, res) => status.handle(req, res);
+    return status;
+  }
+
+  /** The service's record of `reference`: settled with `status` (`success`, `failed`...). */
+  settle(reference: string, status: string, amount: number): void {
+    this.answers.set(reference, { status: 200, body: statusRecord(reference, status, amount) });
+  }
+
+  /** The look-up of `reference` answers `answer` as it is. */
+  answer(reference: string, answer: StatusAnswer): void {
+    this.answers.set(reference, answer);
+  }
+
+  /** Records consistent with each example webhook. */
+  settleExamples(): void {
+    for (const body of Object.values(EXAMPLES)) {
+      const amount = 'amount' in body ? body.amount : 10;
+      this.settle(body.transaction_reference, body.success ? 'success' : 'failed', amount);
+    }
+  }
+
+  reset(): void {
+    this.answers.clear();
+    this.requests.length = 0;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const match = /^\/api\/v1\/status\/([^/?]+)$/.exec(req.url ?? '');
+    const reference = match ? decodeURIComponent(match[1]) : '';
+    this.requests.push({ reference, authorization: req.headers.authorization });
+    const answer = (match && req.method === 'GET' && this.answers.get(reference)) || {
+      status: 404,
+      body: { status: 404, success: false, message: 'transaction not found' },
+    };
+    res.writeHead(answer.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+  }
+}
 
 @Injectable()
-class PaymentHandlers {
-  readonly completed: PaymentWebhookEvent[] = [];
-  readonly everything: PaymentWebhookEvent[] = [];
+class Handlers {
+  readonly collections: PaymentWebhookEvent[] = [];
+  readonly payouts: PaymentWebhookEvent[] = [];
+  readonly transfers: PaymentWebhookEvent[] = [];
+  readonly all: PaymentWebhookEvent[] = [];
+  readonly duplicates: PaymentDuplicateEvent[] = [];
+  /** Calls to the collection handler, failed ones included. */
+  collectionCalls = 0;
   failNext = false;
-  slow = false;
+  delayMs = 0;
 
-  @OnPaymentEvent('payment.completed')
-  async onCompleted(event: PaymentWebhookEvent) {
-    if (this.slow) await new Promise((resolve) => setTimeout(resolve, 100));
+  @OnPaymentEvent('collection.succeeded', 'collection.failed')
+  async onCollection(event: PaymentWebhookEvent) {
+    this.collectionCalls += 1;
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     if (this.failNext) {
       this.failNext = false;
       throw new Error('database down');
     }
-    this.completed.push(event);
+    this.collections.push(event);
+  }
+
+  @OnPaymentEvent('payout.succeeded', 'payout.failed')
+  onPayout(event: PaymentWebhookEvent) {
+    this.payouts.push(event);
+  }
+
+  @OnPaymentEvent('transfer.succeeded')
+  onTransfer(event: PaymentWebhookEvent) {
+    this.transfers.push(event);
   }
 
   @OnPaymentEvent()
   onAny(event: PaymentWebhookEvent) {
-    this.everything.push(event);
+    this.all.push(event);
+  }
+
+  @OnPaymentEvent('payment.duplicate')
+  onDuplicate(event: PaymentDuplicateEvent) {
+    this.duplicates.push(event);
   }
 }
 
-class MapStore implements PaymentsWebhookStore {
-  readonly keys = new Map<string, number>();
-  has(key: string) {
-    return Promise.resolve(this.keys.has(key));
+/** The app's log lines, to check the warnings and that no personal data reaches them. */
+class CapturingLogger implements LoggerService {
+  readonly lines: { level: string; message: string }[] = [];
+  log = (message: unknown) => this.push('log', message);
+  error = (message: unknown) => this.push('error', message);
+  warn = (message: unknown) => this.push('warn', message);
+  debug = (message: unknown) => this.push('debug', message);
+  verbose = (message: unknown) => this.push('verbose', message);
+  fatal = (message: unknown) => this.push('fatal', message);
+
+  of(level: string): string[] {
+    return this.lines.filter((line) => line.level === level).map((line) => line.message);
   }
-  add(key: string) {
-    this.keys.set(key, Date.now());
-    return Promise.resolve();
+
+  private push(level: string, message: unknown): void {
+    this.lines.push({ level, message: String(message) });
   }
 }
 
-const DELIVERY = {
-  transaction_reference: 'TX-1',
-  status: 'SUCCESS',
-  success: true,
-  amount: 1500,
-  currency: 'KES',
-  message: 'Payment completed',
-  channel: 'MOBILE_MONEY_KE',
-  event: 'payment.completed',
-  occurred_at: '2026-11-21T10:00:00.000Z',
-  extra_key: { kept: true },
-};
+interface Harness {
+  app: INestApplication;
+  handlers: Handlers;
+  logger: CapturingLogger;
+  /** POSTs a delivery to the webhook route. */
+  deliver(
+    body: unknown,
+    init?: { query?: string; contentType?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
+}
+
+let status: StatusServer;
+const apps: INestApplication[] = [];
+
+beforeAll(async () => {
+  status = await StatusServer.start();
+});
+beforeEach(() => status.reset());
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+afterAll(() => status.close());
+
+const paymentsModule = (extras: { name?: string } = {}): DynamicModule =>
+  PaymentsModule.forRoot({
+    apiUsername: API_USERNAME,
+    apiPassword: API_PASSWORD,
+    baseUrl: status.url,
+    maxRetries: 0,
+    ...extras,
+  });
+
+async function boot(
+  imports: (DynamicModule | (new () => unknown))[],
+  providers: Provider[] = [Handlers],
+  path = 'webhooks/payments',
+): Promise<Harness> {
+  const logger = new CapturingLogger();
+  const moduleRef = await Test.createTestingModule({ imports, providers }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  apps.push(app);
+  await app.listen(0, '127.0.0.1');
+  const url = `${await app.getUrl()}/${path}`;
+  return {
+    app,
+    logger,
+    handlers: app.get(Handlers),
+    deliver: (body, init = {}) =>
+      fetch(`${url}${init.query ?? ''}`, {
+        method: 'POST',
+        headers: { 'content-type': init.contentType ?? 'application/json', ...init.headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+  };
+}
+
+/** The webhook module with confirmation by a (not global) `PaymentsModule`. */
+const standard = (options: PaymentsWebhookModuleOptions = {}) =>
+  boot([paymentsModule(), PaymentsWebhookModule.forRoot(options)]);
+
+describe.each([
+  ['forRoot', (options: PaymentsWebhookModuleOptions) => PaymentsWebhookModule.forRoot(options)],
+  [
+    'forRootAsync',
+    (options: PaymentsWebhookModuleOptions) =>
+      PaymentsWebhookModule.forRootAsync({
+        useFactory: () => Promise.resolve(options),
+      }),
+  ],
+])('PaymentsWebhookModule.%s', (_method, register) => {
+  it.each(Object.entries(EXAMPLES))(
+    'confirms the real example %s and dispatches it by kind',
+    async (_label, body) => {
+      status.settleExamples();
+      const { deliver, handlers } = await boot([paymentsModule(), register({})]);
+
+      const response = await deliver(body);
+
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      const event = handlers.all[0];
+      expect(event._raw).toEqual(body);
+      expect(event.succeeded).toBe(body.success);
+      expect(event.kind).toBe(body.transaction_reference.endsWith('eW') ? 'payout' : 'collection');
+      expect(event.name).toBe(`${event.kind}.${body.success ? 'succeeded' : 'failed'}`);
+      expect(event.confirmation).toMatchObject({
+        code: body.transaction_reference,
+        transactionDetails: { status: body.success ? 'success' : 'failed' },
+      });
+      expect(status.requests).toEqual([
+        {
+          reference: body.transaction_reference,
+          authorization: `Basic ${Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64')}`,
+        },
+      ]);
+    },
+  );
+
+  it('serves the route given as path', async () => {
+    status.settleExamples();
+    const { deliver, handlers } = await boot(
+      [
+        paymentsModule(),
+        PaymentsWebhookModule.forRootAsync({ path: 'hooks/pay', useFactory: () => ({}) }),
+      ],
+      [Handlers],
+      'hooks/pay',
+    );
+    expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+    expect(handlers.collections).toHaveLength(1);
+  });
+});
 
 describe('PaymentsWebhookModule', () => {
-  let app: INestApplication;
-  let handlers: PaymentHandlers;
-  let store: MapStore;
-  let url: string;
+  describe('dispatch', () => {
+    it('runs the handlers of the event name and the catch-all ones', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
 
-  beforeEach(async () => {
-    store = new MapStore();
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsWebhookModule.forRoot({ path: 'hooks/pay', store })],
-      providers: [PaymentHandlers],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.listen(0, '127.0.0.1');
-    url = `${await app.getUrl()}/hooks/pay`;
-    handlers = app.get(PaymentHandlers);
-  });
-  afterEach(() => app.close());
+      await deliver(EXAMPLES.kenyaSuccess);
+      await deliver(EXAMPLES.panAfricanSuccess);
 
-  const deliver = (body: unknown) =>
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
+      expect(handlers.collections.map((e) => e.transactionReference)).toEqual(['9BD103739849eR']);
+      expect(handlers.payouts.map((e) => e.transactionReference)).toEqual(['9BD113419309eW']);
+      expect(handlers.all).toHaveLength(2);
     });
 
-  it('parses the payload into a typed camelCase event with _raw, and runs the matching handlers', async () => {
-    const response = await deliver(DELIVERY);
-
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ received: true, duplicate: false, handled: 2 });
-    expect(handlers.completed).toEqual([
-      {
-        event: 'payment.completed',
-        transactionReference: 'TX-1',
-        status: 'SUCCESS',
+    it('dispatches transfers, and top-ups and unknown kinds to catch-all handlers only', async () => {
+      for (const reference of ['9BD12041887.eS', '9BD120418870eT', 'LEGACY-1']) {
+        status.settle(reference, 'success', 5);
+      }
+      const { deliver, handlers } = await standard();
+      const body = (reference: string) => ({
+        transaction_reference: reference,
+        result_code: 0,
         success: true,
-        amount: 1500,
+        amount: 5,
+      });
+
+      const answers = await Promise.all(
+        ['9BD12041887.eS', '9BD120418870eT', 'LEGACY-1'].map(async (r) => {
+          const response = await deliver(body(r));
+          return [response.status, await response.json()] as const;
+        }),
+      );
+
+      expect(answers).toEqual([
+        [200, { received: true, duplicate: false, handled: 2 }],
+        [200, { received: true, duplicate: false, handled: 1 }],
+        [200, { received: true, duplicate: false, handled: 1 }],
+      ]);
+      expect(handlers.transfers.map((e) => e.name)).toEqual(['transfer.succeeded']);
+      expect(handlers.all.map((e) => e.kind).sort()).toEqual(['topup', 'transfer', 'unknown']);
+    });
+
+    it('reads the idempotency key from the delivery URL, else from forward_url', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
+
+      await deliver(EXAMPLES.kenyaSuccess, { query: '?malipo_key=order-42' });
+      await deliver({
+        ...EXAMPLES.kenyaFailure,
+        forward_url: 'https://shop.example/webhooks/payments?malipo_key=order-43',
+      });
+
+      expect(handlers.collections.map((e) => e.idempotencyKey)).toEqual(['order-42', 'order-43']);
+    });
+
+    it('accepts optional keys of unexpected types: kept in _raw, left out of the event', async () => {
+      status.settle('9BD1eR', 'failed', 10);
+      const { deliver, handlers } = await standard();
+      const body = { transaction_reference: '9BD1eR', amount: 'ten', success: 'no', extra: [1] };
+
+      const response = await deliver(body);
+
+      expect(response.status).toBe(200);
+      expect(handlers.collections[0]).toMatchObject({ succeeded: false, _raw: body });
+      expect(handlers.collections[0].amount).toBeUndefined();
+    });
+
+    it('acknowledges a repeated delivery without running the handlers again', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
+
+      await deliver(EXAMPLES.kenyaSuccess);
+      const again = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('answers 500 when a handler fails, and runs the handlers on the re-delivery', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
+      handlers.failNext = true;
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(500);
+      const again = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(await again.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('runs a handler once when its provider is also reachable through an alias', async () => {
+      status.settleExamples();
+      const { app, handlers } = await boot(
+        [paymentsModule(), PaymentsWebhookModule.forRoot()],
+        [Handlers, { provide: 'HANDLERS_ALIAS', useExisting: Handlers }],
+      );
+
+      const result = await app
+        .get(PaymentsWebhookDispatcher)
+        .dispatch(parsePaymentWebhook(EXAMPLES.kenyaSuccess));
+
+      expect(result).toEqual({ duplicate: false, handled: 2 });
+      expect(handlers.collections).toHaveLength(1);
+    });
+  });
+
+  describe('400', () => {
+    it.each<[string, unknown]>([
+      ['an array body', [EXAMPLES.kenyaSuccess]],
+      ['a JSON string body', '"9BD103739849eR"'],
+      ['a JSON null body', 'null'],
+      ['malformed JSON', '{"transaction_reference": '],
+      ['a missing reference', { ...EXAMPLES.kenyaSuccess, transaction_reference: undefined }],
+      ['an empty reference', { ...EXAMPLES.kenyaSuccess, transaction_reference: '' }],
+      ['a numeric reference', { ...EXAMPLES.kenyaSuccess, transaction_reference: 91037398 }],
+      [
+        'an overlong reference',
+        { ...EXAMPLES.kenyaSuccess, transaction_reference: 'R'.repeat(129) },
+      ],
+    ])('answers 400 to %s, with no look-up and no handler', async (_label, body) => {
+      const { deliver, handlers } = await standard();
+
+      expect((await deliver(body)).status).toBe(400);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+    });
+  });
+
+  describe('confirmation', () => {
+    it('hands the service record to the handlers as event.confirmation', async () => {
+      status.settle('9BD103739849eR', 'SUCCESS', 10);
+      const { deliver, handlers } = await standard();
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections[0].confirmation).toMatchObject({
+        code: '9BD103739849eR',
+        amount: 10,
         currency: 'KES',
-        message: 'Payment completed',
-        channel: 'MOBILE_MONEY_KE',
-        occurredAt: '2026-11-21T10:00:00.000Z',
-        _raw: DELIVERY,
+        transactionDetails: { status: 'SUCCESS' },
+      });
+    });
+
+    it.each<[string, () => void, unknown]>([
+      ['an unknown reference', () => undefined, EXAMPLES.kenyaSuccess],
+      [
+        'a success the record says failed',
+        () => status.settle('9BD103739849eR', 'failed', 10),
+        EXAMPLES.kenyaSuccess,
+      ],
+      [
+        'a success the record says pending',
+        () => status.settle('9BD103739849eR', 'pending', 10),
+        EXAMPLES.kenyaSuccess,
+      ],
+      [
+        'a failure the record says succeeded',
+        () => status.settle('9BD104311505eR', 'success', 10),
+        EXAMPLES.kenyaFailure,
+      ],
+      [
+        'another amount',
+        () => status.settle('9BD103739849eR', 'success', 10),
+        { ...EXAMPLES.kenyaSuccess, amount: 10000 },
+      ],
+      [
+        'a record of another reference',
+        () =>
+          status.answer('9BD103739849eR', {
+            status: 200,
+            body: statusRecord('9BD000000000eR', 'success', 10),
+          }),
+        EXAMPLES.kenyaSuccess,
+      ],
+      [
+        'an unknown reference answered 400 in the body of an HTTP 200',
+        () =>
+          status.answer('9BD103739849eR', {
+            status: 200,
+            body: { status: 400, success: false, message: 'transaction not found' },
+          }),
+        EXAMPLES.kenyaSuccess,
+      ],
+    ])('answers 409 and runs no handler for %s', async (_label, arrange, body) => {
+      arrange();
+      const { deliver, handlers, logger } = await standard();
+
+      const response = await deliver({ ...(body as object), phone_number: '0712345678' });
+
+      expect(response.status).toBe(409);
+      expect(handlers.all).toEqual([]);
+      const warnings = logger.of('warn').join('\n');
+      expect(warnings).toMatch(/Refused a collection webhook for 9BD\d+eR/);
+      expect(warnings).not.toMatch(/0712345678|\+254700000000/);
+    });
+
+    it.each([500, 502, 401, 429])(
+      'answers 503 and runs no handler when the look-up fails with %s',
+      async (httpStatus) => {
+        status.answer('9BD103739849eR', { status: httpStatus, body: { message: 'down' } });
+        const { deliver, handlers, logger } = await standard();
+
+        expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+        expect(handlers.all).toEqual([]);
+        expect(logger.of('warn').join('\n')).toMatch(/Could not confirm/);
+
+        status.settle('9BD103739849eR', 'success', 10);
+        expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+        expect(handlers.collections).toHaveLength(1);
       },
-    ]);
-    expect(handlers.everything).toHaveLength(1);
-    expect([...store.keys.keys()]).toEqual(['TX-1:payment.completed']);
-  });
+    );
 
-  it('dispatches by event name', async () => {
-    await deliver({ ...DELIVERY, event: 'payout.failed', status: 'FAILED' });
+    it('answers 503 when the service cannot be reached', async () => {
+      const { deliver, handlers } = await boot([
+        PaymentsModule.forRoot({
+          apiUsername: API_USERNAME,
+          apiPassword: API_PASSWORD,
+          baseUrl: 'http://127.0.0.1:9',
+          maxRetries: 0,
+        }),
+        PaymentsWebhookModule.forRoot(),
+      ]);
 
-    expect(handlers.completed).toEqual([]);
-    expect(handlers.everything.map((e) => e.event)).toEqual(['payout.failed']);
-  });
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+      expect(handlers.all).toEqual([]);
+    });
 
-  it('acknowledges a repeated delivery without running the handlers again', async () => {
-    await deliver(DELIVERY);
-    const again = await deliver(DELIVERY);
+    it('refuses a forged success, then runs the handlers for the genuine delivery', async () => {
+      // The payment is still pending when the forger posts its "success".
+      status.settle('9BD103739849eR', 'pending', 10);
+      const { deliver, handlers } = await standard();
 
-    expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
-    expect(handlers.completed).toHaveLength(1);
-  });
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(409);
+      expect((await deliver({ ...EXAMPLES.kenyaSuccess, amount: 1 })).status).toBe(409);
 
-  it('runs a handler once when its provider is also reachable through an alias', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsWebhookModule.forRoot()],
-      providers: [PaymentHandlers, { provide: 'HANDLERS_ALIAS', useExisting: PaymentHandlers }],
-    }).compile();
-    await moduleRef.init();
+      status.settle('9BD103739849eR', 'success', 10);
+      const genuine = await deliver(EXAMPLES.kenyaSuccess);
 
-    const result = await moduleRef
-      .get(PaymentsWebhookDispatcher)
-      .dispatch(parsePaymentWebhook(DELIVERY));
+      expect(genuine.status).toBe(200);
+      expect(await genuine.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      expect(handlers.collections).toHaveLength(1);
+    });
 
-    expect(result).toEqual({ duplicate: false, handled: 2 });
-    expect(moduleRef.get(PaymentHandlers).completed).toHaveLength(1);
-  });
+    it('does not let a concurrent forged copy shadow the genuine delivery', async () => {
+      status.settle('9BD103739849eR', 'success', 10);
+      const { deliver, handlers } = await standard();
 
-  it('runs the handlers once for concurrent copies, also with an async store', async () => {
-    const dispatcher = app.get(PaymentsWebhookDispatcher);
-    const event = parsePaymentWebhook(DELIVERY);
+      const [forged, genuine] = await Promise.all([
+        deliver({ ...EXAMPLES.kenyaSuccess, amount: 1 }),
+        deliver(EXAMPLES.kenyaSuccess),
+      ]);
 
-    const results = await Promise.all([dispatcher.dispatch(event), dispatcher.dispatch(event)]);
+      expect([forged.status, genuine.status]).toEqual([409, 200]);
+      expect(handlers.collections).toHaveLength(1);
+      expect(handlers.collections[0].amount).toBe(10);
+    });
 
-    expect(results.map((r) => r.duplicate).sort()).toEqual([false, true]);
-    expect(handlers.completed).toHaveLength(1);
+    it('uses the TransactionsService of a PaymentsModule that is neither global nor exported here', async () => {
+      @Module({ imports: [paymentsModule()] })
+      class BillingModule {}
+      status.settleExamples();
+      const { deliver, handlers } = await boot([BillingModule, PaymentsWebhookModule.forRoot()]);
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('uses the named registration given as account', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await boot([
+        paymentsModule({ name: 'kes' }),
+        PaymentsWebhookModule.forRoot({ account: 'kes' }),
+      ]);
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections[0].confirmation?.code).toBe('9BD103739849eR');
+    });
+
+    it('fails at boot without a PaymentsModule to confirm with', async () => {
+      await expect(boot([PaymentsWebhookModule.forRoot()])).rejects.toThrow(
+        /confirms webhooks with the TransactionsService of the PaymentsModule/,
+      );
+    });
+
+    it('fails at boot when the account names no registration', async () => {
+      await expect(
+        boot([paymentsModule(), PaymentsWebhookModule.forRoot({ account: 'usd' })]),
+      ).rejects.toThrow(/PaymentsModule registration named "usd"/);
+    });
+
+    it('with confirm: false, dispatches without a look-up and warns at boot', async () => {
+      const { deliver, handlers, logger } = await boot([
+        PaymentsWebhookModule.forRoot({ confirm: false }),
+      ]);
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections[0].confirmation).toBeUndefined();
+      expect(status.requests).toEqual([]);
+      expect(logger.of('warn').join('\n')).toMatch(/confirmation is off/);
+    });
+
+    it('with confirm: false and a verify hook, does not warn', async () => {
+      const { logger } = await boot([
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+      expect(logger.of('warn')).toEqual([]);
+    });
   });
 
   it('answers 401 and runs nothing when verify rejects the delivery', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsWebhookModule.forRoot({
-          path: 'hooks/signed',
-          verify: ({ headers }) => headers['x-webhook-secret'] === 'shared-secret',
-        }),
-      ],
-      providers: [PaymentHandlers],
-    }).compile();
-    const signed = moduleRef.createNestApplication({ logger: false });
-    await signed.listen(0, '127.0.0.1');
-    const signedUrl = `${await signed.getUrl()}/hooks/signed`;
-    const post = (secret: string) =>
-      fetch(signedUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-webhook-secret': secret },
-        body: JSON.stringify(DELIVERY),
-      });
-    try {
-      expect((await post('wrong')).status).toBe(401);
-      expect(signed.get(PaymentHandlers).completed).toEqual([]);
-      expect((await post('shared-secret')).status).toBe(200);
-      expect(signed.get(PaymentHandlers).completed).toHaveLength(1);
-    } finally {
-      await signed.close();
-    }
-  });
-
-  it('runs the handlers once for concurrent identical deliveries', async () => {
-    handlers.slow = true;
-    const responses = await Promise.all([deliver(DELIVERY), deliver(DELIVERY), deliver(DELIVERY)]);
-
-    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
-    expect(handlers.completed).toHaveLength(1);
-  });
-
-  it('answers 500 when a handler fails and handles the re-delivery', async () => {
-    handlers.failNext = true;
-
-    expect((await deliver(DELIVERY)).status).toBe(500);
-    expect(store.keys.size).toBe(0);
-    expect(await (await deliver(DELIVERY)).json()).toEqual({
-      received: true,
-      duplicate: false,
-      handled: 2,
+    status.settleExamples();
+    const { deliver, handlers } = await standard({
+      verify: ({ headers }) => headers['x-webhook-secret'] === 'shared-secret',
     });
-    expect(handlers.completed).toHaveLength(1);
+
+    const refused = await deliver(EXAMPLES.kenyaSuccess, { headers: { 'x-webhook-secret': 'no' } });
+    expect(refused.status).toBe(401);
+    expect(handlers.all).toEqual([]);
+    const accepted = await deliver(EXAMPLES.kenyaSuccess, {
+      headers: { 'x-webhook-secret': 'shared-secret' },
+    });
+    expect(accepted.status).toBe(200);
+    expect(handlers.collections).toHaveLength(1);
   });
 
-  it.each<[string, unknown, string]>([
-    [
-      'a missing reference',
-      { ...DELIVERY, transaction_reference: undefined },
-      'transaction_reference',
-    ],
-    ['an empty status', { ...DELIVERY, status: '' }, 'status'],
-    ['an unknown event', { ...DELIVERY, event: 'payment.maybe' }, 'event'],
-    ['a string amount', { ...DELIVERY, amount: '1500' }, 'amount'],
-    ['an array body', [DELIVERY], 'body'],
-  ])('answers 400 naming the field for %s', async (_label, body, field) => {
-    const response = await deliver(body);
-    const payload = (await response.json()) as { errors: { field: string }[] };
+  describe('money safety', () => {
+    it.each([
+      [
+        'form-encoded',
+        'application/x-www-form-urlencoded',
+        'transaction_reference=9BD103739849eR&result_code=0&success=true',
+      ],
+      ['text/plain', 'text/plain', JSON.stringify(EXAMPLES.kenyaSuccess)],
+      ['multipart', 'multipart/form-data; boundary=x', '--x--'],
+    ])('answers 415 to a %s delivery and runs no handler', async (_label, contentType, body) => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
 
-    expect(response.status).toBe(400);
-    expect(payload.errors.map((e) => e.field)).toContain(field);
-    expect(handlers.everything).toEqual([]);
-  });
+      expect((await deliver(body, { contentType })).status).toBe(415);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+    });
 
-  it('answers 400 to malformed JSON', async () => {
-    expect((await deliver('{"transaction_reference": ')).status).toBe(400);
-  });
+    it('accepts application/json with a charset', async () => {
+      status.settleExamples();
+      const { deliver } = await standard();
+      const response = await deliver(EXAMPLES.kenyaSuccess, {
+        contentType: 'Application/JSON; charset=utf-8',
+      });
+      expect(response.status).toBe(200);
+    });
 
-  it('reads camelCase keys when a sender uses them', async () => {
-    await deliver({ transactionReference: 'TX-2', status: 'SUCCESS', event: 'payment.completed' });
-    expect(handlers.completed[0]).toMatchObject({ transactionReference: 'TX-2' });
+    it('runs the handlers once for concurrent copies that all succeed', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
+      handlers.delayMs = 100;
+
+      const responses = await Promise.all([1, 2, 3].map(() => deliver(EXAMPLES.kenyaSuccess)));
+
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(handlers.collectionCalls).toBe(1);
+    });
+
+    it('does not acknowledge a concurrent copy while the first delivery fails', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard();
+      handlers.delayMs = 300;
+      handlers.failNext = true;
+
+      const first = deliver(EXAMPLES.kenyaSuccess);
+      // The copy is sent once the first delivery's handler is running.
+      while (handlers.collectionCalls === 0) await new Promise((r) => setTimeout(r, 5));
+      const copy = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect((await first).status).toBe(500);
+      expect(copy.status).toBe(503);
+      expect(handlers.collectionCalls).toBe(1);
+      expect(handlers.collections).toEqual([]);
+
+      handlers.delayMs = 0;
+      const redelivery = await deliver(EXAMPLES.kenyaSuccess);
+      expect(await redelivery.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('raises payment.duplicate when one idempotency key settles two references', async () => {
+      status.settle('9BD200000001eW', 'success', 500);
+      status.settle('9BD200000002eW', 'success', 500);
+      const { deliver, handlers, logger } = await standard();
+      const payout = (reference: string) => ({
+        transaction_reference: reference,
+        result_code: 0,
+        success: true,
+        amount: 500,
+        phone_number: '0712345678',
+      });
+
+      await deliver(payout('9BD200000001eW'), { query: '?malipo_key=payout-7' });
+      expect(handlers.duplicates).toEqual([]);
+      await deliver(payout('9BD200000002eW'), { query: '?malipo_key=payout-7' });
+      await deliver(payout('9BD200000002eW'), { query: '?malipo_key=payout-7' });
+
+      expect(handlers.payouts).toHaveLength(2);
+      expect(handlers.duplicates).toHaveLength(1);
+      expect(handlers.duplicates[0]).toMatchObject({
+        name: 'payment.duplicate',
+        idempotencyKey: 'payout-7',
+        references: ['9BD200000001eW', '9BD200000002eW'],
+        event: { transactionReference: '9BD200000002eW' },
+      });
+      const errors = logger.of('error').join('\n');
+      expect(errors).toMatch(
+        /payout-7 was executed more than once: .*9BD200000001eW, 9BD200000002eW/,
+      );
+      expect(errors).not.toMatch(/0712345678/);
+      // Catch-all handlers receive outcomes, not the alarm.
+      expect(handlers.all.map((e) => e.transactionReference)).toEqual([
+        '9BD200000001eW',
+        '9BD200000002eW',
+      ]);
+    });
+
+    it('does not raise payment.duplicate for a refused event', async () => {
+      status.settle('9BD200000001eW', 'success', 500);
+      const { deliver, handlers } = await standard();
+      const body = { transaction_reference: '9BD200000001eW', result_code: 0, success: true };
+
+      await deliver(body, { query: '?malipo_key=payout-8' });
+      const forged = await deliver(
+        { ...body, transaction_reference: '9BD299999999eW' },
+        { query: '?malipo_key=payout-8' },
+      );
+
+      expect(forged.status).toBe(409);
+      expect(handlers.duplicates).toEqual([]);
+    });
+
+    it('journals references in the store given as an option', async () => {
+      status.settleExamples();
+      const store = new InMemoryPaymentsWebhookStore();
+      const { deliver } = await standard({ store });
+
+      await deliver(EXAMPLES.kenyaSuccess, { query: '?malipo_key=order-9' });
+
+      expect(store.has('9BD103739849eR:succeeded')).toBe(true);
+      expect(store.recordReference('order-9', '9BD103739849eR')).toEqual(['9BD103739849eR']);
+    });
+
+    it('fails at boot with a store that cannot journal references', async () => {
+      const store = { has: () => false, add: () => undefined };
+      await expect(
+        boot([
+          PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true, store } as never),
+        ]),
+      ).rejects.toThrow(/recordReference/);
+    });
   });
 });

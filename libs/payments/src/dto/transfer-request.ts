@@ -1,0 +1,33 @@
+import { IsOptional } from 'class-validator';
+import type { WalletType } from '../payments-options.interface';
+import { IsAmount, IsCurrencyCode, IsPhone, IsText, IsWalletType } from './rules';
+
+/** Transfer to another account of the service (`transfers.send`, docs/wire-contract.md). */
+export class TransferRequest {
+  /** Username of the receiving account. */
+  @IsText()
+  receiverUsername!: string;
+
+  /** Greater than 0. */
+  @IsAmount({ positive: true })
+  amount!: number;
+
+  /** Description of the transfer. */
+  @IsText()
+  narration!: string;
+
+  /** Receiver's phone with country code, `+` and 7 to 15 digits. */
+  @IsOptional()
+  @IsPhone('internationalPhone')
+  phoneNumber?: string;
+
+  /** ISO 4217 code; the service converts when it differs from the wallet's. */
+  @IsOptional()
+  @IsCurrencyCode()
+  currency?: string;
+
+  /** Funding wallet; absent uses the client's `walletType`. */
+  @IsOptional()
+  @IsWalletType()
+  walletType?: WalletType;
+}

@@ -1,0 +1,39 @@
+import type { PaymentsOperationName } from './operations';
+import type { EncodedRequest } from './wire';
+
+/** A call as the wire sees it. */
+export interface WireCall {
+  readonly operation: PaymentsOperationName;
+  readonly request: EncodedRequest;
+  /** Sent as `Idempotency-Key` on every attempt of a POST. */
+  readonly idempotencyKey: string;
+  /** Per-call `retryAmbiguous`; absent uses the module option. */
+  readonly retryAmbiguous?: boolean;
+}
+
+/** The service's answer (any HTTP status): its status and body text, and the attempts it took. */
+export interface WireAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly attempts: number;
+  /** Response headers of an error status, lower-case, without cookies or credentials. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The answer's `Retry-After`, in ms from now. */
+  readonly retryAfterMs?: number;
+}
+
+/**
+ * The seam between the operations and the network: sends one encoded call (with its retries) and
+ * returns the last answer, or rejects with a `ServiceAPIError` when no whole answer came (network
+ * failure, timeout, a body cut short, closing). The module provides the HTTP implementation; the testing module a fake with canned
+ * answers, so validation, encoding, decoding and checks are production's in tests.
+ */
+export abstract class PaymentsWire {
+  abstract send(call: WireCall): Promise<WireAnswer>;
+
+  /** Stops sending: later calls reject with `CLIENT_CLOSED`; resolves when every call settled. */
+  abstract close(): Promise<void>;
+
+  /** True once `close()` was called. */
+  abstract readonly closing: boolean;
+}

@@ -1,0 +1,42 @@
+/**
+ * The public API of the webhook module, for `../index.ts` to re-export (`export * from
+ * './webhooks'`). Internal pieces (the controller factory, the confirmation service, the wire
+ * table) stay out.
+ */
+export { PaymentsWebhookModule } from './payments-webhook.module';
+export {
+  PAYMENTS_WEBHOOK_OPTIONS,
+  type PaymentsWebhookModuleAsyncOptions,
+  type PaymentsWebhookModuleForRootOptions,
+} from './payments-webhook.module-definition';
+export type {
+  PaymentsWebhookModuleExtras,
+  PaymentsWebhookModuleOptions,
+  PaymentWebhookDelivery,
+} from './payments-webhook.interfaces';
+export { OnPaymentEvent } from './on-payment-event.decorator';
+export {
+  PAYMENT_DUPLICATE_EVENT,
+  PAYMENT_WEBHOOK_EVENTS,
+  parsePaymentWebhook,
+  paymentWebhookKind,
+  type PaymentDuplicateEvent,
+  type PaymentEventName,
+  type PaymentWebhookDeliveryContext,
+  type PaymentWebhookEvent,
+  type PaymentWebhookEventName,
+  type PaymentWebhookKind,
+  type PaymentWebhookPayload,
+} from './payment-webhook-event';
+export { InMemoryPaymentsWebhookStore, type PaymentsWebhookStore } from './payments-webhook.store';
+export {
+  PaymentsWebhookDispatcher,
+  type PaymentWebhookDispatch,
+} from './payments-webhook.dispatcher';
+export type { PaymentWebhookReceipt } from './payments-webhook.controller';
+export {
+  PaymentWebhookConcurrentFailureError,
+  PaymentWebhookConfirmationError,
+  PaymentWebhookContradictedError,
+  type PaymentWebhookContradiction,
+} from './payments-webhook.errors';

@@ -1,0 +1,45 @@
+import type { PaymentsWebhookStore } from './payments-webhook.store';
+
+/** Options of {@link PaymentsWebhookModule} (`forRoot`, or the factory of `forRootAsync`). */
+export interface PaymentsWebhookModuleOptions {
+  /**
+   * Confirm every event with the service's status look-up (`TransactionsService.status`) before a
+   * handler runs. Default `true`. The service does not sign its callbacks, so without this anyone
+   * who learns the webhook URL can post a fake success. Turning it off logs a warning at boot
+   * unless `verify` is set.
+   */
+  confirm?: boolean;
+  /**
+   * Name of the `PaymentsModule` registration whose `TransactionsService` confirms events (its
+   * `name` extra). Default: the unnamed registration. `PaymentsModule` need not be global nor
+   * imported by this module: it is looked up in the whole app at boot.
+   */
+  account?: string;
+  /**
+   * Remembers processed events and the references of each idempotency key. Default: an
+   * {@link InMemoryPaymentsWebhookStore} per registration (process-local, bounded).
+   */
+  store?: PaymentsWebhookStore;
+  /**
+   * Decides whether a delivery is genuine before anything else (shared secret header, IP
+   * allow-list, signature...): false answers 401 and runs nothing. It adds to `confirm`, it does not
+   * replace it unless `confirm` is off.
+   */
+  verify?: (delivery: PaymentWebhookDelivery) => boolean | Promise<boolean>;
+}
+
+/** Registration options beside the module options: they shape the route, so they cannot be async. */
+export interface PaymentsWebhookModuleExtras {
+  /** Route of the callback (the path of your `callbackUrl`). Default `webhooks/payments`. */
+  path?: string;
+}
+
+/** What `verify` sees of a delivery. */
+export interface PaymentWebhookDelivery {
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body. */
+  body: unknown;
+  ip?: string;
+  /** The request URL: path and query. */
+  url?: string;
+}

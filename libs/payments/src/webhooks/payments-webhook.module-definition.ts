@@ -1,0 +1,38 @@
+import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { createPaymentsWebhookController } from './payments-webhook.controller';
+import { DEFAULT_WEBHOOK_PATH, PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
+import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
+import type {
+  PaymentsWebhookModuleExtras,
+  PaymentsWebhookModuleOptions,
+} from './payments-webhook.interfaces';
+
+export { PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
+
+export const {
+  ConfigurableModuleClass: ConfigurablePaymentsWebhookModule,
+  OPTIONS_TYPE: PAYMENTS_WEBHOOK_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: PAYMENTS_WEBHOOK_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<PaymentsWebhookModuleOptions>({
+  moduleName: 'PaymentsWebhook',
+  optionsInjectionToken: PAYMENTS_WEBHOOK_OPTIONS,
+})
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createPaymentsWebhookOptions')
+  // `path` shapes the route, which exists before any async factory runs: it is an extra.
+  .setExtras<PaymentsWebhookModuleExtras>(
+    { path: DEFAULT_WEBHOOK_PATH },
+    (definition, extras): DynamicModule => ({
+      ...definition,
+      imports: [...(definition.imports ?? []), DiscoveryModule],
+      controllers: [createPaymentsWebhookController(extras.path ?? DEFAULT_WEBHOOK_PATH)],
+      exports: [PaymentsWebhookDispatcher],
+    }),
+  )
+  .build();
+
+/** `forRoot` options: the module options plus `path`. */
+export type PaymentsWebhookModuleForRootOptions = typeof PAYMENTS_WEBHOOK_OPTIONS_TYPE;
+/** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, plus `path`. */
+export type PaymentsWebhookModuleAsyncOptions = typeof PAYMENTS_WEBHOOK_ASYNC_OPTIONS_TYPE;
