@@ -1,6 +1,7 @@
 import { startDemo, RunningDemo } from '../apps/demo/src/demo';
 import { OPERATION_CASES, successBody } from './support/fixtures';
 import { RecordingServer } from './support/recording-server';
+import type { Reply } from './support/recording-server';
 
 const PASSWORD = 'demo-e2e-secret-pw';
 
@@ -47,14 +48,15 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
     };
 
     expect(response.status).toBe(201);
-    expect(order).toMatchObject({ status: 'PENDING', transactionReference: 'TX-1001' });
+    expect(order).toMatchObject({ status: 'PENDING', transactionReference: '9BD103350408eR' });
     expect(provider.requests[0].json).toEqual({
       amount: 1500,
       narration: 'Order 42',
       phone_number: '0712345678',
       username: 'demo-shop',
-      callback_url: `${demo.url}/webhooks/payments`,
+      callback_url: `${demo.url}/webhooks/payments?malipo_key=${order.id}`,
       channel: 'MOBILE_MONEY_KE',
+      currency: 'KES',
     });
     expect(provider.requests[0].headers['idempotency-key']).toBe(order.id);
   });
@@ -83,9 +85,10 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
     expect(JSON.parse(text)).toEqual({
       statusCode: 502,
       error: 'Bad Gateway',
-      message: 'The payment provider rejected our credentials',
+      message: 'The payment provider refused our credentials',
       operation: 'collections.mpesa',
-      providerStatus: 401,
+      code: 'AUTHENTICATION_FAILED',
+      mayHaveExecuted: false,
     });
     expect(text).not.toContain(PASSWORD);
     expect(text).not.toContain('stack');
@@ -94,26 +97,65 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
   it('turns provider 5xx after retries into a 502 and marks the order ERROR', async () => {
     provider.fallback = () => ({ status: 503, body: { message: 'down', code: 'E_DOWN' } });
 
-    const response = await post('/orders/payouts/mpesa', OPERATION_CASES[3].request);
+    const response = await post('/orders/collections/mpesa', mpesaOrder);
     const body = (await response.json()) as Record<string, unknown>;
 
     expect(response.status).toBe(502);
-    expect(body).toMatchObject({ operation: 'payouts.mpesa', providerStatus: 503, code: 'E_DOWN' });
+    expect(body).toMatchObject({
+      operation: 'collections.mpesa',
+      code: 'SERVICE_ERROR',
+      mayHaveExecuted: true,
+      idempotencyKey: expect.any(String),
+    });
+    expect(JSON.stringify(body)).not.toContain('down');
     expect(provider.requests).toHaveLength(2);
     const orders = (await (await fetch(`${demo.url}/orders`)).json()) as {
       status: string;
       operation: string;
     }[];
-    expect(orders.filter((o) => o.operation === 'payouts.mpesa').map((o) => o.status)).toContain(
-      'ERROR',
-    );
+    expect(
+      orders.filter((o) => o.operation === 'collections.mpesa').map((o) => o.status),
+    ).toContain('ERROR');
+  });
+
+  it('does not retry an ambiguous payout (the demo sets retryAmbiguous: false)', async () => {
+    provider.fallback = () => ({ status: 503, body: { message: 'down' } });
+
+    const response = await post('/orders/payouts/mpesa', OPERATION_CASES[3].request);
+
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({
+      operation: 'payouts.mpesa',
+      mayHaveExecuted: true,
+    });
+    expect(provider.requests).toHaveLength(1);
   });
 
   describe('webhook endpoint', () => {
-    async function pendingOrder(): Promise<{ id: string }> {
+    /** The service's record of a reference, as the status look-up answers it. */
+    const statusOf = (reference: string, outcome: string, amount = 1500): Reply => ({
+      status: 200,
+      body: {
+        code: reference,
+        amount,
+        currency: 'KES',
+        type: 'receipt',
+        transaction_details: { status: outcome },
+      },
+    });
+    const kenyaSuccess = (reference: string) => ({
+      transaction_reference: reference,
+      result_code: 0,
+      remarks: 'Successfully processes m-pesa transaction',
+      amount: 1500,
+      success: true,
+      extra_key: 'kept',
+    });
+
+    async function pendingOrder(reference: string): Promise<{ id: string }> {
       provider.reply({
         status: 200,
-        body: { ...successBody('collection'), transaction_reference: `TX-${Math.random()}` },
+        body: { ...successBody('collection'), transaction_reference: reference },
       });
       return (await (await post('/orders/collections/mpesa', mpesaOrder)).json()) as { id: string };
     }
@@ -123,65 +165,56 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
         events: unknown[];
       };
 
-    it('settles the order once; a duplicate or contradicting delivery changes nothing', async () => {
-      const order = await pendingOrder();
-      const { transactionReference: reference } = (await (
-        await fetch(`${demo.url}/orders/${order.id}`)
-      ).json()) as { transactionReference: string };
-      const payload = {
-        transaction_reference: reference,
-        status: 'SUCCESS',
-        success: true,
-        event: 'payment.completed',
-        extra_key: 'kept',
-      };
+    it('settles the order once, after the status look-up confirms it; a copy changes nothing', async () => {
+      const reference = `9BD${Date.now()}eR`;
+      const order = await pendingOrder(reference);
+      provider.fallback = (request) => statusOf(request.path.split('/').pop() ?? '', 'success');
 
-      const first = await post('/webhooks/payments', payload);
-      const again = await post('/webhooks/payments', payload);
-      const contradicting = await post('/webhooks/payments', {
-        ...payload,
-        status: 'FAILED',
-        event: 'payment.failed',
-      });
+      const first = await post('/webhooks/payments', kenyaSuccess(reference));
+      const again = await post('/webhooks/payments', kenyaSuccess(reference));
 
-      expect([first.status, again.status, contradicting.status]).toEqual([200, 200, 200]);
+      expect([first.status, again.status]).toEqual([200, 200]);
       expect(await first.json()).toEqual({ received: true, duplicate: false, handled: 1 });
       expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
+      expect(provider.requests.slice(1).map((r) => `${r.method} ${r.path}`)).toEqual([
+        `GET /api/v1/status/${reference}`,
+        `GET /api/v1/status/${reference}`,
+      ]);
       expect(await orderStatus(order.id)).toMatchObject({
         status: 'SUCCESS',
-        events: [expect.objectContaining({ status: 'SUCCESS' })],
+        events: [expect.objectContaining({ event: 'collection.succeeded', status: 'SUCCESS' })],
       });
     });
 
-    it('acknowledges an unknown reference without failing', async () => {
-      const response = await post('/webhooks/payments', {
-        transaction_reference: 'TX-NOPE',
-        status: 'SUCCESS',
-        event: 'payment.completed',
-      });
+    it('refuses a forged success the look-up contradicts, and runs no handler', async () => {
+      const reference = `9BD${Date.now()}eR`;
+      const order = await pendingOrder(reference);
+      provider.fallback = () => statusOf(reference, 'pending');
+
+      const forged = await post('/webhooks/payments', kenyaSuccess(reference));
+
+      expect(forged.status).toBe(409);
+      expect(await orderStatus(order.id)).toMatchObject({ status: 'PENDING', events: [] });
+    });
+
+    it('acknowledges a confirmed event of an unknown reference without failing', async () => {
+      provider.fallback = () => statusOf('9BD000000001eR', 'success');
+      const response = await post('/webhooks/payments', kenyaSuccess('9BD000000001eR'));
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ received: true, duplicate: false, handled: 1 });
     });
 
-    it('answers 400 to malformed JSON and to a payload missing its keys', async () => {
+    it('answers 400 to malformed JSON and to a payload without its reference', async () => {
       expect((await post('/webhooks/payments', '{"transaction_reference": ')).status).toBe(400);
-      expect((await post('/webhooks/payments', { status: 'SUCCESS' })).status).toBe(400);
-      expect(
-        (
-          await post('/webhooks/payments', {
-            transaction_reference: 'X',
-            status: 'SUCCESS',
-            event: 'other',
-          })
-        ).status,
-      ).toBe(400);
+      expect((await post('/webhooks/payments', { result_code: 0, success: true })).status).toBe(
+        400,
+      );
+      expect(provider.requests).toHaveLength(0);
     });
 
     it('refuses a body over the size limit', async () => {
       const response = await post('/webhooks/payments', {
-        transaction_reference: 'X',
-        status: 'SUCCESS',
-        event: 'payment.completed',
+        ...kenyaSuccess('X'),
         pad: 'x'.repeat(70 * 1024),
       });
       expect(response.status).toBe(413);

@@ -11,11 +11,11 @@ function orderBody(index: number, patch: Record<string, unknown> = {}): Record<s
 }
 
 const ROUTES = [
-  ['collections.mpesa', 'collections/mpesa', 0, 'payment.completed'],
-  ['collections.panAfrican', 'collections/pan-african', 2, 'payment.completed'],
-  ['payouts.mpesa', 'payouts/mpesa', 3, 'payout.completed'],
-  ['payouts.panAfrican', 'payouts/pan-african', 4, 'payout.completed'],
-  ['payouts.merchant', 'payouts/merchant', 5, 'payout.completed'],
+  ['collections.mpesa', 'collections/mpesa', 0, 'collection.succeeded'],
+  ['collections.panAfrican', 'collections/pan-african', 2, 'collection.succeeded'],
+  ['payouts.mpesa', 'payouts/mpesa', 3, 'payout.succeeded'],
+  ['payouts.panAfrican', 'payouts/pan-african', 4, 'payout.succeeded'],
+  ['payouts.merchant', 'payouts/merchant', 5, 'payout.succeeded'],
 ] as const;
 
 describe('demo + sandbox end to end', () => {
@@ -44,7 +44,7 @@ describe('demo + sandbox end to end', () => {
       ]);
       const entries = await ledgerEntry(order.transactionReference!);
       expect(entries).toHaveLength(1);
-      expect(entries[0]).toMatchObject({ operation, status: 'SUCCESS', idempotencyKey: order.id });
+      expect(entries[0]).toMatchObject({ operation, status: 'success', idempotencyKey: order.id });
     });
   });
 
@@ -56,7 +56,7 @@ describe('demo + sandbox end to end', () => {
     const settled = await world.settled(order.id);
 
     expect(settled.status).toBe('FAILED');
-    expect(settled.events[0]).toMatchObject({ event: 'payment.failed' });
+    expect(settled.events[0]).toMatchObject({ event: 'collection.failed' });
   });
 
   it('settles FAILED for the declined amount of a payout, and refunds the wallet', async () => {
@@ -79,8 +79,8 @@ describe('demo + sandbox end to end', () => {
 
   describe('card checkout', () => {
     it.each([
-      ['pay', 'SUCCESS', 'payment.completed'],
-      ['decline', 'FAILED', 'payment.failed'],
+      ['pay', 'SUCCESS', 'collection.succeeded'],
+      ['decline', 'FAILED', 'collection.failed'],
     ])('completes by POSTing the hosted page form (%s)', async (action, status, event) => {
       const { order } = await world.order('collections/card', orderBody(1));
       expect(order.status).toBe('PENDING');
@@ -105,10 +105,10 @@ describe('demo + sandbox end to end', () => {
   });
 
   describe('retries healed by fault injection', () => {
-    it('retries 503s with one idempotency key and executes once', async () => {
+    it('retries 503s of a collection with one idempotency key and executes once', async () => {
       await world.control('faults', 'POST', { count: 2, status: 503 });
 
-      const { status, order } = await world.order('payouts/mpesa', orderBody(3));
+      const { status, order } = await world.order('collections/mpesa', orderBody(0));
 
       expect(status).toBe(201);
       const requests =
@@ -119,17 +119,44 @@ describe('demo + sandbox end to end', () => {
       expect(await world.transactions()).toHaveLength(1);
     });
 
-    it('does not pay twice when the response of an executed payout is lost', async () => {
+    it('does not retry an ambiguous payout, and settles it by its webhook when it executed', async () => {
+      // The demo sends payouts with retryAmbiguous: false.
       await world.control('faults', 'POST', { count: 1, status: 502, afterExecute: true });
       const before = await world.wallets();
 
-      const { status, order } = await world.order('payouts/mpesa', orderBody(3, { amount: 2000 }));
-      await world.settled(order.id);
+      const answer = await fetch(`${world.demo.url}/orders/payouts/mpesa`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(orderBody(3, { amount: 2000 })),
+      });
+      const problem = (await answer.json()) as { mayHaveExecuted: boolean; idempotencyKey: string };
 
-      expect(status).toBe(201);
-      expect(await world.control<unknown[]>('requests')).toHaveLength(2);
+      expect(answer.status).toBe(502);
+      expect(problem).toMatchObject({ mayHaveExecuted: true, code: 'SERVICE_ERROR' });
+      expect(await world.control<unknown[]>('requests')).toHaveLength(1);
+      // The webhook carries the call's key as malipo_key: the order settles although the answer was lost.
+      const settled = await world.settled(problem.idempotencyKey);
+      expect(settled).toMatchObject({
+        status: 'SUCCESS',
+        transactionReference: expect.any(String),
+      });
       expect(await world.transactions()).toHaveLength(1);
       expect((await world.wallets()).local).toBe(before.local - 2000);
+    });
+
+    it('does not retry a payout answered 503, which is ambiguous', async () => {
+      await world.control('faults', 'POST', { count: 1, status: 503 });
+
+      const answer = await fetch(`${world.demo.url}/orders/payouts/mpesa`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(orderBody(3)),
+      });
+
+      // A 503 answer is ambiguous (a proxy may answer it after the service executed): not retried.
+      expect(answer.status).toBe(502);
+      expect(await world.control<unknown[]>('requests')).toHaveLength(1);
+      expect(await world.transactions()).toHaveLength(0);
     });
 
     it('heals a reset connection', async () => {

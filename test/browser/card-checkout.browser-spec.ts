@@ -50,6 +50,6 @@ describe('hosted card checkout in a real browser', () => {
     expect(await page.textContent('body')).toMatch(/success/i);
     const settled = await world.settled(order.id);
     expect(settled.status).toBe('SUCCESS');
-    expect(settled.events).toEqual([expect.objectContaining({ event: 'payment.completed' })]);
+    expect(settled.events).toEqual([expect.objectContaining({ event: 'collection.succeeded' })]);
   });
 });

@@ -23,7 +23,8 @@ type Expected =
       executed: 0 | 1;
       errorClass: typeof ServiceAPIError;
       status: number | undefined;
-      code?: string;
+      code: string;
+      mayHaveExecuted: boolean;
     };
 
 interface Scenario {
@@ -35,7 +36,12 @@ interface Scenario {
 const reject = (
   attempts: number,
   status: number | undefined,
-  extra: { code?: string; errorClass?: typeof ServiceAPIError; executed?: 0 | 1 } = {},
+  extra: {
+    code: string;
+    mayHaveExecuted: boolean;
+    errorClass?: typeof ServiceAPIError;
+    executed?: 0 | 1;
+  },
 ): Expected => ({
   outcome: 'reject',
   attempts,
@@ -43,6 +49,7 @@ const reject = (
   executed: extra.executed ?? 0,
   errorClass: extra.errorClass ?? ServiceAPIError,
   code: extra.code,
+  mayHaveExecuted: extra.mayHaveExecuted,
 });
 
 const SCENARIOS: Scenario[] = [
@@ -60,7 +67,8 @@ const SCENARIOS: Scenario[] = [
     {
       name: `${status} always`,
       faults: [{ count: 3, status }],
-      expected: reject(3, status, { code: 'SANDBOX_FAULT' }),
+      // A 5xx may come from a proxy after the service executed: ambiguous for the caller.
+      expected: reject(3, status, { code: 'SERVICE_ERROR', mayHaveExecuted: true }),
     },
   ]),
   {
@@ -71,7 +79,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'reset always',
     faults: [{ count: 3, reset: true }],
-    expected: reject(3, undefined, { code: 'ECONNRESET' }),
+    expected: reject(3, undefined, { code: 'NETWORK_ERROR', mayHaveExecuted: true }),
   },
   // The slow attempt is executed late by the sandbox; the idempotency key keeps it to one transaction.
   {
@@ -82,32 +90,36 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'slower than timeout always',
     faults: [{ count: 3, delayMs: SLOW_MS }],
-    expected: reject(3, undefined, { code: 'ETIMEDOUT', executed: 1 }),
+    expected: reject(3, undefined, { code: 'TIMEOUT', mayHaveExecuted: true, executed: 1 }),
   },
   {
     name: '401',
     faults: [{ count: 1, status: 401 }],
-    expected: reject(1, 401, { errorClass: AuthenticationError }),
+    expected: reject(1, 401, {
+      code: 'AUTHENTICATION_FAILED',
+      mayHaveExecuted: false,
+      errorClass: AuthenticationError,
+    }),
   },
   {
     name: '400',
     faults: [{ count: 1, status: 400 }],
-    expected: reject(1, 400, { code: 'SANDBOX_FAULT' }),
+    expected: reject(1, 400, { code: 'SERVICE_ERROR', mayHaveExecuted: false }),
   },
   {
     name: '429',
     faults: [{ count: 1, status: 429 }],
-    expected: reject(1, 429, { code: 'SANDBOX_FAULT' }),
+    expected: reject(1, 429, { code: 'SERVICE_ERROR', mayHaveExecuted: false }),
   },
   {
     name: '200 with an HTML body',
     faults: [{ count: 1, status: 200, body: '<html><body>Maintenance</body></html>' }],
-    expected: reject(1, 200, { code: 'INVALID_RESPONSE' }),
+    expected: reject(1, 200, { code: 'INVALID_RESPONSE', mayHaveExecuted: true }),
   },
   {
     name: '200 with an empty body',
     faults: [{ count: 1, status: 200, body: '' }],
-    expected: reject(1, 200, { code: 'INVALID_RESPONSE' }),
+    expected: reject(1, 200, { code: 'INVALID_RESPONSE', mayHaveExecuted: true }),
   },
 ];
 
@@ -180,7 +192,7 @@ describe('fault matrix: every operation under every fault', () => {
         if (scenario.expected.outcome === 'resolve') {
           expect('response' in outcome).toBe(true);
           const { response } = outcome as { response: { transactionReference: string } };
-          expect(response.transactionReference).toMatch(/^SBX-/);
+          expect(response.transactionReference).toMatch(/^9BD\d{9}e[RW]$/);
           return;
         }
         const { error } = outcome as { error: unknown };
@@ -190,7 +202,8 @@ describe('fault matrix: every operation under every fault', () => {
         expect(apiError.status).toBe(scenario.expected.status);
         expect(apiError.attempts).toBe(scenario.expected.attempts);
         expect(keys.has(apiError.idempotencyKey)).toBe(true);
-        if (scenario.expected.code) expect(apiError.code).toBe(scenario.expected.code);
+        expect(apiError.code).toBe(scenario.expected.code);
+        expect(apiError.mayHaveExecuted).toBe(scenario.expected.mayHaveExecuted);
       });
     },
   );

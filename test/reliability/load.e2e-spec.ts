@@ -8,13 +8,13 @@ const CALLS = 2_000;
 const CONCURRENCY = 100;
 const FAULT_RATE = 0.2;
 
-/** Small amounts so 2,000 payouts fit the sandbox wallets. */
+/** Small amounts (within each network's minimum) so 2,000 payouts fit the sandbox wallets. */
 const AMOUNTS: Record<string, number> = {
   'collections.mpesa': 10,
   'collections.card': 100,
   'collections.panAfrican': 1,
   'payouts.mpesa': 10,
-  'payouts.panAfrican': 10,
+  'payouts.panAfrican': 100,
   'payouts.merchant': 10,
 };
 

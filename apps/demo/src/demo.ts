@@ -2,9 +2,9 @@ import { createServer } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { PaymentsExceptionFilter } from '@malipo/nestjs';
 import { AppModule, WEBHOOK_ROUTE } from './app.module';
 import { setupOpenApi } from './openapi';
-import { PaymentsExceptionFilter } from './payments-exception.filter';
 
 /** Largest JSON body the demo accepts (orders and webhooks are small). */
 export const JSON_BODY_LIMIT = '64kb';

@@ -64,6 +64,8 @@ export {
   ServiceAPIError,
 } from './errors';
 export type { PaymentsErrorCode, PaymentsFieldError, ServiceAPIErrorDetails } from './errors';
+export { PaymentsExceptionFilter } from './payments-exception.filter';
+export type { PaymentsErrorResponse } from './payments-exception.filter';
 export * from './webhooks';
 export {
   getBalancesToken,

@@ -15,14 +15,21 @@ type Start = (
   options: PaymentsCallOptions,
 ) => Promise<PaymentsResponse & { checkoutUrl?: string }>;
 
+/**
+ * Payouts retry only failures before the request was sent (`retryAmbiguous: false`): until the
+ * service is known to honour `Idempotency-Key`, a retried timeout could pay twice. An ambiguous
+ * payout fails with `mayHaveExecuted` and settles by its webhook (matched by `malipo_key`).
+ */
+const PAYOUT_CALL: PaymentsCallOptions = { retryAmbiguous: false };
+
 /** Which client method starts each operation. */
 const STARTERS: Record<PaymentOperationName, Start> = {
   'collections.mpesa': (c, r, o) => c.collections.mpesa(r, o),
   'collections.card': (c, r, o) => c.collections.card(r, o),
   'collections.panAfrican': (c, r, o) => c.collections.panAfrican(r, o),
-  'payouts.mpesa': (c, r, o) => c.payouts.mpesa(r, o),
-  'payouts.panAfrican': (c, r, o) => c.payouts.panAfrican(r, o),
-  'payouts.merchant': (c, r, o) => c.payouts.merchant(r, o),
+  'payouts.mpesa': (c, r, o) => c.payouts.mpesa(r, { ...o, ...PAYOUT_CALL }),
+  'payouts.panAfrican': (c, r, o) => c.payouts.panAfrican(r, { ...o, ...PAYOUT_CALL }),
+  'payouts.merchant': (c, r, o) => c.payouts.merchant(r, { ...o, ...PAYOUT_CALL }),
 };
 
 /** Outcomes kept for references no order knows yet; bounded so that stray callbacks cannot grow memory. */

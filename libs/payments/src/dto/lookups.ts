@@ -41,8 +41,11 @@ export interface Network {
   code: string;
   updatedAt: string;
   status: string;
-  /** `phone` (mobile money) or `bank`: the `transactionChannel` of a pan-African request. */
-  accountNumberType: AccountType | string;
+  /**
+   * `phone` (mobile money) or `bank`: the `transactionChannel` of a pan-African request. Typed
+   * as a string since the service may add kinds; `toNetworkRequestFields` checks it.
+   */
+  accountNumberType: string;
   /** ISO 3166 alpha-2 country code, or `ALL`. */
   country: string;
   /** Provider name: the `providerName` of a pan-African payout. */

@@ -232,14 +232,12 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
       providers: [Treasury],
     }).compile();
 
-    await moduleRef
-      .get(Treasury)
-      .usd.mpesa({
-        amount: 1000,
-        phoneNumber: '0712345678',
-        narration: 'R',
-        callbackUrl: CALLBACK,
-      });
+    await moduleRef.get(Treasury).usd.mpesa({
+      amount: 1000,
+      phoneNumber: '0712345678',
+      narration: 'R',
+      callbackUrl: CALLBACK,
+    });
 
     expect(moduleRef.get(FakePayments).calls[0].body).toMatchObject({ wallet_type: 'USD' });
   });

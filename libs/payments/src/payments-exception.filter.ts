@@ -1,0 +1,77 @@
+import { Catch, HttpStatus, Logger } from '@nestjs/common';
+import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
+import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from './errors';
+import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+
+/** The JSON body the filter answers with. */
+export interface PaymentsErrorResponse {
+  statusCode: number;
+  error: string;
+  message: string;
+  /** Validation: every rejected field with its rule. */
+  errors?: PaymentsValidationError['errors'];
+  operation?: string;
+  /** The library's code (`SERVICE_ERROR`, `TIMEOUT`...). */
+  code?: string;
+  /** The call may have gone through: check its outcome before paying again. */
+  mayHaveExecuted?: boolean;
+  /** Retry with this key (also the `malipo_key` of the webhook) to stay idempotent. */
+  idempotencyKey?: string;
+  retryAfterMs?: number;
+}
+
+/** What Express and Fastify replies have in common, so the filter needs neither. */
+type Reply =
+  | { status(code: number): { json(body: unknown): unknown } }
+  | { code(code: number): { send(body: unknown): unknown } };
+
+/**
+ * Turns the library's errors into HTTP answers for your app's clients: a
+ * `PaymentsValidationError` is a 400 naming the fields; a `ServiceAPIError` (including
+ * `AuthenticationError`) is a 502 with a safe message, the library's `code`, and, when the call
+ * may have executed, `mayHaveExecuted` and the `idempotencyKey` to retry with. Bodies never carry
+ * the service's answer, a stack or a credential. Use it with `app.useGlobalFilters(new
+ * PaymentsExceptionFilter())` or `@UseFilters(PaymentsExceptionFilter)`.
+ */
+@Catch(PaymentsValidationError, ServiceAPIError)
+export class PaymentsExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
+
+  catch(error: PaymentsValidationError | ServiceAPIError, host: ArgumentsHost): void {
+    const body = this.toResponse(error);
+    const reply = host.switchToHttp().getResponse<Reply>();
+    if ('status' in reply) reply.status(body.statusCode).json(body);
+    else reply.code(body.statusCode).send(body);
+  }
+
+  /** The answer for `error` (exposed for apps that build their own reply). */
+  toResponse(error: PaymentsValidationError | ServiceAPIError): PaymentsErrorResponse {
+    if (error instanceof PaymentsValidationError) {
+      return {
+        statusCode: HttpStatus.BAD_REQUEST,
+        error: 'Bad Request',
+        message: error.message,
+        errors: error.errors,
+      };
+    }
+    this.logger.warn(
+      `${error.name} in ${error.operation}: HTTP ${error.status ?? 'none'}, code ${error.code}, ${error.attempts} attempt(s)${error.mayHaveExecuted ? ', may have executed' : ''}`,
+    );
+    const message =
+      error instanceof AuthenticationError
+        ? 'The payment provider refused our credentials'
+        : error.mayHaveExecuted
+          ? `The payment provider did not confirm ${error.operation}: it may have been executed; check its outcome before retrying, and retry only with the same idempotencyKey`
+          : `The payment provider could not complete ${error.operation}`;
+    return {
+      statusCode: HttpStatus.BAD_GATEWAY,
+      error: 'Bad Gateway',
+      message,
+      operation: error.operation,
+      code: error.code,
+      mayHaveExecuted: error.mayHaveExecuted,
+      ...(error.mayHaveExecuted ? { idempotencyKey: error.idempotencyKey } : {}),
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    };
+  }
+}
