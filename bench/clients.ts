@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import axios from 'axios';
 import { CollectionsService, PaymentsModule, type MpesaCollectionRequest } from '@malipo/nestjs';
+import { deadlineTransport } from '../libs/payments/src/payments-http';
 import type { Call } from './load';
 
 export const API_USERNAME = 'bench-user';
@@ -18,14 +19,15 @@ export const MPESA_REQUEST: MpesaCollectionRequest = {
   callbackUrl: 'https://merchant.example.com/hook',
 };
 
-/** Its wire body (shared/wire-contract.md), which the baselines send as is. */
+/** Its wire body (docs/wire-contract.md), which the baselines send as is. */
 export const MPESA_WIRE_BODY = {
   username: 'acme',
+  channel: 'MOBILE_MONEY_KE',
   amount: 1500,
   phone_number: '0712345678',
   narration: 'Order 42',
-  callback_url: 'https://merchant.example.com/hook',
-  channel: 'MOBILE_MONEY_KE',
+  currency: 'KES',
+  callback_url: 'https://merchant.example.com/hook?malipo_key=bench',
 } as const;
 
 const AUTHORIZATION = `Basic ${Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64')}`;
@@ -41,7 +43,7 @@ function expectRecord(ok: boolean, scenario: string): void {
 }
 
 export interface Scenario {
-  readonly key: 'a' | 'b' | 'c';
+  readonly key: 'a' | 'b0' | 'b0d' | 'b' | 'c';
   readonly label: string;
   readonly call: Call;
   close(): Promise<void>;
@@ -66,6 +68,47 @@ export async function nestScenario(baseUrl: string): Promise<Scenario> {
       expectRecord(response.transactionReference === 'TX-1', 'a');
     },
     close: () => app.close(),
+  };
+}
+
+/**
+ * (b0) axios configured as the library configures its own instance: keep-alive agent, no
+ * redirects, the body read as text and parsed once, the same headers. With `withDeadline`, also
+ * the library's per-attempt deadline transport, so (b0+d) − (b0) is what the deadline costs.
+ */
+export function configuredAxiosScenario(baseUrl: string, withDeadline: boolean): Scenario {
+  const agent = new http.Agent({ keepAlive: true });
+  const instance = axios.create({
+    baseURL: baseUrl,
+    timeout: 30_000,
+    headers: {
+      Authorization: AUTHORIZATION,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      'User-Agent': 'bench node',
+    },
+    responseType: 'text',
+    transformResponse: [(data: unknown) => data],
+    maxRedirects: 0,
+    proxy: false,
+    httpAgent: agent,
+    ...(withDeadline ? { transport: deadlineTransport(30_000) } : {}),
+  });
+  const key = withDeadline ? 'b0d' : 'b0';
+  return {
+    key,
+    label: withDeadline ? '(b0+d) axios like (a), with its deadline' : '(b0) axios like (a)',
+    call: async () => {
+      const response = await instance.post<string>(PATH, MPESA_WIRE_BODY, {
+        headers: { 'Idempotency-Key': 'bench' },
+      });
+      const record = JSON.parse(response.data) as WireRecord;
+      expectRecord(record.transaction_reference === 'TX-1', key);
+    },
+    close: () => {
+      agent.destroy();
+      return Promise.resolve();
+    },
   };
 }
 

@@ -7,7 +7,13 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { axiosScenario, nestScenario, nodeHttpScenario, type Scenario } from './clients';
+import {
+  axiosScenario,
+  configuredAxiosScenario,
+  nestScenario,
+  nodeHttpScenario,
+  type Scenario,
+} from './clients';
 import { forceGc, median, runLoad, type LoadResult } from './load';
 import { runMicro, type MicroResult } from './micro';
 import { backgroundMeter, serverCpuMicros, startServer } from './server-process';
@@ -146,7 +152,13 @@ async function main(): Promise<void> {
   const scenarios: Scenario[] = [];
   try {
     const nest = await nestScenario(baseUrl);
-    scenarios.push(nest, axiosScenario(baseUrl), nodeHttpScenario(port));
+    scenarios.push(
+      nest,
+      configuredAxiosScenario(baseUrl, false),
+      configuredAxiosScenario(baseUrl, true),
+      axiosScenario(baseUrl),
+      nodeHttpScenario(port),
+    );
 
     const background = await backgroundMeter(child);
     progress(`server on ${baseUrl}; warm-up ${CONFIG.warmupCalls} calls per client`);
@@ -166,7 +178,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    const [a, b, c] = scenarios.map((s) => summarise(s.label, results.get(s.key) ?? []));
+    const [a, b0, b0d, b, c] = scenarios.map((s) => summarise(s.label, results.get(s.key) ?? []));
 
     progress(`heap: ${CONFIG.heapCalls} calls through (a)`);
     const heap = await measureHeap(nest, CONFIG.heapCalls, CONFIG.concurrency);
@@ -176,8 +188,15 @@ async function main(): Promise<void> {
 
     await background.stop();
     const ratioAB = a.callsPerSecond / b.callsPerSecond;
+    const ratioAB0 = a.callsPerSecond / b0.callsPerSecond;
     const ratioAC = a.callsPerSecond / c.callsPerSecond;
     const cpuOverheadAB = a.cpuUsPerCall - b.cpuUsPerCall;
+    const cpuOverheadAB0 = a.cpuUsPerCall - b0.cpuUsPerCall;
+    // Paired by round (both clients ran in the same round), so drift of the machine cancels out.
+    const deadlineRounds = (results.get('b0d') ?? []).map(
+      (round, i) => round.cpuUsPerCall - (results.get('b0')?.[i]?.cpuUsPerCall ?? Number.NaN),
+    );
+    const deadlineCpuUs = median(deadlineRounds);
     const targets = {
       throughput: {
         description: `(a) throughput >= ${TARGETS.minThroughputRatioAB} x (b)`,
@@ -225,7 +244,7 @@ async function main(): Promise<void> {
           'event loop busy',
           'server CPU µs/call',
         ],
-        [a, b, c].map((s) => [
+        [a, b0, b0d, b, c].map((s) => [
           s.label,
           fixed(s.callsPerSecond, 0),
           fixed(s.p50Ms, 2),
@@ -237,7 +256,8 @@ async function main(): Promise<void> {
         ]),
       ),
       '',
-      `Throughput a/b ${fixed(ratioAB, 2)}, a/c ${fixed(ratioAC, 2)}; module CPU overhead a-b ${fixed(cpuOverheadAB, 1)} µs/call`,
+      `Throughput a/b0 ${fixed(ratioAB0, 2)}, a/b ${fixed(ratioAB, 2)}, a/c ${fixed(ratioAC, 2)}; module CPU overhead a-b0 ${fixed(cpuOverheadAB0, 1)} µs/call, a-b ${fixed(cpuOverheadAB, 1)} µs/call`,
+      `Per-attempt deadline: (b0+d) - (b0) CPU ${fixed(deadlineCpuUs, 1)} µs/call (median of paired rounds; rounds ${deadlineRounds.map((d) => fixed(d, 1)).join(', ')})`,
       '',
       markdownTable(
         [`(a) after ${heap.calls} calls, forced GC`, 'before MB', 'after MB', 'growth MB'],
@@ -248,7 +268,7 @@ async function main(): Promise<void> {
       ),
       '',
       markdownTable(
-        ['validation + wire mapping', 'µs/call', 'bytes allocated/call', 'of which toWireBody µs'],
+        ['validation + wire mapping', 'µs/call', 'bytes allocated/call', 'of which encoding µs'],
         micro.map((m) => [
           m.operation,
           fixed(m.usPerCall, 2),
@@ -280,9 +300,13 @@ async function main(): Promise<void> {
     const document = {
       machine,
       config: CONFIG,
-      clients: { a, b, c },
-      ratios: { throughputAB: ratioAB, throughputAC: ratioAC },
-      moduleCpuOverheadUsPerCall: cpuOverheadAB,
+      clients: { a, b0, b0d, b, c },
+      ratios: { throughputAB0: ratioAB0, throughputAB: ratioAB, throughputAC: ratioAC },
+      moduleCpuOverheadUsPerCall: {
+        vsConfiguredAxios: cpuOverheadAB0,
+        vsDefaultAxios: cpuOverheadAB,
+      },
+      deadlineCpuUsPerCall: { median: deadlineCpuUs, rounds: deadlineRounds },
       heap,
       micro,
       targets,

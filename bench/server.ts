@@ -6,16 +6,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A `collections.mpesa` initiation record of shared/wire-contract.md. */
+/** The real service's answer to `collections.mpesa` (docs/wire-contract.md). */
 export const RESPONSE_RECORD = {
-  success: true,
-  message: 'ok',
-  status: 'PENDING',
+  payment_method: 'mobile',
+  status: 'SUCCESS',
   transaction_reference: 'TX-1',
-  tracking_id: 'T',
-  reference: 'R',
+  success: true,
+  message: 'Processed successfully',
+  trackingId: '',
+  reference: '',
   result: null,
-  payment_method: 'MOBILE_MONEY_KE',
 } as const;
 
 /** Message the child sends once it listens. */

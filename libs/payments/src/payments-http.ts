@@ -40,7 +40,7 @@ const DEADLINE_CODE = 'ETIMEDOUT';
  * socket idle timeout once headers arrive, so a server dripping its body could hold a call for
  * ever. One timer per attempt, cleared when the request closes.
  */
-function deadlineTransport(timeout: number) {
+export function deadlineTransport(timeout: number) {
   return {
     request(options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) {
       const transport = options.protocol === 'https:' ? https : http;
