@@ -49,7 +49,10 @@ export interface PaymentsOperation<TRequest extends object, TResponse> {
   /** Path; `{field}` is replaced by the request's URL-encoded field. */
   readonly path: string;
   readonly requestClass: new () => TRequest;
-  /** Fields a caller may set. `username`/`callbackUrl` get the fallback rule, `walletType` the wallet rule. */
+  /**
+   * Fields a caller may set, derived from the path, query and body. `username`/`callbackUrl` get
+   * the fallback rule, `walletType` the wallet rule.
+   */
   readonly requestFields: readonly (RequestField & keyof TRequest)[];
   /** Keys of the JSON body, in wire order (POST). */
   readonly body?: readonly BodyEntry[];
@@ -106,10 +109,27 @@ const WALLET_BALANCE: WireShape = {
   object: { balance: 'number', converted_balance: 'number', currency: 'string' },
 };
 
+/** The fields an operation takes from its caller: those of its path, query and body. */
+function requestFieldsOf(
+  layout: Pick<PaymentsOperation<object, unknown>, 'path' | 'query' | 'body'>,
+) {
+  const fields = new Set<RequestField>();
+  for (const [, field] of layout.path.matchAll(/\{(\w+)\}/g)) fields.add(field as RequestField);
+  for (const field of layout.query ?? []) fields.add(field);
+  for (const entry of layout.body ?? []) {
+    if (typeof entry === 'string') fields.add(entry);
+    else if ('field' in entry) fields.add(entry.field);
+  }
+  return [...fields];
+}
+
 function defineOperation<TRequest extends object, TResponse>(
-  operation: PaymentsOperation<TRequest, TResponse>,
+  operation: Omit<PaymentsOperation<TRequest, TResponse>, 'requestFields'>,
 ): PaymentsOperation<TRequest, TResponse> {
-  return operation;
+  return {
+    ...operation,
+    requestFields: requestFieldsOf(operation) as (RequestField & keyof TRequest)[],
+  };
 }
 
 /** Every operation: paths, bodies and answers of docs/wire-contract.md, fields of the DTOs. */
@@ -119,7 +139,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/payments',
     requestClass: MpesaCollectionRequest,
-    requestFields: ['username', 'amount', 'phoneNumber', 'narration', 'callbackUrl'],
     body: [
       'username',
       { key: 'channel', value: MOBILE_MONEY_KE },
@@ -140,7 +159,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/payments',
     requestClass: CardCollectionRequest,
-    requestFields: ['username', 'amount', 'phoneNumber', 'narration', 'callbackUrl'],
     body: [
       'username',
       { key: 'channel', value: 'card' },
@@ -164,20 +182,6 @@ export const OPERATIONS = {
       method: 'POST',
       path: '/api/v3/payments',
       requestClass: PanAfricanCollectionRequest,
-      requestFields: [
-        'username',
-        'accountName',
-        'amount',
-        'phoneNumber',
-        'accountNumber',
-        'networkCode',
-        'channelId',
-        'narration',
-        'currency',
-        'callbackUrl',
-        'transactionChannel',
-        'redirectUrl',
-      ],
       body: [
         'username',
         'accountName',
@@ -203,7 +207,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/withdrawal',
     requestClass: MpesaPayoutRequest,
-    requestFields: ['phoneNumber', 'amount', 'narration', 'callbackUrl', 'walletType'],
     body: [
       KENYAN_LOCAL_PHONE,
       'amount',
@@ -220,23 +223,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/payments',
     requestClass: PanAfricanPayoutRequest,
-    requestFields: [
-      'username',
-      'networkCode',
-      'accountName',
-      'accountHolderName',
-      'accountNumber',
-      'amount',
-      'phoneNumber',
-      'channelId',
-      'narration',
-      'currency',
-      'callbackUrl',
-      'transactionChannel',
-      'providerName',
-      'providerCode',
-      'walletType',
-    ],
     body: [
       'username',
       'networkCode',
@@ -263,16 +249,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v3/withdrawal',
     requestClass: MerchantPayoutRequest,
-    requestFields: [
-      'username',
-      'amount',
-      'phoneNumber',
-      'narration',
-      'businessAccount',
-      'businessNumber',
-      'callbackUrl',
-      'walletType',
-    ],
     body: [
       'username',
       'amount',
@@ -293,14 +269,6 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/p2p',
     requestClass: TransferRequest,
-    requestFields: [
-      'receiverUsername',
-      'amount',
-      'narration',
-      'phoneNumber',
-      'currency',
-      'walletType',
-    ],
     body: ['receiverUsername', 'amount', 'narration', 'phoneNumber', 'currency', USD_WALLET_ONLY],
     response: {
       kind: 'acceptance',
@@ -312,7 +280,6 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/v2/networks/grouped',
     requestClass: NetworkDiscoveryRequest,
-    requestFields: ['transactionType', 'dialCode'],
     query: ['transactionType', 'dialCode'],
     response: {
       kind: 'record',
@@ -330,7 +297,6 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/api/v1/status/{reference}',
     requestClass: TransactionStatusRequest,
-    requestFields: ['reference'],
     response: {
       kind: 'record',
       shape: {
@@ -372,7 +338,6 @@ export const OPERATIONS = {
     method: 'GET',
     path: '/api/v1/accounts/{username}/all_balances',
     requestClass: BalancesRequest,
-    requestFields: ['username'],
     response: {
       kind: 'record',
       shape: { object: { fiat_balance: WALLET_BALANCE, onchain_balance: WALLET_BALANCE } },
