@@ -18,7 +18,7 @@ import {
 } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import { PaymentsWire } from './payments-wire';
-import type { WireAnswer, WireCall } from './payments-wire';
+import type { AttemptTracing, CallTracing, WireAnswer, WireCall } from './payments-wire';
 import { basicAuthorization, SecretRedactor } from './secret-redactor';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
 
@@ -93,12 +93,16 @@ class PaymentsCall {
   waitingForRetry = false;
   attemptsStarted = 0;
   settled: Promise<unknown> | undefined;
+  /** The trace of the attempt on the wire, when the call is traced. */
+  attemptTrace: AttemptTracing | undefined;
 
   constructor(
     /** True once the client is closing: no retry may start. */
     readonly stopping: () => boolean,
     /** Whether a failure after the request was sent may be retried (a POST with `retryAmbiguous`). */
     readonly retryAmbiguous: boolean,
+    /** The call's trace (OpenTelemetry installed), parent of one span per attempt. */
+    readonly trace?: CallTracing,
   ) {}
 
   /** The signal of the retries (axios-retry also listens to it during its backoff wait). */
@@ -247,9 +251,32 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       // A retry whose wait ended after close() began must not go out.
       if (call.stopping() && call.attemptsStarted > 0) call.abort();
       call.attemptsStarted += 1;
+      call.attemptTrace = call.trace?.attempt(
+        (config.method ?? 'post').toUpperCase(),
+        instance.getUri(config),
+        call.attemptsStarted,
+      );
     }
     return config;
   });
+  // Before axios-retry's hook, so every attempt ends its span, not only the last one.
+  instance.interceptors.response.use(
+    (response) => {
+      callOf(response.config)?.attemptTrace?.end({ statusCode: response.status });
+      return response;
+    },
+    (error: Error) => {
+      if (error instanceof AxiosError) {
+        const status = error.response?.status;
+        callOf(error.config)?.attemptTrace?.end(
+          status === undefined
+            ? { errorType: error.code ?? 'Error' }
+            : { statusCode: status, errorType: String(status) },
+        );
+      }
+      return Promise.reject(error);
+    },
+  );
   axiosRetry(instance, {
     retries: options.maxRetries,
     retryCondition: (error) => {
@@ -329,6 +356,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     const call = new PaymentsCall(
       this.stopping,
       !isPost || (wireCall.retryAmbiguous ?? this.options.retryAmbiguous),
+      wireCall.trace,
     );
     const config: PaymentsRequestConfig = {
       method: request.method,

@@ -9,6 +9,7 @@ import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.i
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
 import { prepareRequest, resolveIdempotencyKey } from './request-validation';
+import { CallTrace } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
 import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';
 
@@ -42,12 +43,35 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
       idempotencyKey,
       correlate: this.options.correlateCallbacks,
     });
-    const answer = await this.wire.send({
-      operation: operation.name,
-      request: encoded,
-      idempotencyKey,
-      retryAmbiguous: callOptions?.retryAmbiguous,
-    });
+    const trace = CallTrace.start(operation.name);
+    try {
+      const answer = await this.wire.send({
+        operation: operation.name,
+        request: encoded,
+        idempotencyKey,
+        retryAmbiguous: callOptions?.retryAmbiguous,
+        trace,
+      });
+      const response = this.decodeSafely(operation, prepared, idempotencyKey, answer);
+      trace?.end();
+      return response;
+    } catch (error: unknown) {
+      trace?.end(
+        error instanceof ServiceAPIError
+          ? error
+          : { code: 'UNEXPECTED', mayHaveExecuted: operation.method === 'POST' },
+      );
+      throw error;
+    }
+  }
+
+  /** `decode`, with anything unforeseen turned into a typed error. */
+  private decodeSafely<TRequest extends object, TResponse>(
+    operation: PaymentsOperation<TRequest, TResponse>,
+    prepared: TRequest,
+    idempotencyKey: string,
+    answer: WireAnswer,
+  ): TResponse {
     try {
       return this.decode(operation, prepared, idempotencyKey, answer);
     } catch (error: unknown) {

@@ -9,6 +9,26 @@ export interface WireCall {
   readonly idempotencyKey: string;
   /** Per-call `retryAmbiguous`; absent uses the module option. */
   readonly retryAmbiguous?: boolean;
+  /** The call's trace, when OpenTelemetry is installed: each attempt opens a span under it. */
+  readonly trace?: CallTracing;
+}
+
+/** What an attempt reports to its trace when it ends. */
+export interface AttemptOutcome {
+  /** HTTP status of the answer, when one arrived. */
+  readonly statusCode?: number;
+  /** `error.type`: the status code of an error answer, or a network error code. */
+  readonly errorType?: string;
+}
+
+/** The trace of one attempt. */
+export interface AttemptTracing {
+  end(outcome: AttemptOutcome): void;
+}
+
+/** The trace of one call, as the wire sees it (no OpenTelemetry types, which are optional). */
+export interface CallTracing {
+  attempt(method: string, url: string, attempt: number): AttemptTracing;
 }
 
 /** The service's answer (any HTTP status): its status and body text, and the attempts it took. */

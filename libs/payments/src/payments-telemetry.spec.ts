@@ -1,0 +1,149 @@
+import { metrics, trace } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  DataPointType,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { RecordingServer } from '../../../test/support/recording-server';
+import { createPaymentsClient } from './create-payments-client';
+import type { ServiceAPIError } from './errors';
+
+const PASSWORD = 'telemetry-secret-password';
+const PHONE = '0712345678';
+const PAYOUT = {
+  phoneNumber: PHONE,
+  amount: 1000,
+  narration: 'Refund',
+  callbackUrl: 'https://shop.example.com/hook',
+};
+const PAYOUT_ANSWER = {
+  success: true,
+  correlator_id: '9BD141203407eW',
+  message: 'Transaction request sent successfully',
+  status: 'SUCCESS',
+  channel: '',
+  amount: 0,
+};
+
+describe('OpenTelemetry: one span per call, one client span per attempt, the duration histogram', () => {
+  let server: RecordingServer;
+  const spans = new InMemorySpanExporter();
+  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({
+    exporter: metricExporter,
+    exportIntervalMillis: 60_000,
+  });
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(spans)],
+  });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+
+  beforeAll(async () => {
+    trace.setGlobalTracerProvider(tracerProvider);
+    metrics.setGlobalMeterProvider(meterProvider);
+    server = await RecordingServer.start();
+  });
+  afterEach(() => {
+    spans.reset();
+    server.reset();
+  });
+  afterAll(async () => {
+    await server.close();
+    await meterProvider.shutdown();
+    await tracerProvider.shutdown();
+    trace.disable();
+    metrics.disable();
+  });
+
+  const client = () =>
+    createPaymentsClient({ apiUsername: 'api-user', apiPassword: PASSWORD, baseUrl: server.url });
+
+  it('traces a retried call: the call span parents a 503 attempt and a 200 attempt', async () => {
+    server.reply(
+      { status: 503, body: { status: 503, success: false, message: 'busy' } },
+      { status: 200, body: PAYOUT_ANSWER },
+    );
+
+    await client().payouts.mpesa(PAYOUT);
+
+    const finished = spans.getFinishedSpans();
+    const call = finished.find((span) => span.name === 'payments payouts.mpesa');
+    const attempts = finished.filter((span) => span.name === 'POST');
+    expect(call).toBeDefined();
+    expect(call?.attributes).toEqual({ 'malipo.operation': 'payouts.mpesa' });
+    expect(attempts).toHaveLength(2);
+    for (const attempt of attempts) {
+      expect(attempt.parentSpanContext?.spanId).toBe(call?.spanContext().spanId);
+      expect(attempt.spanContext().traceId).toBe(call?.spanContext().traceId);
+    }
+    const port = Number(new URL(server.url).port);
+    expect(attempts[0].attributes).toEqual({
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': port,
+      'url.full': `${server.url}/api/v2/withdrawal`,
+      'http.response.status_code': 503,
+      'error.type': '503',
+    });
+    expect(attempts[1].attributes).toEqual({
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': port,
+      'url.full': `${server.url}/api/v2/withdrawal`,
+      'http.request.resend_count': 1,
+      'http.response.status_code': 200,
+    });
+
+    await reader.forceFlush();
+    const histogram = metricExporter
+      .getMetrics()
+      .flatMap((resource) => resource.scopeMetrics)
+      .flatMap((scope) => scope.metrics)
+      .find((metric) => metric.descriptor.name === 'http.client.request.duration');
+    expect(histogram?.descriptor.unit).toBe('s');
+    expect(histogram?.dataPointType).toBe(DataPointType.HISTOGRAM);
+    const statuses = histogram?.dataPoints.map(
+      (point) => point.attributes['http.response.status_code'],
+    );
+    expect(statuses).toEqual(expect.arrayContaining([503, 200]));
+  });
+
+  it('marks a failed call with the library code and mayHaveExecuted', async () => {
+    server.fallback = () => ({ status: 502 });
+
+    const error = (await client()
+      .payouts.mpesa(PAYOUT, { retryAmbiguous: false })
+      .catch((e: unknown) => e)) as ServiceAPIError;
+
+    const call = spans.getFinishedSpans().find((span) => span.name === 'payments payouts.mpesa');
+    expect(error.mayHaveExecuted).toBe(true);
+    expect(call?.attributes).toMatchObject({
+      'error.type': 'SERVICE_ERROR',
+      'malipo.may_have_executed': true,
+    });
+    expect(call?.status.code).toBe(2);
+  });
+
+  it('never puts a credential, a phone number or a body in an attribute', async () => {
+    server.fallback = () => ({ status: 200, body: PAYOUT_ANSWER });
+
+    await client().payouts.mpesa(PAYOUT);
+    await client().transactions.status('9BD141203407eW');
+
+    const everything = JSON.stringify(
+      spans.getFinishedSpans().map((span) => [span.name, span.attributes]),
+    );
+    const token = Buffer.from(`api-user:${PASSWORD}`).toString('base64');
+    for (const secret of [PASSWORD, token, PHONE, '254712345678', 'Refund']) {
+      expect(everything).not.toContain(secret);
+    }
+    expect(everything).toContain('GET');
+  });
+});

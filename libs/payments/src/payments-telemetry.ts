@@ -1,0 +1,122 @@
+import type { Attributes, Context, Histogram, Span, Tracer } from '@opentelemetry/api';
+import type { AttemptOutcome, AttemptTracing, CallTracing } from './payments-wire';
+import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
+
+type OpenTelemetryApi = typeof import('@opentelemetry/api');
+
+/**
+ * `@opentelemetry/api` when the app has it (an optional peer), else `null`. Loaded on first use,
+ * so an app without it pays nothing and an app with it but without an SDK gets no-op spans.
+ */
+let api: OpenTelemetryApi | null | undefined;
+function openTelemetry(): OpenTelemetryApi | null {
+  if (api === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      api = require('@opentelemetry/api') as OpenTelemetryApi;
+    } catch {
+      api = null;
+    }
+  }
+  return api;
+}
+
+interface Instruments {
+  readonly api: OpenTelemetryApi;
+  readonly tracer: Tracer;
+  readonly duration: Histogram;
+}
+
+/** Tracer and meter are looked up per call, so a provider registered after boot is used. */
+function instruments(): Instruments | undefined {
+  const otel = openTelemetry();
+  if (!otel) return undefined;
+  return {
+    api: otel,
+    tracer: otel.trace.getTracer(LIBRARY_NAME, LIBRARY_VERSION),
+    // The stable HTTP client metric of the semantic conventions, in seconds.
+    duration: otel.metrics
+      .getMeter(LIBRARY_NAME, LIBRARY_VERSION)
+      .createHistogram('http.client.request.duration', {
+        unit: 's',
+        description: 'Duration of HTTP client requests.',
+      }),
+  };
+}
+
+/**
+ * One logical call: a span that parents one client span per attempt. Attributes never carry a
+ * credential, a phone number, an account number or a request body: only the operation, the
+ * method, the server, the path template's result and the outcome.
+ */
+export class CallTrace implements CallTracing {
+  private constructor(
+    private readonly otel: Instruments,
+    private readonly span: Span,
+    private readonly context: Context,
+  ) {}
+
+  /** Starts the call's span, or returns undefined when OpenTelemetry is not installed. */
+  static start(operation: string): CallTrace | undefined {
+    const otel = instruments();
+    if (!otel) return undefined;
+    const span = otel.tracer.startSpan(`payments ${operation}`, {
+      kind: otel.api.SpanKind.INTERNAL,
+      attributes: { 'malipo.operation': operation },
+    });
+    return new CallTrace(otel, span, otel.api.trace.setSpan(otel.api.context.active(), span));
+  }
+
+  /** Starts the client span of attempt `attempt` (1-based) of `method` `url`. */
+  attempt(method: string, url: string, attempt: number): AttemptTracing {
+    const { api: otel, tracer, duration } = this.otel;
+    const target = URL.canParse(url) ? new URL(url) : undefined;
+    const attributes: Attributes = {
+      'http.request.method': method,
+      ...(target
+        ? {
+            'server.address': target.hostname,
+            'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+            // Path and query only: the base URL holds no credentials (options refuse user:pass@).
+            'url.full': `${target.origin}${target.pathname}${target.search}`,
+          }
+        : {}),
+      ...(attempt > 1 ? { 'http.request.resend_count': attempt - 1 } : {}),
+    };
+    const span = tracer.startSpan(method, { kind: otel.SpanKind.CLIENT, attributes }, this.context);
+    const started = performance.now();
+    return {
+      end: ({ statusCode, errorType }: AttemptOutcome) => {
+        const result: Attributes = {
+          ...(statusCode === undefined ? {} : { 'http.response.status_code': statusCode }),
+          ...(errorType === undefined ? {} : { 'error.type': errorType }),
+        };
+        span.setAttributes(result);
+        if (errorType !== undefined) span.setStatus({ code: otel.SpanStatusCode.ERROR });
+        span.end();
+        duration.record((performance.now() - started) / 1000, {
+          'http.request.method': method,
+          ...(attributes['server.address'] === undefined
+            ? {}
+            : {
+                'server.address': attributes['server.address'],
+                'server.port': attributes['server.port'],
+              }),
+          ...result,
+        });
+      },
+    };
+  }
+
+  /** Ends the call's span: succeeded, or failed with the library's code. */
+  end(failure?: { code: string; mayHaveExecuted: boolean }): void {
+    if (failure) {
+      this.span.setAttributes({
+        'error.type': failure.code,
+        'malipo.may_have_executed': failure.mayHaveExecuted,
+      });
+      this.span.setStatus({ code: this.otel.api.SpanStatusCode.ERROR });
+    }
+    this.span.end();
+  }
+}
