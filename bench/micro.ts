@@ -3,12 +3,13 @@ import * as v8 from 'node:v8';
 import { OPERATIONS, type PaymentsOperation } from '../libs/payments/src/operations';
 import type { PaymentsDefaults } from '../libs/payments/src/payments-options.interface';
 import { prepareRequest } from '../libs/payments/src/request-validation';
+import { EventEmitter } from 'node:events';
 import { encodeRequest } from '../libs/payments/src/wire';
+import { OPERATION_CASES } from '../test/support/fixtures';
+import { gcFunction, median } from './load';
 
 /** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
 const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
-import { OPERATION_CASES } from '../test/support/fixtures';
-import { gcFunction, median } from './load';
 
 /** What a client built with default options passes to every call. */
 const DEFAULTS: PaymentsDefaults = {
@@ -20,11 +21,11 @@ const DEFAULTS: PaymentsDefaults = {
 export interface MicroResult {
   operation: string;
   iterations: number;
-  /** `prepareRequest` + `toWireBody`: everything the library does before the HTTP call. */
+  /** `prepareRequest` + `encodeRequest`: everything the library does before the HTTP call. */
   usPerCall: number;
-  /** Bytes allocated by `prepareRequest` + `toWireBody`, all of it garbage once the call is sent. */
+  /** Bytes allocated by `prepareRequest` + `encodeRequest`, all of it garbage once the call is sent. */
   bytesPerCall: number;
-  /** `toWireBody` alone, on an already validated request. */
+  /** `encodeRequest` alone, on an already validated request. */
   wireUsPerCall: number;
 }
 
@@ -92,4 +93,29 @@ export function runMicro(iterations: number): MicroResult[] {
       wireUsPerCall,
     };
   });
+}
+
+/**
+ * What the per-attempt deadline adds to an attempt, isolated from the network: the timer, its
+ * close listener and their clearing, on an emitter standing in for the `ClientRequest`
+ * (payments-http.ts, `deadlineTransport`). The same loop without them is subtracted.
+ */
+export function runDeadlineMicro(iterations: number): { usPerAttempt: number } {
+  const withDeadline = () => {
+    const request = new EventEmitter();
+    const timer = setTimeout(() => request.emit('error'), 30_000);
+    request.once('close', () => clearTimeout(timer));
+    request.emit('close');
+    return 1;
+  };
+  const without = () => {
+    const request = new EventEmitter();
+    request.emit('close');
+    return 1;
+  };
+  const samples: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    samples.push(time(iterations, withDeadline) - time(iterations, without));
+  }
+  return { usPerAttempt: median(samples) };
 }

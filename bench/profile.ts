@@ -4,15 +4,21 @@
  *   node --cpu-prof --cpu-prof-dir=/tmp/malipo-prof -r ts-node/register/transpile-only \
  *     -r tsconfig-paths/register bench/profile.ts a 40000
  */
-import { axiosScenario, nestScenario, nodeHttpScenario, type Scenario } from './clients';
+import {
+  axiosScenario,
+  configuredAxiosScenario,
+  nestScenario,
+  nodeHttpScenario,
+  type Scenario,
+} from './clients';
 import { runLoad } from './load';
 import { startServer } from './server-process';
 
 async function main(): Promise<void> {
   const [which = 'a', callsArg = '40000'] = process.argv.slice(2);
   const calls = Number(callsArg);
-  if (!['a', 'b', 'c'].includes(which) || !Number.isInteger(calls) || calls < 1) {
-    throw new Error('usage: profile.ts <a|b|c> [calls]');
+  if (!['a', 'b0', 'b', 'c'].includes(which) || !Number.isInteger(calls) || calls < 1) {
+    throw new Error('usage: profile.ts <a|b0|b|c> [calls]');
   }
   const { child, port } = await startServer();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -21,9 +27,11 @@ async function main(): Promise<void> {
     scenario =
       which === 'a'
         ? await nestScenario(baseUrl)
-        : which === 'b'
-          ? axiosScenario(baseUrl)
-          : nodeHttpScenario(port);
+        : which === 'b0'
+          ? configuredAxiosScenario(baseUrl, false)
+          : which === 'b'
+            ? axiosScenario(baseUrl)
+            : nodeHttpScenario(port);
     await runLoad(scenario.call, 2_000, 64);
     const result = await runLoad(scenario.call, calls, 64);
     process.stderr.write(

@@ -27,21 +27,33 @@ interface Instruments {
   readonly duration: Histogram;
 }
 
-/** Tracer and meter are looked up per call, so a provider registered after boot is used. */
+let cached: { provider: unknown; instruments: Instruments } | undefined;
+
+/**
+ * The tracer (a proxy that follows the global provider) and the histogram of the current global
+ * meter provider: made again only when the app registers another provider.
+ */
 function instruments(): Instruments | undefined {
   const otel = openTelemetry();
   if (!otel) return undefined;
-  return {
-    api: otel,
-    tracer: otel.trace.getTracer(LIBRARY_NAME, LIBRARY_VERSION),
-    // The stable HTTP client metric of the semantic conventions, in seconds.
-    duration: otel.metrics
-      .getMeter(LIBRARY_NAME, LIBRARY_VERSION)
-      .createHistogram('http.client.request.duration', {
-        unit: 's',
-        description: 'Duration of HTTP client requests.',
-      }),
-  };
+  const provider = otel.metrics.getMeterProvider();
+  if (cached?.provider !== provider) {
+    cached = {
+      provider,
+      instruments: {
+        api: otel,
+        tracer: otel.trace.getTracer(LIBRARY_NAME, LIBRARY_VERSION),
+        // The stable HTTP client metric of the semantic conventions, in seconds.
+        duration: provider
+          .getMeter(LIBRARY_NAME, LIBRARY_VERSION)
+          .createHistogram('http.client.request.duration', {
+            unit: 's',
+            description: 'Duration of HTTP client requests.',
+          }),
+      },
+    };
+  }
+  return cached.instruments;
 }
 
 /**

@@ -72,6 +72,11 @@ function isPresent(value: unknown): boolean {
 
 /** `value` with the call's idempotency key appended as `malipo_key`, keeping the URL's own query. */
 export function correlatedUrl(value: string, idempotencyKey: string): string {
+  // The common case, appended as text: the caller's URL stays byte for byte as given.
+  if (!value.includes('#') && !value.includes(`${CORRELATION_QUERY_KEY}=`)) {
+    const separator = value.includes('?') ? '&' : '?';
+    return `${value}${separator}${CORRELATION_QUERY_KEY}=${encodeURIComponent(idempotencyKey)}`;
+  }
   const url = new URL(value);
   url.searchParams.set(CORRELATION_QUERY_KEY, idempotencyKey);
   return url.toString();
@@ -123,9 +128,12 @@ export function encodePath(
   queryFields: readonly RequestField[],
 ): string {
   const source = request as Partial<Record<RequestField, unknown>>;
-  const path = template.replace(/\{(\w+)\}/g, (_match, field: string) =>
-    encodeURIComponent(String(source[field as RequestField])),
-  );
+  const path = template.includes('{')
+    ? template.replace(/\{(\w+)\}/g, (_match, field: string) =>
+        encodeURIComponent(String(source[field as RequestField])),
+      )
+    : template;
+  if (queryFields.length === 0) return path;
   const query = new URLSearchParams();
   for (const field of queryFields) {
     if (isPresent(source[field])) query.set(REQUEST_WIRE_KEYS[field], String(source[field]));
