@@ -4,7 +4,7 @@ module.exports = {
   rootDir: '.',
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/browser/'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/browser/', '/test/consumers/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
   },

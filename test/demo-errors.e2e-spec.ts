@@ -1,4 +1,5 @@
-import { startDemo, RunningDemo } from '../apps/demo/src/demo';
+import type { RunningDemo } from '../apps/demo/src/demo';
+import { startDemo } from '../apps/demo/src/demo';
 import { OPERATION_CASES, successBody } from './support/fixtures';
 import { RecordingServer } from './support/recording-server';
 import type { Reply } from './support/recording-server';

@@ -1,5 +1,6 @@
 import { OPERATION_CASES } from './support/fixtures';
-import { DemoWithSandbox, SandboxTransaction } from './support/demo-with-sandbox';
+import type { SandboxTransaction } from './support/demo-with-sandbox';
+import { DemoWithSandbox } from './support/demo-with-sandbox';
 import { waitFor } from './support/wait-for';
 
 /** The fixture requests without username and callbackUrl: the demo's defaults fill them in. */

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromium } from 'playwright-core';
 import { OPERATION_CASES } from '../support/fixtures';
 import { DemoWithSandbox } from '../support/demo-with-sandbox';
 

@@ -1,15 +1,13 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import {
-  AuthenticationError,
-  createPaymentsClient,
-  PaymentsClient,
-  ServiceAPIError,
-} from '@malipo/nestjs';
-import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
+import type { PaymentsClient } from '@malipo/nestjs';
+import { AuthenticationError, createPaymentsClient, ServiceAPIError } from '@malipo/nestjs';
+import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
+import { startSandbox } from '../../apps/sandbox/src/sandbox';
 import { CapturingLogger, everythingVisibleIn } from '../support/capture';
 import { callOperation, OPERATION_CASES } from '../support/fixtures';
 import { RecordingServer } from '../support/recording-server';
-import { SandboxControl, sandboxControl } from '../support/sandbox-control';
+import type { SandboxControl } from '../support/sandbox-control';
+import { sandboxControl } from '../support/sandbox-control';
 
 const TIMEOUT_MS = 300;
 /** Longer than TIMEOUT_MS, so the attempt times out while the sandbox still processes it later. */

@@ -1,8 +1,11 @@
-import { createPaymentsClient, PaymentsClient, ServiceAPIError } from '@malipo/nestjs';
-import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
+import type { PaymentsClient } from '@malipo/nestjs';
+import { createPaymentsClient, ServiceAPIError } from '@malipo/nestjs';
+import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
+import { startSandbox } from '../../apps/sandbox/src/sandbox';
 import { callOperation, OPERATION_CASES } from '../support/fixtures';
 import { RecordingServer } from '../support/recording-server';
-import { SandboxControl, sandboxControl } from '../support/sandbox-control';
+import type { SandboxControl } from '../support/sandbox-control';
+import { sandboxControl } from '../support/sandbox-control';
 
 const CALLS = 2_000;
 const CONCURRENCY = 100;

@@ -1,6 +1,9 @@
-import { RunningSandbox, startSandbox } from '../../apps/sandbox/src/sandbox';
-import { RunningDemo, startDemo } from '../../apps/demo/src/demo';
-import { SandboxControl, sandboxControl } from './sandbox-control';
+import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
+import { startSandbox } from '../../apps/sandbox/src/sandbox';
+import type { RunningDemo } from '../../apps/demo/src/demo';
+import { startDemo } from '../../apps/demo/src/demo';
+import type { SandboxControl } from './sandbox-control';
+import { sandboxControl } from './sandbox-control';
 import { waitFor } from './wait-for';
 
 export interface Order {

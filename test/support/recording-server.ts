@@ -1,4 +1,5 @@
-import { createServer, IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** One request as the server saw it. */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
-import { RunningSandbox, startSandbox } from '../../sandbox/src/sandbox';
+import type { RunningSandbox } from '../../sandbox/src/sandbox';
+import { startSandbox } from '../../sandbox/src/sandbox';
 import { startDemo } from './demo';
 
 /**

@@ -5,13 +5,8 @@ import {
   setUpSandbox,
   wireBody,
 } from '../test/sandbox-test-kit';
-import {
-  ExampleOperation,
-  GH_MTN,
-  NG_GTBANK,
-  TZ_CRDB_ID,
-  WIRE_EXAMPLES,
-} from '../test/wire-examples';
+import type { ExampleOperation } from '../test/wire-examples';
+import { GH_MTN, NG_GTBANK, TZ_CRDB_ID, WIRE_EXAMPLES } from '../test/wire-examples';
 
 const COLLECTION_REF = /^9BD\d{9}eR$/;
 const PAYOUT_REF = /^9BD\d{9}eW$/;

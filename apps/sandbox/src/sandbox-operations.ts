@@ -1,5 +1,7 @@
-import { findNetwork, NetworkTransactionType } from './networks';
-import { FieldSpec, rule, WIRE_RULES } from './wire-validation';
+import type { NetworkTransactionType } from './networks';
+import { findNetwork } from './networks';
+import type { FieldSpec } from './wire-validation';
+import { rule, WIRE_RULES } from './wire-validation';
 
 /**
  * The sandbox's own names of the service's operations (the wire contract's names). The sandbox

@@ -1,10 +1,13 @@
 /* eslint-disable @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access -- a test helper: the specs' lint rules */
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Transaction } from '../src/ledger.service';
 import type { RequestLogEntry } from '../src/request-log.service';
-import { RunningSandbox, SandboxOptions, startSandbox } from '../src/sandbox';
-import { ExampleOperation, WIRE_EXAMPLES } from './wire-examples';
+import type { RunningSandbox, SandboxOptions } from '../src/sandbox';
+import { startSandbox } from '../src/sandbox';
+import type { ExampleOperation } from './wire-examples';
+import { WIRE_EXAMPLES } from './wire-examples';
 
 /** Fast timings, so webhook specs take milliseconds. */
 export const FAST_OPTIONS: SandboxOptions = {

@@ -1,8 +1,9 @@
+import type * as OpenTelemetry from '@opentelemetry/api';
 import type { Attributes, Context, Histogram, Span, Tracer } from '@opentelemetry/api';
 import type { AttemptOutcome, AttemptTracing, CallTracing } from './payments-wire';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
 
-type OpenTelemetryApi = typeof import('@opentelemetry/api');
+type OpenTelemetryApi = typeof OpenTelemetry;
 
 /**
  * `@opentelemetry/api` when the app has it (an optional peer), else `null`. Loaded on first use,

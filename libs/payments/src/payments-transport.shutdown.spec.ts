@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Test, TestingModule } from '@nestjs/testing';
+import type { TestingModule } from '@nestjs/testing';
+import { Test } from '@nestjs/testing';
 import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
 import { RecordingServer } from '../../../test/support/recording-server';
 import { waitFor } from '../../../test/support/wait-for';

@@ -1,7 +1,8 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { CapturingLogger, everythingVisibleIn } from '../../../test/support/capture';
 import { correlatedWire, OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import { RecordingServer, Reply } from '../../../test/support/recording-server';
+import type { Reply } from '../../../test/support/recording-server';
+import { RecordingServer } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { AuthenticationError, ServiceAPIError } from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';

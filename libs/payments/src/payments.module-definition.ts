@@ -1,4 +1,5 @@
-import { ConfigurableModuleBuilder, DynamicModule, Provider } from '@nestjs/common';
+import type { DynamicModule, Provider } from '@nestjs/common';
+import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { EXPORTED_SERVICES, namedProviders } from './payments.tokens';
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { callOperation, OPERATION_CASES, OperationCase } from '../../../test/support/fixtures';
+import type { OperationCase } from '../../../test/support/fixtures';
+import { callOperation, OPERATION_CASES } from '../../../test/support/fixtures';
 import { RecordingServer } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';

@@ -1,4 +1,5 @@
-import { callOperation, OPERATION_CASES, OperationCase } from '../../../test/support/fixtures';
+import type { OperationCase } from '../../../test/support/fixtures';
+import { callOperation, OPERATION_CASES } from '../../../test/support/fixtures';
 import { RecordingServer } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';

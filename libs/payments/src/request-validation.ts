@@ -1,6 +1,7 @@
 import { validateSync } from 'class-validator';
 import { isEmptyValue, readField } from './dto/rules';
-import { PaymentsFieldError, PaymentsValidationError } from './errors';
+import type { PaymentsFieldError } from './errors';
+import { PaymentsValidationError } from './errors';
 import type { PaymentsOperation } from './operations';
 import { randomUUID } from 'node:crypto';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';

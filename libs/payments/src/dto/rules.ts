@@ -1,3 +1,4 @@
+import type { ValidationOptions } from 'class-validator';
 import {
   IsIn,
   isISO4217CurrencyCode,
@@ -9,7 +10,6 @@ import {
   MaxLength,
   ValidateBy,
   ValidateIf,
-  ValidationOptions,
 } from 'class-validator';
 import { applyDecorators } from '@nestjs/common';
 import { WALLET_TYPES } from '../payments-options.interface';

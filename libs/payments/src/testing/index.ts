@@ -1,2 +1,3 @@
 export { PaymentsTestingModule } from './payments-testing.module';
-export { FakePayments, PaymentsTestingOptions, RecordedPaymentsCall } from './fake-payments';
+export type { PaymentsTestingOptions, RecordedPaymentsCall } from './fake-payments';
+export { FakePayments } from './fake-payments';
