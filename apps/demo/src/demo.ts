@@ -49,7 +49,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   );
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.useGlobalFilters(new PaymentsExceptionFilter());
-  setupOpenApi(app);
+  setupOpenApi(app, environment.PAYMENTS_DEFAULT_CALLBACK_URL);
   await app.listen(port, host);
   return { app, url: `http://${host}:${port}`, close: () => app.close() };
 }

@@ -1,0 +1,2 @@
+export { applyPaymentsSwagger } from './payments-swagger';
+export type { PaymentsSwaggerOptions } from './payments-swagger';
