@@ -48,6 +48,7 @@ describe('README snippets', () => {
       paths: {
         '@malipo/nestjs': ['libs/payments/src'],
         '@malipo/nestjs/*': ['libs/payments/src/*'],
+        '@malipo/sandbox': ['apps/sandbox/src/index.ts'],
       },
     });
     diagnostics = new Map(

@@ -146,7 +146,7 @@ describe('fault matrix: every operation under every fault', () => {
       webhookDelayMs: 50,
       webhookRetryDelaysMs: [20],
     });
-    control = sandboxControl(sandbox.url);
+    control = sandboxControl(sandbox);
     Logger.overrideLogger(logger);
     webhooks = await RecordingServer.start();
     client = createPaymentsClient({

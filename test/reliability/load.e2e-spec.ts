@@ -43,7 +43,7 @@ describe('load: 2,000 calls while the sandbox fails 20% of attempts', () => {
       webhookDelayMs: 200,
       webhookRetryDelaysMs: [],
     });
-    control = sandboxControl(sandbox.url);
+    control = sandboxControl(sandbox);
     webhooks = await RecordingServer.start();
     client = createPaymentsClient({
       ...sandbox.credentials,

@@ -78,7 +78,7 @@ export class DemoWithSandbox {
 
   /** The sandbox's control API. */
   get control(): SandboxControl {
-    return sandboxControl(this.sandbox.url);
+    return sandboxControl(this.sandbox);
   }
 
   transactions(): Promise<SandboxTransaction[]> {

@@ -1,10 +1,24 @@
+import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { parseSandboxArgs, SANDBOX_USAGE } from './cli-options';
 import { startSandbox } from './sandbox';
 
-/** `node dist/apps/sandbox/main`: the emulator alone, configured from SANDBOX_* variables. */
+/**
+ * `malipo-sandbox` (the package's bin) and `npm run sandbox`: the emulator alone, configured from
+ * flags and SANDBOX_* variables; Ctrl-C stops it.
+ */
 async function main(): Promise<void> {
-  const sandbox = await startSandbox();
-  sandbox.app.enableShutdownHooks();
+  const command = parseSandboxArgs(process.argv.slice(2));
+  if (command.help) {
+    process.stdout.write(`${SANDBOX_USAGE}\n`);
+    return;
+  }
+  const sandbox = await startSandbox(command.options);
+  const stop = () => {
+    void sandbox.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   const { url, accounts } = sandbox;
   const [main, second] = accounts;
   const lines = [

@@ -39,6 +39,12 @@ export interface RunningSandbox {
   credentials: { apiUsername: string; apiPassword: string };
   /** Both accounts: the default one first, then `beta`. */
   accounts: { username: string; apiUsername: string; apiPassword: string }[];
+  /**
+   * Calls the control API (`/__sandbox/<path>`): `faults` (POST to inject, DELETE to clear),
+   * `faults/random`, `transactions`, `wallets`, `accounts`, `requests`, `reset` (POST). Rejects
+   * on a non-2xx answer.
+   */
+  control<T = unknown>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
   /** Stops the server and cancels pending webhooks; leaves no open handle. */
   close(): Promise<void>;
 }
@@ -74,6 +80,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       apiUsername,
       apiPassword,
     })),
+    control: async <T>(path: string, init: { method?: string; body?: unknown } = {}) => {
+      const method = init.method ?? (init.body === undefined ? 'GET' : 'POST');
+      const response = await fetch(`${url}/__sandbox/${path}`, {
+        method,
+        headers: init.body === undefined ? undefined : { 'content-type': 'application/json' },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      });
+      const text = await response.text();
+      if (!response.ok)
+        throw new Error(`sandbox ${method} ${path}: HTTP ${response.status} ${text}`);
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    },
     close: () => (closing ??= app.close()),
   };
 }
