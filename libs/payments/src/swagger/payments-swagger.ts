@@ -176,13 +176,9 @@ const described = new WeakSet<object>();
  */
 export function applyPaymentsSwagger(options: PaymentsSwaggerOptions = {}): void {
   const callbackUrl = options.callbackUrl ?? 'https://shop.example.com/webhooks/payments';
-  const classes = [
-    ...Object.values(OPERATIONS).map((operation) => ({
-      requestClass: operation.requestClass as new () => object,
-      fields: operation.requestFields as readonly RequestField[],
-    })),
-  ];
-  for (const { requestClass, fields } of classes) {
+  for (const operation of Object.values(OPERATIONS)) {
+    const requestClass: new () => object = operation.requestClass;
+    const fields: readonly RequestField[] = operation.requestFields;
     if (described.has(requestClass)) continue;
     described.add(requestClass);
     const optional =
@@ -191,7 +187,7 @@ export function applyPaymentsSwagger(options: PaymentsSwaggerOptions = {}): void
       const required = !optional.has(field) && !(requestClass === BalancesRequest);
       (required ? ApiProperty : ApiPropertyOptional)(
         fieldSchema(requestClass.name, field, callbackUrl),
-      )(requestClass.prototype, field);
+      )(requestClass.prototype as object, field);
     }
   }
 }
