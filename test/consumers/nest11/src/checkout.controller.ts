@@ -1,0 +1,53 @@
+import {
+  Body,
+  Controller,
+  Get,
+  NotFoundException,
+  Param,
+  Post,
+} from '@nestjs/common';
+import { CollectionsService } from '@malipo/nestjs';
+import { PaymentOutcomes } from './payment-outcomes';
+import type { PaidCollection } from './payment-outcomes';
+
+export interface MpesaCheckout {
+  orderId: string;
+  amount: number;
+  phoneNumber: string;
+}
+
+@Controller('checkout')
+export class CheckoutController {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly outcomes: PaymentOutcomes,
+  ) {}
+
+  /** Starts an M-Pesa STK push; the outcome arrives later by webhook. */
+  @Post('mpesa')
+  async mpesa(
+    @Body() order: MpesaCheckout,
+  ): Promise<{ reference: string; accepted: boolean }> {
+    const response = await this.collections.mpesa(
+      {
+        amount: order.amount,
+        phoneNumber: order.phoneNumber,
+        narration: `Order ${order.orderId}`,
+      },
+      { idempotencyKey: `order-${order.orderId}` },
+    );
+    return {
+      reference: response.transactionReference,
+      accepted: response.success,
+    };
+  }
+
+  /** The confirmed outcome of a collection, 404 until its webhook was handled. */
+  @Get('outcomes/:reference')
+  outcome(@Param('reference') reference: string): PaidCollection {
+    const paid = this.outcomes.find(reference);
+    if (!paid)
+      throw new NotFoundException(`no confirmed payment for ${reference} yet`);
+    return paid;
+  }
+}
