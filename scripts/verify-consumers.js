@@ -63,18 +63,22 @@ for (const pkg of packages) {
   }
 }
 
-/** Runs one command, its output to `log`; returns its duration, or throws with the log's tail. */
+/**
+ * Runs one command with its output in `log` (a file, not a pipe: a process it leaves behind
+ * cannot hold the step open); returns its duration and output, or throws with the log's tail.
+ */
 function run(command, commandArgs, cwd, log) {
   const startedAt = Date.now();
+  fs.writeFileSync(log, '');
+  const fd = fs.openSync(log, 'a');
   const result = spawnSync(command, commandArgs, {
     cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd, fd],
     timeout: STEP_TIMEOUT_MS,
-    maxBuffer: 64 * 1024 * 1024,
+    killSignal: 'SIGKILL',
   });
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  fs.writeFileSync(log, `$ ${command} ${commandArgs.join(' ')}\n${output}`);
+  fs.closeSync(fd);
+  const output = fs.readFileSync(log, 'utf8');
   if (result.error || result.status !== 0) {
     const why = result.error ? result.error.message : `exit code ${result.status ?? result.signal}`;
     const tail = output.trimEnd().split('\n').slice(-40).join('\n');
@@ -82,18 +86,15 @@ function run(command, commandArgs, cwd, log) {
       `\`${command} ${commandArgs.join(' ')}\` failed (${why}); full log ${log}\n${tail}`,
     );
   }
-  return { ms: Date.now() - startedAt, output, stdout: result.stdout };
+  return { ms: Date.now() - startedAt, output };
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'malipo-consumers-'));
 const tarballs = packages.map((pkg) => {
-  const packed = run(
-    'npm',
-    ['pack', pkg.dir, '--pack-destination', work, '--json'],
-    root,
-    path.join(work, 'pack.log'),
-  );
-  const [{ filename }] = JSON.parse(packed.stdout);
+  const before = new Set(fs.readdirSync(work));
+  run('npm', ['pack', pkg.dir, '--pack-destination', work], root, path.join(work, 'pack.log'));
+  const filename = fs.readdirSync(work).find((file) => file.endsWith('.tgz') && !before.has(file));
+  if (!filename) fail(`npm pack ${path.relative(root, pkg.dir)} made no tarball`);
   // npm names scoped tarballs malipo-nestjs-x.y.z.tgz: relative to a lane, `../<file>`.
   console.log(`packed ${pkg.name} as ${filename}`);
   return filename;

@@ -26,6 +26,8 @@ interface Instruments {
   readonly api: OpenTelemetryApi;
   readonly tracer: Tracer;
   readonly duration: Histogram;
+  /** No meter provider is registered: the histogram records nothing. */
+  readonly metricsOff: boolean;
 }
 
 let cached: { provider: unknown; instruments: Instruments } | undefined;
@@ -39,18 +41,18 @@ function instruments(): Instruments | undefined {
   if (!otel) return undefined;
   const provider = otel.metrics.getMeterProvider();
   if (cached?.provider !== provider) {
+    const meter = provider.getMeter(LIBRARY_NAME, LIBRARY_VERSION);
     cached = {
       provider,
       instruments: {
         api: otel,
         tracer: otel.trace.getTracer(LIBRARY_NAME, LIBRARY_VERSION),
         // The stable HTTP client metric of the semantic conventions, in seconds.
-        duration: provider
-          .getMeter(LIBRARY_NAME, LIBRARY_VERSION)
-          .createHistogram('http.client.request.duration', {
-            unit: 's',
-            description: 'Duration of HTTP client requests.',
-          }),
+        duration: meter.createHistogram('http.client.request.duration', {
+          unit: 's',
+          description: 'Duration of HTTP client requests.',
+        }),
+        metricsOff: meter.constructor === otel.createNoopMeter().constructor,
       },
     };
   }
@@ -77,6 +79,8 @@ export class CallTrace implements CallTracing {
       kind: otel.api.SpanKind.INTERNAL,
       attributes: { 'malipo.operation': operation },
     });
+    // The API without an SDK: nothing would be recorded, so nothing more is done per attempt.
+    if (!span.isRecording() && otel.metricsOff) return undefined;
     return new CallTrace(otel, span, otel.api.trace.setSpan(otel.api.context.active(), span));
   }
 

@@ -52,7 +52,8 @@ try {
       PAYMENTS_BASE_URL: sandbox.url,
       PAYMENTS_API_USERNAME: sandbox.credentials.apiUsername,
       PAYMENTS_API_PASSWORD: sandbox.credentials.apiPassword,
-      PAYMENTS_DEFAULT_USERNAME: sandbox.credentials.apiUsername,
+      // The default account's username (the sandbox's default: its API username).
+      PAYMENTS_DEFAULT_USERNAME: sandbox.accounts?.[0]?.username ?? sandbox.credentials.apiUsername,
       PAYMENTS_DEFAULT_CALLBACK_URL: `${appUrl}/webhooks/payments`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
