@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { TLSSocket } from 'node:tls';
 import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import axios, { AxiosError } from 'axios';
@@ -34,23 +35,45 @@ export function retryDelay(retryNumber: number): number {
 
 /** `code` of the error that ends an attempt at its deadline. */
 const DEADLINE_CODE = 'ETIMEDOUT';
+/** `code` of the error that ends an https attempt a proxy answered itself instead of tunnelling. */
+const NOT_TUNNELLED_CODE = 'EPROXYTUNNEL';
 
 /**
  * The Node transport with a wall-clock deadline per attempt: axios's own `timeout` becomes a
  * socket idle timeout once headers arrive, so a server dripping its body could hold a call for
  * ever. One timer per attempt, cleared when the request closes.
+ *
+ * An https attempt is only answered over TLS: through a proxy (HTTPS_PROXY or the `proxy`
+ * option), axios's tunnelling agent plays a proxy's non-200 answer to CONNECT back as the
+ * service's answer, so a proxy could otherwise forge a payout's success.
  */
 export function deadlineTransport(timeout: number) {
   return {
     request(options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) {
-      const transport = options.protocol === 'https:' ? https : http;
+      const secure = options.protocol === 'https:';
+      const transport = secure ? https : http;
       const request = transport.request(options, onResponse);
+      if (secure) {
+        // Registered before the tunnelling agent's own listener, which replays the proxy's bytes.
+        request.once('socket', (socket) => {
+          if (socket instanceof TLSSocket) return;
+          request.destroy(
+            Object.assign(
+              new Error('the proxy answered instead of opening a tunnel to the service'),
+              { code: NOT_TUNNELLED_CODE },
+            ),
+          );
+        });
+      }
       const timer = setTimeout(() => {
-        request.destroy(
-          Object.assign(new Error(`no complete response within ${timeout} ms`), {
-            code: DEADLINE_CODE,
-          }),
-        );
+        const error = Object.assign(new Error(`no complete response within ${timeout} ms`), {
+          code: DEADLINE_CODE,
+        });
+        // A request still waiting for its socket (a proxy tunnel being opened by an agent that
+        // may never call back) reports nothing when destroyed until a socket comes: report now.
+        const waitingForSocket = !request.socket;
+        request.destroy(error);
+        if (waitingForSocket) request.emit('error', error);
       }, timeout);
       request.once('close', () => clearTimeout(timer));
       return request;
@@ -68,7 +91,7 @@ function isTimeoutError(error: AxiosError): boolean {
  * reading it). axios reports such a failure without `response`.
  */
 function partialResponseStatus(error: AxiosError): number | undefined {
-  if (error.response) return undefined;
+  if (error.response || error.code === NOT_TUNNELLED_CODE) return undefined;
   const request = error.request as { res?: { statusCode?: number } } | undefined;
   return request?.res?.statusCode;
 }
@@ -80,6 +103,16 @@ function partialResponseStatus(error: AxiosError): number | undefined {
 function requestWasSent(error: AxiosError): boolean {
   const request = error.request as { writableFinished?: boolean } | undefined;
   return request?.writableFinished === true;
+}
+
+/**
+ * Whether the service may have executed a failed attempt: it answered 5xx, or the request was
+ * wholly written before the failure (a timeout, a reset, a body cut short).
+ */
+function attemptMayHaveExecuted(error: AxiosError): boolean {
+  if (error.code === AxiosError.ERR_CANCELED) return false;
+  if (error.response) return error.response.status >= 500;
+  return partialResponseStatus(error) !== undefined || requestWasSent(error);
 }
 
 /**
@@ -95,6 +128,11 @@ class PaymentsCall {
   settled: Promise<unknown> | undefined;
   /** The trace of the attempt on the wire, when the call is traced. */
   attemptTrace: AttemptTracing | undefined;
+  /**
+   * True once a failed attempt may have been executed: a later attempt failing before it was
+   * sent, or the client closing, does not undo that.
+   */
+  anAttemptMayHaveExecuted = false;
 
   constructor(
     /** True once the client is closing: no retry may start. */
@@ -268,7 +306,9 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
     (error: Error) => {
       if (error instanceof AxiosError) {
         const status = error.response?.status;
-        callOf(error.config)?.attemptTrace?.end(
+        const call = callOf(error.config);
+        if (call && attemptMayHaveExecuted(error)) call.anAttemptMayHaveExecuted = true;
+        call?.attemptTrace?.end(
           status === undefined
             ? { errorType: error.code ?? 'Error' }
             : { statusCode: status, errorType: String(status) },
@@ -308,22 +348,42 @@ const UNSAFE_HEADERS = new Set(['set-cookie', 'authorization', 'proxy-authorizat
 export const MAY_HAVE_EXECUTED =
   'the request may have been executed: check its outcome (webhook or transactions.status) before retrying, and retry only with the same idempotencyKey';
 
-/** The error of a call refused or cut short because the client is closing. */
+/**
+ * The error of a call refused or cut short because the client is closing. `mayHaveExecuted`
+ * when an earlier attempt of the call may have been executed (a 5xx or a timeout before the
+ * retry that closing cancelled).
+ */
 export function clientClosedError(
   operationName: string,
   idempotencyKey: string,
   attempts: number,
+  mayHaveExecuted = false,
 ): ServiceAPIError {
   return new ServiceAPIError(
-    `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)`,
+    `${operationName} was not completed: the payments client is shutting down (retry later with the same idempotencyKey)${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
     {
       operation: operationName,
       idempotencyKey,
       attempts,
       code: 'CLIENT_CLOSED',
-      mayHaveExecuted: false,
+      mayHaveExecuted,
     },
   );
+}
+
+/**
+ * The wire's answer, with what an earlier attempt of the call tells: an answer that refuses
+ * the call (a 4xx, or `success: false`) after a 5xx or a timeout does not prove that nothing
+ * was executed.
+ */
+export interface HttpWireAnswer extends WireAnswer {
+  /** An earlier attempt of the call may have been executed. */
+  readonly earlierAttemptMayHaveExecuted?: boolean;
+}
+
+/** Whether an earlier attempt of the call behind `answer` may have been executed. */
+export function earlierAttemptMayHaveExecuted(answer: WireAnswer): boolean {
+  return (answer as HttpWireAnswer).earlierAttemptMayHaveExecuted === true;
 }
 
 /**
@@ -369,13 +429,16 @@ export class HttpPaymentsWire extends PaymentsWire {
     // The promise API of the module's HttpService instance: its Observable wrapper would add a
     // CancelToken and a subscription per call, and nothing here unsubscribes.
     const settled = this.http.axiosRef.request<string>(config).then(
-      (response) => ({
+      (response): HttpWireAnswer => ({
         status: response.status,
         text: typeof response.data === 'string' ? response.data : '',
         attempts: attemptOf(response.config),
+        ...(isPost && call.anAttemptMayHaveExecuted
+          ? { earlierAttemptMayHaveExecuted: true }
+          : {}),
       }),
       (error: unknown) => {
-        const failure = this.toFailure(wireCall, error);
+        const failure = this.toFailure(wireCall, call, error);
         if (failure instanceof ServiceAPIError) throw failure;
         return failure;
       },
@@ -423,9 +486,15 @@ export class HttpPaymentsWire extends PaymentsWire {
    * Turns whatever the HTTP layer threw into a ServiceAPIError that carries no credentials, or,
    * for an error status with its body, into the answer.
    */
-  private toFailure(wireCall: WireCall, error: unknown): ServiceAPIError | WireAnswer {
+  private toFailure(
+    wireCall: WireCall,
+    call: PaymentsCall,
+    error: unknown,
+  ): ServiceAPIError | HttpWireAnswer {
     const { operation, idempotencyKey } = wireCall;
     const isPost = wireCall.request.method === 'POST';
+    // Set by every failed attempt, this one included (its hook runs before this).
+    const earlier = isPost && call.anAttemptMayHaveExecuted;
     const ambiguousNote = isPost ? `; ${MAY_HAVE_EXECUTED}` : '';
     if (!(error instanceof AxiosError)) {
       const reason = this.redactor.text(error instanceof Error ? error.message : String(error));
@@ -440,14 +509,15 @@ export class HttpPaymentsWire extends PaymentsWire {
     }
     if (error.code === AxiosError.ERR_CANCELED) {
       // Only close() aborts: the cancelled attempt never left, so it is not counted.
-      return clientClosedError(operation, idempotencyKey, attemptOf(error.config) - 1);
+      return clientClosedError(operation, idempotencyKey, attemptOf(error.config) - 1, earlier);
     }
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const partialStatus = partialResponseStatus(error);
     if (this.isClosing && !error.response) {
       // Cut short by the deadline or the sockets' end while the client shuts down.
-      const mayHaveExecuted = isPost && (partialStatus !== undefined || requestWasSent(error));
+      const mayHaveExecuted =
+        earlier || (isPost && (partialStatus !== undefined || requestWasSent(error)));
       return new ServiceAPIError(
         `${operation} was cut short by the payments client shutting down ${tried}${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ' (the request was not sent)'}`,
         {
@@ -476,7 +546,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     if (!error.response) {
       const timedOut = isTimeoutError(error);
       const networkCode = timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK');
-      const mayHaveExecuted = isPost && requestWasSent(error);
+      const mayHaveExecuted = earlier || (isPost && requestWasSent(error));
       const reason = timedOut
         ? `no response within ${this.options.timeout} ms`
         : `network error ${networkCode}`;
@@ -503,6 +573,7 @@ export class HttpPaymentsWire extends PaymentsWire {
       attempts,
       headers: this.sanitisedHeaders(error.response.headers),
       ...(retryAfterMs > 0 ? { retryAfterMs } : {}),
+      ...(earlier ? { earlierAttemptMayHaveExecuted: true } : {}),
     };
   }
 

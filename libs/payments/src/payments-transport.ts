@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
 import { PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { MAY_HAVE_EXECUTED } from './payments-http';
+import { earlierAttemptMayHaveExecuted, MAY_HAVE_EXECUTED } from './payments-http';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
@@ -137,6 +137,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
         { ...details, headers: answer.headers, retryAfterMs: answer.retryAfterMs },
         body,
         isPost,
+        earlierAttemptMayHaveExecuted(answer),
       );
     }
     if (!isJsonObject(body)) {
@@ -163,11 +164,13 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
     },
     body: unknown,
     isPost: boolean,
+    earlierMayHaveExecuted: boolean,
   ): ServiceAPIError {
     const { operation, status, attempts } = details;
     const service = readServiceError(body);
-    // A 5xx may come from a proxy after the service executed the call; any other refusal did not execute.
-    const mayHaveExecuted = status >= 500 && isPost;
+    // A 5xx may come from a proxy after the service executed the call; any other refusal did not
+    // execute, unless an earlier attempt (a 5xx, a timeout) may have.
+    const mayHaveExecuted = isPost && (status >= 500 || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const serviceStatus =
       service.status === undefined || service.status === status

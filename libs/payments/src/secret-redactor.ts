@@ -23,11 +23,15 @@ function base64Forms(value: string): string[] {
   ];
 }
 
-/** Every `\uXXXX` escape of `value`, in lower- and upper-case hex. */
+/**
+ * Every `\uXXXX` escape of `value`, in lower- and upper-case hex. Per UTF-16 code unit, as JSON
+ * writes them: a character outside the BMP is a surrogate pair (`\ud83d\udd11`).
+ */
 function unicodeEscapes(value: string): string[] {
-  const escaped = [...value]
-    .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    .join('');
+  const escaped = Array.from(
+    { length: value.length },
+    (_, i) => `\\u${value.charCodeAt(i).toString(16).padStart(4, '0')}`,
+  ).join('');
   return [escaped, escaped.toUpperCase().replace(/\\U/g, '\\u')];
 }
 
@@ -56,6 +60,9 @@ export class SecretRedactor {
         ...unicodeEscapes(apiPassword),
       );
     }
+    // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
+    // JSON as a whole (so parsing cannot undo the escape).
+    forms.push(...forms.filter((s) => s.includes('/')).map((s) => s.replaceAll('/', '\\/')));
     // Longest first, so a secret containing another is replaced whole.
     this.secrets = [...new Set(forms)]
       .filter((s) => s.length > 0)
