@@ -13,24 +13,13 @@ import {
 } from '@malipo/nestjs';
 import type { PaymentsModuleOptions } from '@malipo/nestjs';
 import { CapturingLogger, everythingVisibleIn } from '../support/capture';
+import { OPERATION_CASES, successBody } from '../support/fixtures';
 import { RecordingServer } from '../support/recording-server';
 
 const PASSWORD = 'S3cret-P4ss/word';
 const USERNAME = 'api-user';
-const PAYOUT = {
-  phoneNumber: '0712345678',
-  amount: 1000,
-  narration: 'Refund',
-  callbackUrl: 'https://shop.example.com/hook',
-};
-const PAYOUT_ANSWER = {
-  success: true,
-  correlator_id: '9BD141203407eW',
-  message: 'Transaction request sent successfully',
-  status: 'SUCCESS',
-  channel: '',
-  amount: 0,
-};
+const PAYOUT = OPERATION_CASES[3].request;
+const PAYOUT_ANSWER = successBody('payout');
 
 /** A loopback server whose every request is answered by `handle`; it counts requests. */
 class HostileServer {

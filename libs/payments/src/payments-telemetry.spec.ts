@@ -11,26 +11,15 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
 import { RecordingServer } from '../../../test/support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import type { ServiceAPIError } from './errors';
 
 const PASSWORD = 'telemetry-secret-password';
 const PHONE = '0712345678';
-const PAYOUT = {
-  phoneNumber: PHONE,
-  amount: 1000,
-  narration: 'Refund',
-  callbackUrl: 'https://shop.example.com/hook',
-};
-const PAYOUT_ANSWER = {
-  success: true,
-  correlator_id: '9BD141203407eW',
-  message: 'Transaction request sent successfully',
-  status: 'SUCCESS',
-  channel: '',
-  amount: 0,
-};
+const PAYOUT = OPERATION_CASES[3].request;
+const PAYOUT_ANSWER = successBody('payout');
 
 describe('OpenTelemetry: one span per call, one client span per attempt, the duration histogram', () => {
   let server: RecordingServer;

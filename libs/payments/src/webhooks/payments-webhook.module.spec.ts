@@ -1,3 +1,7 @@
+import kenyaFailure from '../../../../test/conformance/fixtures/webhooks/kenya-failure.json';
+import kenyaSuccess from '../../../../test/conformance/fixtures/webhooks/kenya-success.json';
+import panAfricanFailure from '../../../../test/conformance/fixtures/webhooks/pan-african-failure.json';
+import panAfricanSuccess from '../../../../test/conformance/fixtures/webhooks/pan-african-success.json';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -24,57 +28,8 @@ import { InMemoryPaymentsWebhookStore } from './payments-webhook.store';
 const API_USERNAME = 'shop-user';
 const API_PASSWORD = 'webhook-spec-password';
 
-/** The service's own examples (shared/fixtures/webhooks of the public SDK repository). */
-const EXAMPLES = {
-  kenyaSuccess: {
-    transaction_reference: '9BD103739849eR',
-    result_code: 0,
-    remarks: 'Successfully processes m-pesa transaction',
-    third_party_trans_id: 'UB9C46DH3Q',
-    amount: 10,
-    transaction_date: '2026-02-09 10:37:50.286784611 +0000 UTC',
-    forward_url: 'https://your-server.com/callback',
-    order_id: '',
-    user_id: '00000000-0000-4000-a000-000000000001',
-    customer_name: '',
-    success: true,
-    web3_transaction_reference: '',
-  },
-  kenyaFailure: {
-    transaction_reference: '9BD104311505eR',
-    result_code: 1,
-    remarks: 'Transaction failed with message: [Request Cancelled by user.]',
-    transaction_date: 'November',
-    forward_url: 'https://your-server.com/callback',
-    order_id: '',
-    success: false,
-    status: '',
-  },
-  panAfricanSuccess: {
-    transaction_reference: '9BD113419309eW',
-    result_code: 0,
-    remarks: 'complete',
-    third_party_trans_id: '9BD113419309eW',
-    amount: 132.61,
-    transaction_date: '2026-02-09 11:34:42.692858332 +0000 UTC',
-    forward_url: 'https://your-server.com/callback',
-    order_id: '',
-    user_id: '00000000-0000-4000-a000-000000000001',
-    customer_name: '+250700000000',
-    success: true,
-    web3_transaction_reference: '',
-  },
-  panAfricanFailure: {
-    transaction_reference: '9BD110009989eR',
-    result_code: 3000,
-    remarks: 'other',
-    transaction_date: '2026-02-09 11:11:38.71307619 +0000 UTC m=+13396.698281768',
-    forward_url: 'https://your-server.com/callback',
-    order_id: '',
-    success: false,
-    status: 'failed',
-  },
-};
+/** The service's own examples (docs/wire-contract.md), recorded once for all tests. */
+const EXAMPLES = { kenyaSuccess, kenyaFailure, panAfricanSuccess, panAfricanFailure };
 
 const PHONE = '+254700000000';
 
