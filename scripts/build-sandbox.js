@@ -26,7 +26,8 @@ fs.writeFileSync(
       paths: {},
     },
     include: [path.join(sandbox, 'src', '**', '*.ts')],
-    exclude: [path.join(sandbox, 'src', '**', '*.spec.ts')],
+    // main.ts is the repository's `npm run sandbox` / `nest start sandbox` entry; cli.ts is the bin.
+    exclude: [path.join(sandbox, 'src', '**', '*.spec.ts'), path.join(sandbox, 'src', 'main.ts')],
   }),
 );
 execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', tsconfig], {
@@ -34,11 +35,17 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', tsc
 });
 fs.rmSync(tsconfig);
 
-const bin = path.join(out, 'main.js');
+const bin = path.join(out, 'cli.js');
 fs.writeFileSync(bin, `#!/usr/bin/env node\n${fs.readFileSync(bin, 'utf8')}`);
 fs.chmodSync(bin, 0o755);
 
-const nest = (name) => rootManifest.dependencies[name].replace(/^[\^~]?/, '^');
+// Nest 11 only, although the compiled sandbox also runs on Nest 12 (12.5.1 over the packed tarball:
+// routes, validation, faults, checkout, webhooks): with `^11.0.0 || ^12.0.0` a plain install picks
+// Nest 12, which is ES modules only and needs Node 20.19 (require of ESM), so it would break the
+// package's own `engines` (>= 20.11). In a Nest 12 app npm nests a Nest 11 for the sandbox, which
+// imports nothing from the app. Other runtime dependencies: the root's pin, as a caret.
+const NEST = '^11.0.0';
+const caret = (name) => rootManifest.dependencies[name].replace(/^[\^~]?/, '^');
 const manifest = {
   name: '@malipo/sandbox',
   version: '0.1.0',
@@ -47,18 +54,32 @@ const manifest = {
   license: 'MIT',
   main: 'index.js',
   types: 'index.d.ts',
-  bin: { 'malipo-sandbox': 'main.js' },
+  bin: { 'malipo-sandbox': 'cli.js' },
   files: ['**/*.js', '**/*.d.ts', 'README.md', 'LICENSE'],
   engines: { node: '>=20.11' },
   dependencies: {
-    '@nestjs/common': nest('@nestjs/common'),
-    '@nestjs/core': nest('@nestjs/core'),
-    '@nestjs/platform-express': nest('@nestjs/platform-express'),
-    'reflect-metadata': nest('reflect-metadata'),
-    rxjs: nest('rxjs'),
+    '@nestjs/common': NEST,
+    '@nestjs/core': NEST,
+    '@nestjs/platform-express': NEST,
+    'reflect-metadata': caret('reflect-metadata'),
+    rxjs: caret('rxjs'),
   },
 };
 fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 fs.copyFileSync(path.join(root, 'LICENSE'), path.join(out, 'LICENSE'));
-fs.copyFileSync(path.join(sandbox, 'README.md'), path.join(out, 'README.md'));
+// The package README: its own head (install, npx malipo-sandbox, startSandbox() in e2e tests), then
+// the reference sections of apps/sandbox/README.md (from "## Accounts" on), less the paragraph
+// that points into this repository's sources.
+const reference = fs.readFileSync(path.join(sandbox, 'README.md'), 'utf8');
+const from = reference.indexOf('\n## Accounts\n');
+if (from < 0) throw new Error('apps/sandbox/README.md has no "## Accounts" section');
+const sourcesParagraph = /\nThe operation table \(names[\s\S]*?\n\n/;
+if (!sourcesParagraph.test(reference))
+  throw new Error('apps/sandbox/README.md: sources paragraph moved');
+fs.writeFileSync(
+  path.join(out, 'README.md'),
+  `${fs.readFileSync(path.join(sandbox, 'README.package.md'), 'utf8').trimEnd()}\n${reference
+    .slice(from)
+    .replace(sourcesParagraph, '\n')}`,
+);
 console.log(`built ${manifest.name}@${manifest.version} in ${path.relative(root, out)}`);

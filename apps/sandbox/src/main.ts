@@ -1,43 +1,5 @@
-import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { parseSandboxArgs, SANDBOX_USAGE } from './cli-options';
-import { startSandbox } from './sandbox';
-
 /**
- * `malipo-sandbox` (the package's bin) and `npm run sandbox`: the emulator alone, configured from
- * flags and SANDBOX_* variables; Ctrl-C stops it.
+ * The sandbox alone: `npm run sandbox` and `nest start sandbox`. The command itself (flags,
+ * SANDBOX_* variables, Ctrl-C) lives in `cli.ts`, which the package ships as `malipo-sandbox`.
  */
-async function main(): Promise<void> {
-  const command = parseSandboxArgs(process.argv.slice(2));
-  if (command.help) {
-    process.stdout.write(`${SANDBOX_USAGE}\n`);
-    return;
-  }
-  const sandbox = await startSandbox(command.options);
-  const stop = () => {
-    void sandbox.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  const { url, accounts } = sandbox;
-  const [main, second] = accounts;
-  const lines = [
-    `Payments Service sandbox: ${url}`,
-    `  Account ${main.username}: API credentials ${main.apiUsername} / ${main.apiPassword}`,
-    `  Account ${second.username}: API credentials ${second.apiUsername} / ${second.apiPassword}`,
-    `  Ledger:       ${url}/__sandbox/transactions`,
-    `  Accounts:     ${url}/__sandbox/accounts`,
-    `  Requests:     ${url}/__sandbox/requests`,
-    '',
-    'Try an M-Pesa collection, then its status:',
-    `  curl -s -u ${main.apiUsername}:${main.apiPassword} ${url}/api/v2/payments -H 'content-type: application/json' \\`,
-    `    -d '{"username":"${main.username}","channel":"MOBILE_MONEY_KE","amount":1500,"phone_number":"0712345678","narration":"Order 42","currency":"KES","callback_url":"http://127.0.0.1:3000/webhooks/payments"}'`,
-    `  curl -s -u ${main.apiUsername}:${main.apiPassword} ${url}/api/v1/status/<transaction_reference>`,
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-main().catch((error: unknown) => {
-  new Logger('Sandbox').error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
-});
+import './cli';

@@ -2,9 +2,12 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SandboxControl } from './sandbox-control';
+import { createSandboxControl } from './sandbox-control';
 import { SandboxConfig } from './sandbox.config';
 import { SandboxModule } from './sandbox.module';
 
+/** Options of {@link startSandbox}; each one wins over its environment variable. */
 export interface SandboxOptions {
   /** Default: env SANDBOX_PORT or 4010; 0 = ephemeral. */
   port?: number;
@@ -31,25 +34,38 @@ export interface SandboxOptions {
   logger?: false | LoggerService;
 }
 
+/** A started sandbox, answered by {@link startSandbox}. */
 export interface RunningSandbox {
-  /** For example http://127.0.0.1:54321 (no trailing slash). */
+  /** For example http://127.0.0.1:54321 (no trailing slash): the client's `baseUrl`. */
   url: string;
+  /** The underlying Nest application (advanced use; prefer `control` and `close`). */
   app: INestApplication;
   /** The default account's API credentials. */
   credentials: { apiUsername: string; apiPassword: string };
   /** Both accounts: the default one first, then `beta`. */
   accounts: { username: string; apiUsername: string; apiPassword: string }[];
   /**
-   * Calls the control API (`/__sandbox/<path>`): `faults` (POST to inject, DELETE to clear),
-   * `faults/random`, `transactions`, `wallets`, `accounts`, `requests`, `reset` (POST). Rejects
-   * on a non-2xx answer.
+   * The control API (`/__sandbox/...`): `control.injectFault({ status: 503 })`,
+   * `control.randomFaults({ rate: 0.2 })`, `control.clearFaults()`, `control.transactions()`,
+   * `control.wallets()`, `control.accounts()`, `control.requests()`, `control.reset()`; or
+   * `control(path, { method, body })` for any path. Rejects with a `SandboxControlError` on a
+   * non-2xx answer.
    */
-  control<T = unknown>(path: string, init?: { method?: string; body?: unknown }): Promise<T>;
+  control: SandboxControl;
   /** Stops the server and cancels pending webhooks; leaves no open handle. */
   close(): Promise<void>;
 }
 
-/** Starts an offline Payments Service emulator (see apps/sandbox/README.md). */
+/**
+ * Starts an offline Payments Service emulator in this process, listening on `options.port`
+ * (`0`: a free port). Call `close()` when done (for example in `afterAll`).
+ * @example
+ * const sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
+ * const client = createPaymentsClient({ ...sandbox.credentials, baseUrl: sandbox.url });
+ * await sandbox.control.injectFault({ status: 503 });
+ * await sandbox.close();
+ * @throws when the port is taken (`EADDRINUSE`) or an option is invalid.
+ */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const config = new SandboxConfig(options);
   const app = await NestFactory.create(SandboxModule.forRoot(config), {
@@ -80,18 +96,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       apiUsername,
       apiPassword,
     })),
-    control: async <T>(path: string, init: { method?: string; body?: unknown } = {}) => {
-      const method = init.method ?? (init.body === undefined ? 'GET' : 'POST');
-      const response = await fetch(`${url}/__sandbox/${path}`, {
-        method,
-        headers: init.body === undefined ? undefined : { 'content-type': 'application/json' },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      const text = await response.text();
-      if (!response.ok)
-        throw new Error(`sandbox ${method} ${path}: HTTP ${response.status} ${text}`);
-      return (text === '' ? undefined : JSON.parse(text)) as T;
-    },
+    control: createSandboxControl(url),
     close: () => (closing ??= app.close()),
   };
 }

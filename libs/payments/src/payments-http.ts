@@ -372,21 +372,6 @@ export function clientClosedError(
 }
 
 /**
- * The wire's answer, with what an earlier attempt of the call tells: an answer that refuses
- * the call (a 4xx, or `success: false`) after a 5xx or a timeout does not prove that nothing
- * was executed.
- */
-export interface HttpWireAnswer extends WireAnswer {
-  /** An earlier attempt of the call may have been executed. */
-  readonly earlierAttemptMayHaveExecuted?: boolean;
-}
-
-/** Whether an earlier attempt of the call behind `answer` may have been executed. */
-export function earlierAttemptMayHaveExecuted(answer: WireAnswer): boolean {
-  return (answer as HttpWireAnswer).earlierAttemptMayHaveExecuted === true;
-}
-
-/**
  * The HTTP wire: the module's axios instance with its retries, the state of calls in flight,
  * `close()`, and the translation of every axios failure into a `ServiceAPIError`.
  */
@@ -429,13 +414,11 @@ export class HttpPaymentsWire extends PaymentsWire {
     // The promise API of the module's HttpService instance: its Observable wrapper would add a
     // CancelToken and a subscription per call, and nothing here unsubscribes.
     const settled = this.http.axiosRef.request<string>(config).then(
-      (response): HttpWireAnswer => ({
+      (response): WireAnswer => ({
         status: response.status,
         text: typeof response.data === 'string' ? response.data : '',
         attempts: attemptOf(response.config),
-        ...(isPost && call.anAttemptMayHaveExecuted
-          ? { earlierAttemptMayHaveExecuted: true }
-          : {}),
+        ...(isPost && call.anAttemptMayHaveExecuted ? { earlierAttemptMayHaveExecuted: true } : {}),
       }),
       (error: unknown) => {
         const failure = this.toFailure(wireCall, call, error);
@@ -490,7 +473,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     wireCall: WireCall,
     call: PaymentsCall,
     error: unknown,
-  ): ServiceAPIError | HttpWireAnswer {
+  ): ServiceAPIError | WireAnswer {
     const { operation, idempotencyKey } = wireCall;
     const isPost = wireCall.request.method === 'POST';
     // Set by every failed attempt, this one included (its hook runs before this).

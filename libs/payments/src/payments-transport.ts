@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
 import { PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { earlierAttemptMayHaveExecuted, MAY_HAVE_EXECUTED } from './payments-http';
+import { MAY_HAVE_EXECUTED } from './payments-http';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
@@ -137,7 +137,7 @@ export class PaymentsTransport implements BeforeApplicationShutdown {
         { ...details, headers: answer.headers, retryAfterMs: answer.retryAfterMs },
         body,
         isPost,
-        earlierAttemptMayHaveExecuted(answer),
+        answer.earlierAttemptMayHaveExecuted === true,
       );
     }
     if (!isJsonObject(body)) {

@@ -40,6 +40,11 @@ export interface WireAnswer {
   readonly headers?: Readonly<Record<string, string>>;
   /** The answer's `Retry-After`, in ms from now. */
   readonly retryAfterMs?: number;
+  /**
+   * An earlier attempt of the call may have been executed (a 5xx, a timeout after sending): a
+   * later refusal (a 4xx, `success: false`) then does not prove that nothing was executed.
+   */
+  readonly earlierAttemptMayHaveExecuted?: boolean;
 }
 
 /**

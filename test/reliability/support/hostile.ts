@@ -154,15 +154,15 @@ export async function refusingUrl(): Promise<string> {
 }
 
 /**
- * A listener whose accept queue is full: a worker thread listens with a backlog of 0 and then
- * blocks its event loop, so nothing is ever accepted; one filler connection takes the only slot,
+ * A listener whose accept queue is full: a worker thread listens with a backlog of 1 and then
+ * blocks its event loop, so nothing is ever accepted; filler connections take the queue's slots,
  * and the kernel drops every later SYN. A connect to it neither succeeds nor fails: it hangs.
  */
 export class UnacceptingListener {
   private constructor(
     private readonly worker: Worker,
     private readonly wake: Int32Array,
-    private readonly filler: Socket,
+    private readonly fillers: Socket[],
     readonly url: string,
   ) {}
 
@@ -171,7 +171,7 @@ export class UnacceptingListener {
     const worker = new Worker(
       `const { parentPort, workerData } = require('node:worker_threads');
        const server = require('node:net').createServer();
-       server.listen({ port: 0, host: '127.0.0.1', backlog: 0 }, () => {
+       server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
          parentPort.postMessage(server.address().port);
          Atomics.wait(workerData, 0, 0, 30000);
          server.close();
@@ -183,12 +183,10 @@ export class UnacceptingListener {
       worker.once('error', reject);
       worker.once('exit', () => reject(new Error('the unaccepting listener did not start')));
     });
-    const filler = connect(port, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => {
-      filler.once('connect', resolve);
-      filler.once('error', reject);
-    });
-    return new UnacceptingListener(worker, wake, filler, `http://127.0.0.1:${port}`);
+    const listener = new UnacceptingListener(worker, wake, [], `http://127.0.0.1:${port}`);
+    // Fill the queue: connect until a connect stays pending (the kernel's queue holds backlog + 1).
+    for (let i = 0; i < 5 && !(await listener.connectHangsFor(100)); i += 1);
+    return listener;
   }
 
   /** Whether a new connect to it is still pending after `ms` (the queue really is full). */
@@ -199,12 +197,13 @@ export class UnacceptingListener {
       probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
       setTimeout(() => resolve('pending'), ms);
     });
-    probe.destroy();
+    if (outcome === 'connected') this.fillers.push(probe);
+    else probe.destroy();
     return outcome === 'pending';
   }
 
   async close(): Promise<void> {
-    this.filler.destroy();
+    for (const filler of this.fillers) filler.destroy();
     Atomics.store(this.wake, 0, 1);
     Atomics.notify(this.wake, 0);
     await this.worker.terminate();
@@ -280,8 +279,8 @@ export class RecordingProxy {
   }
 }
 
-// A throw-away self-signed certificate for `localhost`, for the tunnelled service only; the
-// test that uses it turns certificate checks off for its duration.
+// A throw-away self-signed certificate for `localhost` and 127.0.0.1, for the tunnelled service
+// only: no client trusts it.
 const TEST_KEY = `-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgc6I/ESyN/54nlitQ
 x3EksctO9Ze8aHx6rDjKe4B19pqhRANCAAT24ERDiRjMl1UZZAdLPi19txvDmmeS
@@ -299,9 +298,14 @@ zj0EAwIDRwAwRAIgeCIIEgODFGg+Z9IHi4VvGQiPhAq6cZv9KpAGp/s4Gw8CIBnO
 WvUvPh2VzfNxl7A7GfRAB5xaBOWP0zMTwY55zGe5
 -----END CERTIFICATE-----`;
 
-/** A TLS HTTP server answering `PAYOUT_ANSWER`, reached only through the proxy's tunnel. */
+/**
+ * A TLS HTTP server answering `PAYOUT_ANSWER`, reached only through the proxy's tunnel. Its
+ * certificate is self-signed, so a client that checks certificates end to end refuses it.
+ */
 export class TlsService {
   readonly seen: Seen[] = [];
+  /** TLS handshakes that failed on the server's side, with the reason. */
+  readonly refusedHandshakes: string[] = [];
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -318,6 +322,7 @@ export class TlsService {
     const port = await listen(tls);
     const service = new TlsService(tls, http, `127.0.0.1:${port}`);
     track(tls, service.sockets);
+    tls.on('tlsClientError', (error: Error) => service.refusedHandshakes.push(error.message));
     http.on('request', (req: IncomingMessage, res: ServerResponse) => {
       service.seen.push({
         method: req.method ?? '',

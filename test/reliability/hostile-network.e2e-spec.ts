@@ -1,0 +1,364 @@
+// Money safety on a hostile network: which failures are retried, what `mayHaveExecuted` says,
+// how Retry-After is obeyed, and that no attempt outlives its deadline, over real loopback HTTP.
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createPaymentsClient, PaymentsModule, PayoutsService } from '@malipo/nestjs';
+import type { PaymentsClient, PaymentsModuleOptions, ServiceAPIError } from '@malipo/nestjs';
+import {
+  answer,
+  drip,
+  failure,
+  HostileServer,
+  PASSWORD,
+  PAYOUT,
+  PAYOUT_ANSWER,
+  PAYOUT_REFERENCE,
+  refusingUrl,
+  resetAfterRead,
+  silent,
+  timed,
+  truncated,
+  UnacceptingListener,
+  USERNAME,
+} from './support/hostile';
+
+const figures: string[] = [];
+const clients: PaymentsClient[] = [];
+function clientOf(baseUrl: string, options: Partial<PaymentsModuleOptions> = {}): PaymentsClient {
+  const client = createPaymentsClient({
+    apiUsername: USERNAME,
+    apiPassword: PASSWORD,
+    baseUrl,
+    ...options,
+  });
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+afterAll(() => {
+  // The figures docs/reliability.md quotes.
+  console.log(`hostile network figures:\n${figures.join('\n')}`);
+});
+
+describe('hostile network', () => {
+  describe('retry classification: not sent is always retried, maybe executed says so', () => {
+    it('retries a refused connection 3 times, mayHaveExecuted false, also with retryAmbiguous: false', async () => {
+      const url = await refusingUrl();
+      for (const retryAmbiguous of [true, false]) {
+        const { result: error, ms } = await timed(() =>
+          failure(clientOf(url, { retryAmbiguous }).payouts.mpesa(PAYOUT)),
+        );
+        expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
+        expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
+        expect(error.message).toContain('the request was not sent');
+        // Backoffs of 200 and 400 ms, nothing else.
+        expect(ms).toBeGreaterThanOrEqual(590);
+        expect(ms).toBeLessThan(1_500);
+        figures.push(
+          `refused (retryAmbiguous ${retryAmbiguous}): 3 attempts, ${Math.round(ms)} ms`,
+        );
+      }
+    });
+
+    it('retries a DNS failure of https://no-such-host.invalid 3 times, mayHaveExecuted false', async () => {
+      const { result: error, ms } = await timed(() =>
+        failure(
+          clientOf('https://no-such-host.invalid', { retryAmbiguous: false }).payouts.mpesa(PAYOUT),
+        ),
+      );
+      expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
+      expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((error.cause as { code?: string }).code);
+      expect(ms).toBeLessThan(3_000);
+      figures.push(`DNS failure: 3 attempts, ${Math.round(ms)} ms`);
+    });
+
+    it('retries a connect that never completes (timeout before sending), mayHaveExecuted false', async () => {
+      const listener = await UnacceptingListener.start();
+      try {
+        // The precondition: the kernel really leaves a new connect pending.
+        expect(await listener.connectHangsFor(100)).toBe(true);
+        const { result: error, ms } = await timed(() =>
+          failure(
+            clientOf(listener.url, { timeout: 200, retryAmbiguous: false }).payouts.mpesa(PAYOUT),
+          ),
+        );
+        expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: false });
+        expect(error.message).toContain('the request was not sent');
+        // Three attempts of 200 ms and backoffs of 200 and 400 ms.
+        expect(ms).toBeGreaterThanOrEqual(1_190);
+        expect(ms).toBeLessThan(2_000);
+        figures.push(`connect timeout: 3 attempts, ${Math.round(ms)} ms`);
+      } finally {
+        await listener.close();
+      }
+    });
+
+    describe('ambiguous failures', () => {
+      let server: HostileServer;
+      beforeAll(async () => {
+        server = await HostileServer.start(silent);
+      });
+      afterEach(() => {
+        server.seen.length = 0;
+      });
+      afterAll(() => server.close());
+
+      it.each([
+        ['a reset after the request was written', resetAfterRead, 'NETWORK_ERROR', 3],
+        ['a 5xx', answer({ success: false, message: 'down' }, 502), 'SERVICE_ERROR', 3],
+        ['a 2xx whose body is HTML', answer('<html>ok</html>'), 'INVALID_RESPONSE', 1],
+        ['a 2xx whose body is cut short', truncated, 'RESPONSE_INCOMPLETE', 1],
+      ] as const)('%s: mayHaveExecuted true', async (_label, handler, code, attempts) => {
+        server.handle = handler;
+        const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+        expect(error).toMatchObject({ code, attempts, mayHaveExecuted: true });
+        expect(server.executions).toBe(attempts);
+      });
+
+      it('a timeout after the request was written: mayHaveExecuted true', async () => {
+        server.handle = silent;
+        const error = await failure(clientOf(server.url, { timeout: 100 }).payouts.mpesa(PAYOUT));
+        expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: true });
+        expect(server.executions).toBe(3);
+      });
+
+      it('stays mayHaveExecuted after a later attempt fails before sending', async () => {
+        // The first attempt reaches the service, which then goes away: later attempts are refused.
+        server.handle = (res) => {
+          res.socket?.resetAndDestroy();
+          void server.close();
+        };
+        const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+        server = await HostileServer.start(silent);
+
+        expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: true });
+        expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
+        expect(error.message).not.toContain('the request was not sent');
+      });
+
+      it('stays mayHaveExecuted when a 5xx is followed by a refusal', async () => {
+        server.handle = (res, req, index) =>
+          answer(
+            { success: false, message: index === 0 ? 'gateway' : 'duplicate' },
+            index === 0 ? 502 : 409,
+          )(res, req, index);
+        const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+        expect(error).toMatchObject({
+          code: 'SERVICE_ERROR',
+          status: 409,
+          attempts: 2,
+          mayHaveExecuted: true,
+        });
+      });
+    });
+
+    describe('a slow server that ignores Idempotency-Key (answers after the timeout)', () => {
+      let slow: HostileServer;
+      beforeAll(async () => {
+        slow = await HostileServer.start(answer(PAYOUT_ANSWER, 200, 300));
+      });
+      afterEach(() => {
+        slow.seen.length = 0;
+      });
+      afterAll(() => slow.close());
+
+      it('executes one payout 3 times with the default options', async () => {
+        const error = await failure(clientOf(slow.url, { timeout: 150 }).payouts.mpesa(PAYOUT));
+        expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: true });
+        expect(slow.executions).toBe(3);
+        // One key on every attempt: a service that honours it would execute once.
+        expect(new Set(slow.seen.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+        figures.push(`slow server, default: ${slow.executions} executions`);
+      });
+
+      it('executes it exactly once with retryAmbiguous: false, as module option and per call', async () => {
+        const byModule = await failure(
+          clientOf(slow.url, { timeout: 150, retryAmbiguous: false }).payouts.mpesa(PAYOUT),
+        );
+        expect(slow.executions).toBe(1);
+        const byCall = await failure(
+          clientOf(slow.url, { timeout: 150 }).payouts.mpesa(PAYOUT, { retryAmbiguous: false }),
+        );
+        expect(slow.executions).toBe(2);
+        for (const error of [byModule, byCall]) {
+          expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 1, mayHaveExecuted: true });
+        }
+        figures.push('slow server, retryAmbiguous false: 1 execution (module), 1 (per call)');
+      });
+
+      it('per call retryAmbiguous: true overrides a module false', async () => {
+        await failure(
+          clientOf(slow.url, { timeout: 150, retryAmbiguous: false }).payouts.mpesa(PAYOUT, {
+            retryAmbiguous: true,
+          }),
+        );
+        expect(slow.executions).toBe(3);
+      });
+    });
+  });
+
+  describe('Retry-After', () => {
+    let server: HostileServer;
+    beforeAll(async () => {
+      server = await HostileServer.start(silent);
+    });
+    afterEach(() => {
+      server.seen.length = 0;
+    });
+    afterAll(() => server.close());
+
+    it('waits max(backoff, Retry-After: 1) = 1,000 ms before retrying a 503', async () => {
+      server.handle = (res, req, index) =>
+        index === 0
+          ? answer({ success: false }, 503, 0, { 'Retry-After': '1' })(res, req, index)
+          : answer(PAYOUT_ANSWER)(res, req, index);
+      const response = await clientOf(server.url).payouts.mpesa(PAYOUT);
+      const gap = server.seen[1].at - server.seen[0].at;
+
+      expect(response.transactionReference).toBe(PAYOUT_REFERENCE);
+      expect(gap).toBeGreaterThanOrEqual(990);
+      expect(gap).toBeLessThan(1_300);
+      figures.push(`503 Retry-After 1: gap ${Math.round(gap)} ms`);
+    });
+
+    it('does not retry a 503 asking for 10 s (above maxRetryAfterMs 5,000), and reports it', async () => {
+      server.handle = answer({ success: false }, 503, 0, { 'Retry-After': '10' });
+      const { result: error, ms } = await timed(() =>
+        failure(clientOf(server.url).payouts.mpesa(PAYOUT)),
+      );
+      expect(server.seen).toHaveLength(1);
+      expect(error).toMatchObject({ status: 503, attempts: 1, mayHaveExecuted: true });
+      expect(error.retryAfterMs).toBeGreaterThan(9_000);
+      expect(error.retryAfterMs).toBeLessThanOrEqual(10_000);
+      expect(ms).toBeLessThan(500);
+      figures.push(`503 Retry-After 10: 1 attempt, retryAfterMs ${error.retryAfterMs}`);
+    });
+
+    it('does not retry a Retry-After above a lowered maxRetryAfterMs (0)', async () => {
+      server.handle = (res, req, index) =>
+        index === 0
+          ? answer({ success: false }, 503, 0, { 'Retry-After': '1' })(res, req, index)
+          : answer(PAYOUT_ANSWER)(res, req, index);
+      await expect(
+        clientOf(server.url, { maxRetryAfterMs: 0 }).payouts.mpesa(PAYOUT),
+      ).rejects.toMatchObject({ status: 503, attempts: 1, retryAfterMs: 1_000 });
+    });
+
+    it('does not retry a 429, and exposes Retry-After and sanitised headers', async () => {
+      const token = Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
+      server.handle = (res) => {
+        res.writeHead(429, {
+          'Retry-After': '2',
+          'Set-Cookie': 'session=abc',
+          'X-Request-Id': 'r-1',
+          'X-Echo-Auth': `Basic ${token}`,
+          'X-Echo-Password': PASSWORD,
+          'content-type': 'application/json',
+        });
+        res.end(JSON.stringify({ status: 429, success: false, message: 'slow down' }));
+      };
+      const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+
+      expect(server.seen).toHaveLength(1);
+      expect(error).toMatchObject({ status: 429, retryAfterMs: 2_000, mayHaveExecuted: false });
+      const headers = error.headers ?? {};
+      expect(headers).toMatchObject({ 'retry-after': '2', 'x-request-id': 'r-1' });
+      expect(headers).not.toHaveProperty('set-cookie');
+      expect(Object.keys(headers).every((name) => name === name.toLowerCase())).toBe(true);
+      expect(headers['x-echo-auth']).toBe('Basic [REDACTED]');
+      expect(headers['x-echo-password']).toBe('[REDACTED]');
+      expect(JSON.stringify(headers)).not.toContain(token);
+    });
+  });
+
+  describe('every attempt has a wall-clock deadline', () => {
+    let dripping: HostileServer;
+    let quiet: HostileServer;
+    beforeAll(async () => {
+      dripping = await HostileServer.start(drip);
+      quiet = await HostileServer.start(silent);
+    });
+    afterEach(() => {
+      dripping.seen.length = 0;
+      quiet.seen.length = 0;
+    });
+    afterAll(() => Promise.all([dripping.close(), quiet.close()]));
+
+    it('cuts a body dripped at 2 bytes/s at timeout 1,000 ms, RESPONSE_INCOMPLETE, not retried', async () => {
+      const { result: error, ms } = await timed(() =>
+        failure(clientOf(dripping.url, { timeout: 1_000 }).payouts.mpesa(PAYOUT)),
+      );
+      expect(ms).toBeGreaterThanOrEqual(990);
+      expect(ms).toBeLessThan(1_300);
+      expect(error).toMatchObject({
+        code: 'RESPONSE_INCOMPLETE',
+        status: 200,
+        attempts: 1,
+        mayHaveExecuted: true,
+      });
+      expect(dripping.executions).toBe(1);
+      figures.push(`drip: rejected after ${Math.round(ms)} ms, 1 attempt`);
+    });
+
+    it('cuts a server that never answers at timeout 1,000 ms, TIMEOUT (with retryAmbiguous: false: once)', async () => {
+      const { result: error, ms } = await timed(() =>
+        failure(
+          clientOf(quiet.url, { timeout: 1_000, retryAmbiguous: false }).payouts.mpesa(PAYOUT),
+        ),
+      );
+      expect(ms).toBeGreaterThanOrEqual(990);
+      expect(ms).toBeLessThan(1_300);
+      expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 1, mayHaveExecuted: true });
+      expect(quiet.executions).toBe(1);
+      figures.push(`silent: rejected after ${Math.round(ms)} ms, 1 attempt`);
+    });
+
+    it('lets app.close() resolve within timeout + 1 s while a call is stuck; the call rejects CLIENT_CLOSED', async () => {
+      @Module({
+        imports: [
+          PaymentsModule.forRoot({
+            apiUsername: USERNAME,
+            apiPassword: PASSWORD,
+            baseUrl: dripping.url,
+            timeout: 1_000,
+          }),
+        ],
+      })
+      class ShopModule {}
+      const app = await NestFactory.create(ShopModule, { logger: false });
+      await app.init();
+      const call = app
+        .get(PayoutsService)
+        .mpesa(PAYOUT)
+        .then(
+          () => new Error('the call resolved'),
+          (error: unknown) => error,
+        );
+      while (dripping.executions === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      const { ms } = await timed(() => app.close());
+      const error = (await call) as ServiceAPIError;
+
+      expect(ms).toBeLessThan(2_000);
+      expect(error).toMatchObject({ code: 'CLIENT_CLOSED', mayHaveExecuted: true, attempts: 1 });
+      expect(dripping.executions).toBe(1);
+      figures.push(`app.close() with a stuck call: ${Math.round(ms)} ms`);
+    });
+
+    it('says mayHaveExecuted when closing cancels the retry of a 503', async () => {
+      quiet.handle = answer({ success: false }, 503);
+      const client = clientOf(quiet.url);
+      const call = failure(client.payouts.mpesa(PAYOUT));
+      while (quiet.executions === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.close();
+      const error = await call;
+      quiet.handle = silent;
+
+      expect(error).toMatchObject({ code: 'CLIENT_CLOSED', attempts: 1, mayHaveExecuted: true });
+      expect(quiet.executions).toBe(1);
+    });
+  });
+});
