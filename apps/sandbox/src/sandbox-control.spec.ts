@@ -16,7 +16,7 @@ describe('sandbox.control (the typed control client)', () => {
       examplePath('payouts.mpesa'),
       wireBody('payouts.mpesa'),
     );
-    const reference = (accepted.body as { correlator_id: string }).correlator_id;
+    const reference = (accepted.json as { correlator_id: string }).correlator_id;
 
     const ledger = await sandbox.control.transactions();
     expect(ledger.map((t) => [t.reference, t.operation, t.kind])).toEqual([
