@@ -1,6 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, PaymentsModuleOptions, PaymentsWebhookModule } from '@malipo/nestjs';
+import {
+  PaymentsModule,
+  PaymentsModuleOptions,
+  PaymentsWebhookModule,
+  PaymentsWebhookModuleOptions,
+} from '@malipo/nestjs';
 import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
 import { OrdersModule } from './orders/orders.module';
 
@@ -39,8 +44,22 @@ export class AppModule {
         }),
         OrdersModule,
         // Confirms each webhook with the status look-up of the PaymentsModule above before the
-        // order handlers see it: the service does not sign its callbacks.
-        PaymentsWebhookModule.forRoot({ path: WEBHOOK_ROUTE }),
+        // order handlers see it: the service does not sign its callbacks. With REDIS_URL, the
+        // claims are shared by every instance (the module closes the connection on shutdown: its
+        // factory made the store); without it, each instance remembers in memory.
+        PaymentsWebhookModule.forRootAsync({
+          path: WEBHOOK_ROUTE,
+          inject: [ConfigService],
+          useFactory: async (
+            config: ConfigService<DemoEnvironment, true>,
+          ): Promise<PaymentsWebhookModuleOptions> => {
+            const url = config.get('REDIS_URL', { infer: true });
+            if (!url) return {};
+            // Loaded only when used: `npm start` without Redis does not load ioredis.
+            const { RedisPaymentsWebhookStore } = await import('@malipo/nestjs/redis');
+            return { store: new RedisPaymentsWebhookStore({ url }) };
+          },
+        }),
       ],
     };
   }

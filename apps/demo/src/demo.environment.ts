@@ -13,6 +13,7 @@ import {
 } from 'class-validator';
 
 const URL_RULE = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+const REDIS_URL_RULE = { ...URL_RULE, protocols: ['redis', 'rediss'] };
 
 /** The demo's environment, validated at boot. Credentials come only from here. */
 export class DemoEnvironment {
@@ -57,6 +58,15 @@ export class DemoEnvironment {
   )
   @IsBoolean()
   PAYMENTS_DEBUG?: boolean;
+
+  /**
+   * Redis shared by every instance of the demo (`redis://host:6379`): webhook claims and the
+   * duplicate-execution journal live there, so a delivery to any instance runs its handlers once.
+   * Unset: each instance remembers in memory (fine for one instance; `npm start` needs no Redis).
+   */
+  @IsOptional()
+  @IsUrl(REDIS_URL_RULE)
+  REDIS_URL?: string;
 }
 
 /** Validates raw environment variables; throws naming every bad variable (never its value). */

@@ -28,15 +28,21 @@ export {
   type PaymentWebhookKind,
   type PaymentWebhookPayload,
 } from './payment-webhook-event';
-export { InMemoryPaymentsWebhookStore, type PaymentsWebhookStore } from './payments-webhook.store';
+export {
+  InMemoryPaymentsWebhookStore,
+  type PaymentsWebhookClaim,
+  type PaymentsWebhookStore,
+} from './payments-webhook.store';
 export {
   PaymentsWebhookDispatcher,
   type PaymentWebhookDispatch,
 } from './payments-webhook.dispatcher';
 export type { PaymentWebhookReceipt } from './payments-webhook.controller';
 export {
+  PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
   type PaymentWebhookContradiction,
+  PaymentWebhookStoreError,
 } from './payments-webhook.errors';

@@ -22,9 +22,11 @@ import {
   PaymentsWebhookDispatcher,
 } from './payments-webhook.dispatcher';
 import {
+  PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
+  PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type {
   PaymentsWebhookModuleOptions,
@@ -53,8 +55,9 @@ function isJson(contentType: string | string[] | undefined): boolean {
  * The webhook route. Statuses: 200 accepted (handled, or a duplicate of a processed event); 400
  * not a JSON object or no usable `transaction_reference`; 401 refused by `verify`; 409 contradicted
  * by the service's record; 415 not `application/json`; 500 a handler failed; 503 not confirmable
- * now (look-up failed) or a concurrent copy of a delivery that failed. Every non-2xx leaves the
- * event unprocessed, so a re-delivery is handled in full.
+ * now (look-up failed), a concurrent copy of a delivery that failed, another delivery holds the
+ * event's claim (another instance is handling it), or the store failed (Redis unreachable). Every
+ * non-2xx leaves the event unprocessed, so a re-delivery is handled in full.
  *
  * The route is an option, and decorators take constants: the controller is made per registration.
  */
@@ -102,9 +105,15 @@ export function createPaymentsWebhookController(path: string): Type {
         if (error instanceof PaymentWebhookContradictedError) {
           throw new ConflictException("The event does not match the service's record");
         }
+        if (error instanceof PaymentWebhookBusyError) {
+          throw new ServiceUnavailableException(
+            'The event is being processed by another delivery; deliver it again later',
+          );
+        }
         if (
           error instanceof PaymentWebhookConfirmationError ||
-          error instanceof PaymentWebhookConcurrentFailureError
+          error instanceof PaymentWebhookConcurrentFailureError ||
+          error instanceof PaymentWebhookStoreError
         ) {
           throw new ServiceUnavailableException(
             'The event could not be processed now; deliver it again',

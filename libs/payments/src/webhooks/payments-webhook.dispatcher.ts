@@ -7,18 +7,24 @@ import {
 } from './payment-webhook-event';
 import {
   ALL_PAYMENT_EVENTS,
+  DEFAULT_WEBHOOK_LEASE_MS,
   PAYMENT_EVENT_HANDLER,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
+  PAYMENTS_WEBHOOK_OPTIONS,
   PAYMENTS_WEBHOOK_STORE,
 } from './payments-webhook.constants';
 import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import {
+  PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
+  PaymentWebhookStoreError,
 } from './payments-webhook.errors';
+import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { forLog } from './payments-webhook.logging';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
+import type { PaymentsWebhookStoreHost } from './payments-webhook.store-host';
 
 export { PAYMENTS_WEBHOOK_STORE } from './payments-webhook.constants';
 
@@ -44,10 +50,29 @@ function deliveryKey(event: PaymentWebhookEvent): string {
   return `${event.transactionReference}:${event.succeeded ? 'succeeded' : 'failed'}`;
 }
 
+/** The methods a store must have, as the boot error names them. */
+const STORE_METHODS = {
+  claim: 'claim(key, leaseMs)',
+  complete: 'complete(key)',
+  release: 'release(key)',
+  recordReference: 'recordReference(idempotencyKey, reference)',
+} as const;
+
+/** Waits between the attempts to mark a processed event `done` when the store fails. */
+const COMPLETE_RETRY_DELAYS_MS = [50, 200];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * Runs the `@OnPaymentEvent()` handlers of the app for each confirmed event, once: confirmation
- * first, then deduplication (so a forged event can never mark the genuine one as seen), then the
- * duplicate-execution check, then the handlers.
+ * first, then the claim in the store (so a forged event can never mark the genuine one as seen),
+ * then the duplicate-execution check, then the handlers, then `complete` (or `release` when a
+ * handler failed).
+ *
+ * The claim is what makes several instances safe: of all the deliveries of one event, to any
+ * instance, one holds it at a time (`busy` answers 503, and the service delivers again later),
+ * and once one completed the others are duplicates. Copies that reach the same instance wait for
+ * the delivery in flight instead (no store round trip, and a 200 when it succeeds).
  */
 @Injectable()
 export class PaymentsWebhookDispatcher implements OnModuleInit {
@@ -56,20 +81,33 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   /** Deliveries being handled now, by event key: a copy waits for the first instead of racing it. */
   private readonly inFlight = new Map<string, Promise<DeliveryEnd>>();
 
+  private readonly store: PaymentsWebhookStore;
+  private readonly leaseMs: number;
+
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
     private readonly confirmation: PaymentsWebhookConfirmation,
-    @Inject(PAYMENTS_WEBHOOK_STORE) private readonly store: PaymentsWebhookStore,
-  ) {}
+    @Inject(PAYMENTS_WEBHOOK_STORE) host: PaymentsWebhookStoreHost,
+    @Inject(PAYMENTS_WEBHOOK_OPTIONS) options: PaymentsWebhookModuleOptions,
+  ) {
+    this.store = host.store;
+    this.leaseMs = options.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
+  }
 
   onModuleInit(): void {
-    // A store written for an older version would silently lose the duplicate-execution check.
-    if (typeof (this.store as Partial<PaymentsWebhookStore>).recordReference !== 'function') {
-      throw new Error(
-        'The PaymentsWebhookModule store must implement recordReference(idempotencyKey, reference)',
-      );
+    // A store written for an older version (has/add) could not claim events atomically, nor
+    // journal references: several instances would run handlers twice.
+    const store = this.store as Partial<Record<keyof typeof STORE_METHODS, unknown>>;
+    const missing = Object.entries(STORE_METHODS)
+      .filter(([method]) => typeof store[method as keyof typeof STORE_METHODS] !== 'function')
+      .map(([, signature]) => signature);
+    if (missing.length > 0) {
+      throw new Error(`The PaymentsWebhookModule store must implement ${missing.join(', ')}`);
+    }
+    if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 1) {
+      throw new Error('The PaymentsWebhookModule option leaseMs must be a positive integer (ms)');
     }
     // An instance reached through several providers (useExisting aliases) registers once.
     const scanned = new Set<object>();
@@ -97,11 +135,13 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   /**
    * Confirms `event` and runs its handlers unless it was processed already.
    *
-   * A copy that arrives while the same event is being handled waits for it: if that delivery
-   * failed, the copy fails too ({@link PaymentWebhookConcurrentFailureError}) rather than being
-   * acknowledged for work that did not happen; if it was refused, the copy is judged on its own.
+   * A copy that arrives at this instance while the same event is being handled here waits for
+   * it: if that delivery failed, the copy fails too ({@link PaymentWebhookConcurrentFailureError})
+   * rather than being acknowledged for work that did not happen; if it was refused, the copy is
+   * judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
    * @throws PaymentWebhookContradictedError, PaymentWebhookConfirmationError,
-   *   PaymentWebhookConcurrentFailureError, or what a handler or the store threw.
+   *   PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
+   *   what a handler threw.
    */
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
     const key = deliveryKey(event);
@@ -133,34 +173,50 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
 
   private async process(event: PaymentWebhookEvent, key: string): Promise<PaymentWebhookDispatch> {
     const confirmed = await this.confirmation.confirm(event);
-    if (await this.store.has(key)) return { duplicate: true, handled: 0 };
-    if (confirmed.idempotencyKey !== undefined) {
-      await this.detectDuplicateExecution(confirmed, confirmed.idempotencyKey);
+    const claim = await this.storeCall(event, 'claim', () => this.store.claim(key, this.leaseMs));
+    if (claim === 'done') return { duplicate: true, handled: 0 };
+    // Anything but a claim (`busy`, or a store's unknown answer) runs nothing: deliver it later.
+    if (claim !== 'claimed') throw new PaymentWebhookBusyError(event.transactionReference);
+    let handled: number;
+    try {
+      if (confirmed.idempotencyKey !== undefined) {
+        await this.detectDuplicateExecution(confirmed, confirmed.idempotencyKey);
+      }
+      const handlers = [
+        ...(confirmed.name ? (this.handlers.get(confirmed.name) ?? []) : []),
+        ...(this.handlers.get(ALL_PAYMENT_EVENTS) ?? []),
+      ];
+      for (const handler of handlers) await handler(confirmed as never);
+      handled = handlers.length;
+    } catch (error) {
+      await this.release(event, key);
+      throw error;
     }
-    const handlers = [
-      ...(confirmed.name ? (this.handlers.get(confirmed.name) ?? []) : []),
-      ...(this.handlers.get(ALL_PAYMENT_EVENTS) ?? []),
-    ];
-    for (const handler of handlers) await handler(confirmed as never);
-    await this.store.add(key);
-    return { duplicate: false, handled: handlers.length };
+    await this.complete(event, key);
+    return { duplicate: false, handled };
   }
 
   /**
    * Journals the event's reference under its idempotency key; a second reference means the call
-   * was executed twice. The alarm is marked raised only after its handlers succeeded, so a failing
-   * alarm handler sees it again on the re-delivery.
+   * was executed twice. The alarm has its own claim, completed only after its handlers succeeded,
+   * so that of several instances one raises it, and a failing alarm handler sees it again on the
+   * re-delivery. An alarm another delivery holds is left to it: that delivery is not acknowledged
+   * until the alarm was handled.
    */
   private async detectDuplicateExecution(
     event: PaymentWebhookEvent,
     idempotencyKey: string,
   ): Promise<void> {
-    const references = [
-      ...new Set(await this.store.recordReference(idempotencyKey, event.transactionReference)),
-    ];
+    const recorded = await this.storeCall(event, 'recordReference', () =>
+      this.store.recordReference(idempotencyKey, event.transactionReference),
+    );
+    const references = [...new Set(recorded)];
     if (references.length < 2) return;
     const alarmKey = `${PAYMENT_DUPLICATE_EVENT}:${idempotencyKey}:${[...references].sort().join(',')}`;
-    if (await this.store.has(alarmKey)) return;
+    const claim = await this.storeCall(event, 'claim', () =>
+      this.store.claim(alarmKey, this.leaseMs),
+    );
+    if (claim !== 'claimed') return;
     this.logger.error(
       `The call with idempotency key ${forLog(idempotencyKey)} was executed more than once: ` +
         `references ${references.map((reference) => forLog(reference)).join(', ')}`,
@@ -171,9 +227,71 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       references,
       event,
     };
-    for (const handler of this.handlers.get(PAYMENT_DUPLICATE_EVENT) ?? []) {
-      await handler(alarm as never);
+    try {
+      for (const handler of this.handlers.get(PAYMENT_DUPLICATE_EVENT) ?? []) {
+        await handler(alarm as never);
+      }
+    } catch (error) {
+      await this.release(event, alarmKey);
+      throw error;
     }
-    await this.store.add(alarmKey);
+    await this.complete(event, alarmKey);
+  }
+
+  /** A store call whose failure becomes a {@link PaymentWebhookStoreError} (answered 503). */
+  private async storeCall<T>(
+    event: PaymentWebhookEvent,
+    operation: string,
+    call: () => T | Promise<T>,
+  ): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.logger.warn(
+        `The webhook store failed (${operation}) for ${forLog(event.transactionReference)}: ` +
+          `${error instanceof Error ? error.message : 'error'}; the service should deliver it again`,
+      );
+      throw new PaymentWebhookStoreError(event.transactionReference, operation, error);
+    }
+  }
+
+  /**
+   * Gives the claim up after a handler failed. If the store fails too, the claim stays until its
+   * lease ends: the re-deliveries meanwhile are `busy` (503), the first one after it runs.
+   */
+  private async release(event: PaymentWebhookEvent, key: string): Promise<void> {
+    try {
+      await this.store.release(key);
+    } catch (error) {
+      this.logger.warn(
+        `Could not release the claim of ${forLog(key)} after a handler failed ` +
+          `(${error instanceof Error ? error.message : 'error'}): it ends with its lease ` +
+          `(${this.leaseMs} ms) for ${forLog(event.transactionReference)}`,
+      );
+    }
+  }
+
+  /**
+   * Marks the event processed, retrying briefly when the store fails. The handlers already ran:
+   * the delivery is acknowledged even if the mark could not be written, because a 503 would make
+   * the service deliver it again and, once the lease ended, run the handlers a second time.
+   */
+  private async complete(event: PaymentWebhookEvent, key: string): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.store.complete(key);
+        return;
+      } catch (error) {
+        if (attempt >= COMPLETE_RETRY_DELAYS_MS.length) {
+          this.logger.error(
+            `The handlers of ${forLog(key)} ran but the store could not mark it processed ` +
+              `(${error instanceof Error ? error.message : 'error'}); a copy delivered after ` +
+              `the lease (${this.leaseMs} ms) would run them again`,
+          );
+          return;
+        }
+      }
+      await sleep(COMPLETE_RETRY_DELAYS_MS[attempt]);
+    }
   }
 }

@@ -59,3 +59,39 @@ export class PaymentWebhookConcurrentFailureError extends PaymentsError {
     super('A concurrent delivery of the same webhook event failed; deliver it again');
   }
 }
+
+/**
+ * Another delivery of the same event holds its claim in the store (another instance is running
+ * its handlers, or crashed while doing so and its lease has not ended). No handler ran. The
+ * webhook route answers 503: the next delivery finds the event processed (200), or takes the
+ * claim over once the lease has ended.
+ */
+export class PaymentWebhookBusyError extends PaymentsError {
+  override readonly name = 'PaymentWebhookBusyError';
+
+  constructor(
+    /** Reference of the event. */
+    readonly transactionReference: string,
+  ) {
+    super('Another delivery of this webhook event is being processed; deliver it again later');
+  }
+}
+
+/**
+ * The webhook store failed (Redis unreachable, a command timed out...) before the handlers could
+ * run, or while releasing a failed delivery. The webhook route answers 503: the service delivers
+ * the event again, and nothing was marked processed.
+ */
+export class PaymentWebhookStoreError extends PaymentsError {
+  override readonly name = 'PaymentWebhookStoreError';
+
+  constructor(
+    /** Reference of the event. */
+    readonly transactionReference: string,
+    /** What the store was doing: `claim`, `recordReference`... */
+    readonly operation: string,
+    cause: unknown,
+  ) {
+    super(`The webhook store failed (${operation}); deliver the event again`, { cause });
+  }
+}

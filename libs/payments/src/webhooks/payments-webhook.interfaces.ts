@@ -16,10 +16,28 @@ export interface PaymentsWebhookModuleOptions {
    */
   account?: string;
   /**
-   * Remembers processed events and the references of each idempotency key. Default: an
-   * {@link InMemoryPaymentsWebhookStore} per registration (process-local, bounded).
+   * Claims, remembers processed events and journals the references of each idempotency key.
+   * Default: an {@link InMemoryPaymentsWebhookStore} per registration (process-local, bounded).
+   * Several instances behind a load balancer need a shared one: `RedisPaymentsWebhookStore` from
+   * `@malipo/nestjs/redis`.
+   *
+   * Who closes it on shutdown: the module closes a store only when the module created it, by
+   * calling its `onModuleDestroy()`, else its `close()`, if it has one:
+   * - no `store`: the module's default store (nothing to close);
+   * - `forRootAsync`: a store the options factory created (`useFactory: (config) => ({ store: new
+   *   RedisPaymentsWebhookStore(...) })`) is the module's. A store that is a provider of your app
+   *   (injected into the factory) is not: Nest runs its hooks as for any provider;
+   * - `forRoot({ store })`: the store existed before the module, so it is yours: close it
+   *   yourself, or register it as a provider so that Nest does.
    */
   store?: PaymentsWebhookStore;
+  /**
+   * How long (ms) a delivery holds its claim on an event while the handlers run. Default 30 000.
+   * Keep it above your slowest handler: once it ends, another delivery may run the handlers too.
+   * An instance that crashes mid-handler delays the event by at most this: the next delivery
+   * after it takes the claim over.
+   */
+  leaseMs?: number;
   /**
    * Decides whether a delivery is genuine before anything else (shared secret header, IP
    * allow-list, signature...): false answers 401 and runs nothing. It adds to `confirm`, it does not

@@ -1,14 +1,34 @@
 import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createPaymentsWebhookController } from './payments-webhook.controller';
-import { DEFAULT_WEBHOOK_PATH, PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
+import {
+  DEFAULT_WEBHOOK_PATH,
+  PAYMENTS_WEBHOOK_OPTIONS,
+  PAYMENTS_WEBHOOK_OPTIONS_SOURCE,
+} from './payments-webhook.constants';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import type {
   PaymentsWebhookModuleExtras,
   PaymentsWebhookModuleOptions,
 } from './payments-webhook.interfaces';
+import type { PaymentsWebhookOptionsSource } from './payments-webhook.store-host';
 
 export { PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
+
+/**
+ * `forRoot` provides its options as a value, `forRootAsync` through a factory: a store in the
+ * former existed before the module (the caller's), in the latter the factory may have made it.
+ */
+function optionsSource(definition: DynamicModule): PaymentsWebhookOptionsSource {
+  const given = (definition.providers ?? []).some(
+    (provider) =>
+      typeof provider === 'object' &&
+      'provide' in provider &&
+      provider.provide === PAYMENTS_WEBHOOK_OPTIONS &&
+      'useValue' in provider,
+  );
+  return given ? 'forRoot' : 'forRootAsync';
+}
 
 export const {
   ConfigurableModuleClass: ConfigurablePaymentsWebhookModule,
@@ -25,6 +45,10 @@ export const {
     { path: DEFAULT_WEBHOOK_PATH },
     (definition, extras): DynamicModule => ({
       ...definition,
+      providers: [
+        ...(definition.providers ?? []),
+        { provide: PAYMENTS_WEBHOOK_OPTIONS_SOURCE, useValue: optionsSource(definition) },
+      ],
       imports: [...(definition.imports ?? []), DiscoveryModule],
       controllers: [createPaymentsWebhookController(extras.path ?? DEFAULT_WEBHOOK_PATH)],
       exports: [PaymentsWebhookDispatcher],

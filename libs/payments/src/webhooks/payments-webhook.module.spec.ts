@@ -23,7 +23,11 @@ import {
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { PaymentsWebhookModule } from './payments-webhook.module';
-import { InMemoryPaymentsWebhookStore } from './payments-webhook.store';
+import {
+  InMemoryPaymentsWebhookStore,
+  type PaymentsWebhookClaim,
+  type PaymentsWebhookStore,
+} from './payments-webhook.store';
 
 const API_USERNAME = 'shop-user';
 const API_PASSWORD = 'webhook-spec-password';
@@ -754,17 +758,252 @@ describe('PaymentsWebhookModule', () => {
 
       await deliver(EXAMPLES.kenyaSuccess, { query: '?malipo_key=order-9' });
 
-      expect(store.has('9BD103739849eR:succeeded')).toBe(true);
+      expect(store.claim('9BD103739849eR:succeeded', 1000)).toBe('done');
       expect(store.recordReference('order-9', '9BD103739849eR')).toEqual(['9BD103739849eR']);
     });
 
     it('fails at boot with a store that cannot journal references', async () => {
-      const store = { has: () => false, add: () => undefined };
+      const store = {
+        claim: () => 'claimed' as const,
+        complete: () => undefined,
+        release: () => undefined,
+      };
       await expect(
         boot([
           PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true, store } as never),
         ]),
       ).rejects.toThrow(/recordReference/);
+    });
+  });
+
+  describe('store', () => {
+    /** The default store's behaviour, with its calls recorded and failures on demand. */
+    class RecordingStore implements PaymentsWebhookStore {
+      readonly calls: string[] = [];
+      /** Methods that throw, as an unreachable Redis does. */
+      readonly failing = new Set<string>();
+      /** Answer of the next claims instead of the store's. */
+      claimAnswer?: PaymentsWebhookClaim;
+      closed = 0;
+      private readonly inner = new InMemoryPaymentsWebhookStore();
+
+      claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
+        return this.call(
+          `claim ${key} ${leaseMs}`,
+          () => this.claimAnswer ?? this.inner.claim(key, leaseMs),
+        );
+      }
+      complete(key: string): Promise<void> {
+        return this.call(`complete ${key}`, () => this.inner.complete(key));
+      }
+      release(key: string): Promise<void> {
+        return this.call(`release ${key}`, () => this.inner.release(key));
+      }
+      recordReference(idempotencyKey: string, reference: string): Promise<readonly string[]> {
+        return this.call(`recordReference ${idempotencyKey} ${reference}`, () =>
+          this.inner.recordReference(idempotencyKey, reference),
+        );
+      }
+      close(): void {
+        this.closed += 1;
+      }
+
+      private async call<T>(call: string, run: () => T): Promise<T> {
+        this.calls.push(call);
+        await Promise.resolve();
+        if (this.failing.has(call.split(' ')[0])) throw new Error('connect ECONNREFUSED');
+        return run();
+      }
+    }
+
+    it('claims with the lease, then completes, and answers the next copy as a duplicate', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      const { deliver, handlers } = await standard({ store, leaseMs: 1234 });
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      const again = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
+      expect(store.calls).toEqual([
+        'claim 9BD103739849eR:succeeded 1234',
+        'complete 9BD103739849eR:succeeded',
+        'claim 9BD103739849eR:succeeded 1234',
+      ]);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('answers 503 and runs no handler while another delivery holds the claim', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      store.claimAnswer = 'busy';
+      const { deliver, handlers } = await standard({ store });
+
+      const busy = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(busy.status).toBe(503);
+      expect(((await busy.json()) as { message: string }).message).toMatch(/another delivery/);
+      expect(handlers.collectionCalls).toBe(0);
+      expect(store.calls).toEqual(['claim 9BD103739849eR:succeeded 30000']);
+
+      store.claimAnswer = undefined;
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('answers 503 and runs no handler when the store fails, then handles the re-delivery', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      store.failing.add('claim');
+      const { deliver, handlers, logger } = await standard({ store });
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+      expect(handlers.collectionCalls).toBe(0);
+      expect(logger.of('warn').join('\n')).toMatch(/webhook store failed \(claim\)/);
+
+      store.failing.clear();
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('answers 503 and releases the claim when the journal fails', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      store.failing.add('recordReference');
+      const { deliver, handlers } = await standard({ store });
+
+      expect((await deliver(EXAMPLES.kenyaSuccess, { query: '?malipo_key=k-1' })).status).toBe(503);
+
+      expect(handlers.collectionCalls).toBe(0);
+      expect(store.calls.slice(-1)).toEqual(['release 9BD103739849eR:succeeded']);
+    });
+
+    it('releases the claim when a handler fails, and does not complete it', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      const { deliver, handlers } = await standard({ store });
+      handlers.failNext = true;
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(500);
+
+      expect(store.calls).toEqual([
+        'claim 9BD103739849eR:succeeded 30000',
+        'release 9BD103739849eR:succeeded',
+      ]);
+    });
+
+    it('acknowledges a delivery whose handlers ran although the store could not mark it done', async () => {
+      status.settleExamples();
+      const store = new RecordingStore();
+      store.failing.add('complete');
+      const { deliver, handlers, logger } = await standard({ store });
+
+      const response = await deliver(EXAMPLES.kenyaSuccess);
+
+      // A 503 would bring a re-delivery that, once the lease ended, ran the handlers again.
+      expect(response.status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+      expect(store.calls.filter((call) => call.startsWith('complete'))).toHaveLength(3);
+      expect(logger.of('error').join('\n')).toMatch(
+        /handlers of 9BD103739849eR:succeeded ran but the store could not mark it processed/,
+      );
+    });
+
+    it('raises payment.duplicate once although its claim is asked for by each copy', async () => {
+      status.settle('9BD200000001eW', 'success', 500);
+      status.settle('9BD200000002eW', 'success', 500);
+      const store = new RecordingStore();
+      const { deliver, handlers } = await standard({ store });
+      const payout = (reference: string) => ({
+        transaction_reference: reference,
+        result_code: 0,
+        success: true,
+        amount: 500,
+      });
+
+      await deliver(payout('9BD200000001eW'), { query: '?malipo_key=payout-9' });
+      await deliver(payout('9BD200000002eW'), { query: '?malipo_key=payout-9' });
+
+      expect(handlers.duplicates).toHaveLength(1);
+      expect(store.calls).toContain(
+        'complete payment.duplicate:payout-9:9BD200000001eW,9BD200000002eW',
+      );
+    });
+
+    it('fails at boot with a store of the former interface (has/add)', async () => {
+      const store = { has: () => false, add: () => undefined, recordReference: () => [] };
+      await expect(
+        boot([
+          PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true, store } as never),
+        ]),
+      ).rejects.toThrow(/must implement claim\(key, leaseMs\), complete\(key\), release\(key\)$/);
+    });
+
+    it.each([0, -1, 1.5, Number.NaN])('fails at boot with leaseMs %s', async (leaseMs) => {
+      await expect(
+        boot([PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true, leaseMs })]),
+      ).rejects.toThrow(/leaseMs must be a positive integer/);
+    });
+
+    describe('closing on shutdown', () => {
+      const quiet = { confirm: false, verify: () => true };
+
+      it('closes a store the forRootAsync factory created', async () => {
+        let store: RecordingStore | undefined;
+        const { app } = await boot([
+          PaymentsWebhookModule.forRootAsync({
+            useFactory: () => ({ ...quiet, store: (store = new RecordingStore()) }),
+          }),
+        ]);
+
+        await app.close();
+
+        expect(store?.closed).toBe(1);
+      });
+
+      it('prefers onModuleDestroy to close', async () => {
+        const store = Object.assign(new RecordingStore(), { destroyed: 0 });
+        Object.assign(store, { onModuleDestroy: () => (store.destroyed += 1) });
+        const { app } = await boot([
+          PaymentsWebhookModule.forRootAsync({ useFactory: () => ({ ...quiet, store }) }),
+        ]);
+
+        await app.close();
+
+        expect([store.destroyed, store.closed]).toEqual([1, 0]);
+      });
+
+      it('leaves a store given to forRoot open', async () => {
+        const store = new RecordingStore();
+        const { app } = await boot([PaymentsWebhookModule.forRoot({ ...quiet, store })]);
+
+        await app.close();
+
+        expect(store.closed).toBe(0);
+      });
+
+      it('leaves a provider of the app injected into the factory to Nest (closed once)', async () => {
+        @Injectable()
+        class AppStore extends RecordingStore {
+          onModuleDestroy() {
+            this.close();
+          }
+        }
+        @Module({ providers: [AppStore], exports: [AppStore] })
+        class StoreModule {}
+        const { app } = await boot([
+          PaymentsWebhookModule.forRootAsync({
+            imports: [StoreModule],
+            inject: [AppStore],
+            useFactory: (store: AppStore) => ({ ...quiet, store }),
+          }),
+        ]);
+        const store = app.get(AppStore, { strict: false });
+
+        await app.close();
+
+        expect(store.closed).toBe(1);
+      });
     });
   });
 });

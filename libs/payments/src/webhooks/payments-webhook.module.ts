@@ -1,13 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_STORE } from './payments-webhook.constants';
 import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
-import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import {
   ConfigurablePaymentsWebhookModule,
   type PaymentsWebhookModuleForRootOptions,
 } from './payments-webhook.module-definition';
-import { InMemoryPaymentsWebhookStore } from './payments-webhook.store';
+import { PAYMENTS_WEBHOOK_STORE_PROVIDER } from './payments-webhook.store-host';
 
 export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 
@@ -17,19 +15,20 @@ export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
  * `PaymentsWebhookModule.forRootAsync({ imports, inject, useFactory, path })`.
  *
  * Each delivery is parsed into a `PaymentWebhookEvent` (400 when unusable), confirmed with the
- * service's status look-up (409 when contradicted, 503 when the look-up fails), deduplicated, and
- * handed to the `@OnPaymentEvent()` methods of the app's providers. Confirmation uses the
- * `TransactionsService` of a `PaymentsModule` registered anywhere in the app (option `account`
+ * service's status look-up (409 when contradicted, 503 when the look-up fails), claimed in the
+ * store (200 duplicate when processed, 503 while another delivery holds it or when the store
+ * fails), and handed to the `@OnPaymentEvent()` methods of the app's providers. Confirmation uses
+ * the `TransactionsService` of a `PaymentsModule` registered anywhere in the app (option `account`
  * names a named registration).
+ *
+ * With `forRootAsync`, the store may come from DI (`inject: [ConfigService]`, `useFactory:
+ * (config) => ({ store: new RedisPaymentsWebhookStore({ url: config.get('REDIS_URL') }) })`).
+ * The module closes a store on shutdown only when it created it: its default store, or one the
+ * options factory created; never a store given to `forRoot` nor a provider of your app.
  */
 @Module({
   providers: [
-    {
-      provide: PAYMENTS_WEBHOOK_STORE,
-      useFactory: (options: PaymentsWebhookModuleOptions) =>
-        options.store ?? new InMemoryPaymentsWebhookStore(),
-      inject: [PAYMENTS_WEBHOOK_OPTIONS],
-    },
+    PAYMENTS_WEBHOOK_STORE_PROVIDER,
     PaymentsWebhookConfirmation,
     PaymentsWebhookDispatcher,
   ],

@@ -1,17 +1,63 @@
 import { InMemoryPaymentsWebhookStore } from './payments-webhook.store';
 
 describe('InMemoryPaymentsWebhookStore', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('claims an event once: busy while leased, done once completed', () => {
+    const store = new InMemoryPaymentsWebhookStore();
+
+    expect(store.claim('a:succeeded', 1000)).toBe('claimed');
+    expect(store.claim('a:succeeded', 1000)).toBe('busy');
+    store.complete('a:succeeded');
+    expect(store.claim('a:succeeded', 1000)).toBe('done');
+    expect(store.claim('b:succeeded', 1000)).toBe('claimed');
+  });
+
+  it('lets the next delivery claim a released event', () => {
+    const store = new InMemoryPaymentsWebhookStore();
+    store.claim('a:succeeded', 1000);
+
+    store.release('a:succeeded');
+
+    expect(store.claim('a:succeeded', 1000)).toBe('claimed');
+  });
+
+  it('lets the next delivery take an expired lease over', () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    const store = new InMemoryPaymentsWebhookStore();
+    store.claim('a:succeeded', 1000);
+
+    jest.setSystemTime(1_000_999);
+    expect(store.claim('a:succeeded', 1000)).toBe('busy');
+    jest.setSystemTime(1_001_000);
+    expect(store.claim('a:succeeded', 1000)).toBe('claimed');
+  });
+
   it('remembers the last `capacity` processed events', () => {
     const store = new InMemoryPaymentsWebhookStore(2);
-    store.add('a:succeeded');
-    store.add('b:succeeded');
-    store.add('c:failed');
+    for (const key of ['a:succeeded', 'b:succeeded', 'c:failed']) {
+      store.claim(key, 1000);
+      store.complete(key);
+    }
 
-    expect([store.has('a:succeeded'), store.has('b:succeeded'), store.has('c:failed')]).toEqual([
-      false,
-      true,
-      true,
+    expect(['a:succeeded', 'b:succeeded', 'c:failed'].map((k) => store.claim(k, 1000))).toEqual([
+      'claimed',
+      'done',
+      'done',
     ]);
+  });
+
+  it('holds at most `capacity` leases: expired ones are swept, live ones refuse a new claim', () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    const store = new InMemoryPaymentsWebhookStore(2);
+    store.claim('a', 1000);
+    store.claim('b', 5000);
+
+    expect(store.claim('c', 1000)).toBe('busy');
+    jest.setSystemTime(1_001_000);
+    expect(store.claim('c', 1000)).toBe('claimed');
+    // `b` was live throughout: never forgotten, so never claimed twice.
+    expect(store.claim('b', 1000)).toBe('busy');
   });
 
   it('journals each reference of an idempotency key once, oldest first', () => {

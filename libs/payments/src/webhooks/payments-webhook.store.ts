@@ -1,18 +1,45 @@
 /**
- * What the webhook module remembers between deliveries: which events were processed (so a
- * repeated delivery does not run the handlers again) and which references each idempotency key
- * was seen with (so a call executed twice is noticed). Implement it over your database or Redis to
- * keep both across restarts and instances.
+ * What {@link PaymentsWebhookStore.claim} found:
+ * - `claimed`: nobody holds the event and it was not processed: this delivery runs the handlers,
+ *   then calls `complete` (success) or `release` (a handler failed);
+ * - `done`: the event was processed already: the delivery is a duplicate (200, no handler);
+ * - `busy`: another delivery holds an unexpired lease on it, in this instance or another: this
+ *   one is answered 503 so that the service delivers it again later.
+ */
+export type PaymentsWebhookClaim = 'claimed' | 'done' | 'busy';
+
+/**
+ * What the webhook module remembers between deliveries: which events are being processed or were
+ * processed (so that a repeated or concurrent delivery, to any instance, does not run the handlers
+ * again), and which references each idempotency key was seen with (so that a call executed twice
+ * is noticed). The default {@link InMemoryPaymentsWebhookStore} serves one process;
+ * `RedisPaymentsWebhookStore` (`@malipo/nestjs/redis`) serves several instances.
+ *
+ * Every method may throw (or reject) when the store is unreachable: the delivery is then answered
+ * 503 and the service delivers it again. Fail fast (a command timeout of a second or so) rather
+ * than hang: the service waits for the answer.
  */
 export interface PaymentsWebhookStore {
-  /** Whether the event `key` was processed already. */
-  has(key: string): boolean | Promise<boolean>;
-  /** Records that the event `key` was processed (called after every handler succeeded). */
-  add(key: string): void | Promise<void>;
+  /**
+   * Atomically takes the event `key` for `leaseMs` milliseconds, unless it was processed
+   * (`done`) or another delivery holds it (`busy`). The lease ends by itself, so the claim of an
+   * instance that crashed mid-handler is taken over by the next delivery after `leaseMs`.
+   *
+   * A store instance holds at most one claim per key at a time (the dispatcher waits for a copy
+   * in flight in its own process before claiming), so `complete` and `release` name the key only.
+   */
+  claim(key: string, leaseMs: number): PaymentsWebhookClaim | Promise<PaymentsWebhookClaim>;
+  /** Marks the event `key` processed (called after every handler succeeded): later claims are `done`. */
+  complete(key: string): void | Promise<void>;
+  /**
+   * Gives up this store's claim of `key` (a handler failed): the next delivery claims it. A claim
+   * that expired and was taken by another delivery meanwhile is left alone.
+   */
+  release(key: string): void | Promise<void>;
   /**
    * Adds `reference` to the references seen with `idempotencyKey` (once) and returns them all,
-   * oldest first, this one included. Called for confirmed events only. Make it atomic (e.g. Redis
-   * `SADD` + `SMEMBERS` in one `MULTI`) if several instances receive webhooks.
+   * oldest first, this one included. Called for confirmed, claimed events only. Atomic over
+   * instances (Redis: one `MULTI`), so that of two references recorded at once, one sees both.
    */
   recordReference(
     idempotencyKey: string,
@@ -20,27 +47,52 @@ export interface PaymentsWebhookStore {
   ): readonly string[] | Promise<readonly string[]>;
 }
 
-/** References kept per idempotency key: two already prove a duplicate; a few more tell its size. */
-const MAX_REFERENCES_PER_KEY = 8;
+/**
+ * References kept per idempotency key: two already prove a duplicate; a few more tell its size.
+ * Shared by the stores of the library, so that they answer alike.
+ */
+export const MAX_REFERENCES_PER_KEY = 8;
 
 /**
- * Process-local store (the default): the last `capacity` processed events and the last `capacity`
- * idempotency keys, so junk deliveries cannot grow memory without bound.
+ * Process-local store (the default): the last `capacity` processed events, at most `capacity`
+ * leases of events being processed (expired ones are swept; when all are live a new claim is
+ * `busy`), and the last `capacity` idempotency keys, so junk deliveries cannot grow memory without
+ * bound. It does not protect several instances from each
+ * other: use a shared store (`RedisPaymentsWebhookStore`) for that.
  */
 export class InMemoryPaymentsWebhookStore implements PaymentsWebhookStore {
-  private readonly keys = new Set<string>();
+  private readonly done = new Set<string>();
+  /** Event key → end of its lease (epoch ms). */
+  private readonly leases = new Map<string, number>();
   private readonly journal = new Map<string, string[]>();
 
   constructor(private readonly capacity = 10_000) {}
 
-  has(key: string): boolean {
-    return this.keys.has(key);
+  claim(key: string, leaseMs: number): PaymentsWebhookClaim {
+    if (this.done.has(key)) return 'done';
+    const now = Date.now();
+    const until = this.leases.get(key);
+    if (until !== undefined && until > now) return 'busy';
+    this.leases.delete(key);
+    if (this.leases.size >= this.capacity) {
+      for (const [held, end] of this.leases) if (end <= now) this.leases.delete(held);
+      // `capacity` live leases: refuse rather than forget one (this delivery is answered later).
+      if (this.leases.size >= this.capacity) return 'busy';
+    }
+    this.leases.set(key, now + leaseMs);
+    return 'claimed';
   }
 
-  add(key: string): void {
-    this.keys.add(key);
+  complete(key: string): void {
+    this.leases.delete(key);
+    this.done.delete(key);
+    this.done.add(key);
     // A Set iterates in insertion order: the first key is the oldest.
-    if (this.keys.size > this.capacity) this.keys.delete(this.keys.values().next().value as string);
+    if (this.done.size > this.capacity) this.done.delete(this.done.values().next().value as string);
+  }
+
+  release(key: string): void {
+    this.leases.delete(key);
   }
 
   recordReference(idempotencyKey: string, reference: string): readonly string[] {

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Redis, type RedisOptions } from 'ioredis';
+import {
+  MAX_REFERENCES_PER_KEY,
+  type PaymentsWebhookClaim,
+  type PaymentsWebhookStore,
+} from '../webhooks/payments-webhook.store';
+
+/** Options of {@link RedisPaymentsWebhookStore}: a client, or what to connect with. */
+export interface RedisPaymentsWebhookStoreOptions {
+  /**
+   * A client you made: the store uses it as it is and never closes it. Give it a
+   * `commandTimeout` (and `maxRetriesPerRequest`) so that an unreachable Redis fails a delivery
+   * fast (503) instead of holding it until the service gives up.
+   */
+  client?: Redis;
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...`; the store connects and closes. */
+  url?: string;
+  /**
+   * ioredis options of the client the store makes (with or without `url`), over the store's
+   * defaults: `commandTimeout: 1000`, `maxRetriesPerRequest: 1`.
+   */
+  connection?: RedisOptions;
+  /** Prefix of every key the store writes. Default `malipo:webhook:`. */
+  keyPrefix?: string;
+  /** How long a processed event is remembered (ms). Default 30 days: longer than any re-delivery. */
+  doneTtlMs?: number;
+  /** How long the references of an idempotency key are kept after the last one (ms). Default 30 days. */
+  journalTtlMs?: number;
+}
+
+/** Defaults of the client the store makes: an unreachable Redis fails a command within a second. */
+const CONNECTION_DEFAULTS: RedisOptions = { commandTimeout: 1000, maxRetriesPerRequest: 1 };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Value of a processed event's key; a claim holds a random UUID instead, never this. */
+const DONE = 'done';
+
+/**
+ * Deletes the claim only if it is still ours: once our lease ended, another delivery may have
+ * claimed the event, and its claim must stay. The only Lua the store runs.
+ */
+const RELEASE_SCRIPT =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/** Lets a `SET NX` that lost to a key expiring just then look again, a bounded number of times. */
+const CLAIM_ATTEMPTS = 3;
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`RedisPaymentsWebhookStore: ${name} must be a positive integer (ms)`);
+  }
+  return value;
+}
+
+/**
+ * A {@link PaymentsWebhookStore} on Redis, shared by every instance of the app behind a load
+ * balancer:
+ * - `claim`: `SET <prefix>event:<key> <random token> NX PX <lease>`; a key that holds `done` is
+ *   processed, any other value is another delivery's live claim (`busy`). The lease expires by
+ *   itself, so the claim of an instance that crashed mid-handler is taken over after it;
+ * - `complete`: `SET <key> done PX <doneTtlMs>`;
+ * - `release`: deletes the key only if it still holds this store's token (a tiny Lua script);
+ * - `recordReference`: one `MULTI` over a sorted set `<prefix>refs:<idempotencyKey>` (the score is
+ *   when a reference was first seen, so references come oldest first), bounded to the first one
+ *   and the latest ones, expiring `journalTtlMs` after the last.
+ *
+ * Every command fails within `commandTimeout` (1 s by default for a client the store makes): the
+ * delivery is then answered 503 and the service delivers it again.
+ */
+export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModuleDestroy {
+  /** The client; made by the store unless given as `client`. */
+  readonly client: Redis;
+  private readonly ownsClient: boolean;
+  private readonly prefix: string;
+  private readonly doneTtlMs: number;
+  private readonly journalTtlMs: number;
+  /** The token of each claim this store holds. */
+  private readonly tokens = new Map<string, string>();
+  private closing?: Promise<void>;
+
+  constructor(options: RedisPaymentsWebhookStoreOptions = {}) {
+    this.prefix = options.keyPrefix ?? 'malipo:webhook:';
+    this.doneTtlMs = positiveInteger('doneTtlMs', options.doneTtlMs ?? 30 * DAY_MS);
+    this.journalTtlMs = positiveInteger('journalTtlMs', options.journalTtlMs ?? 30 * DAY_MS);
+    if (options.client) {
+      if (options.url !== undefined || options.connection !== undefined) {
+        throw new Error('RedisPaymentsWebhookStore: give either client, or url/connection');
+      }
+      this.client = options.client;
+      this.ownsClient = false;
+      return;
+    }
+    const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
+    this.client =
+      options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
+    this.ownsClient = true;
+    watchConnection(this.client);
+  }
+
+  async claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
+    const eventKey = this.eventKey(key);
+    for (let attempt = 1; ; attempt += 1) {
+      const token = randomUUID();
+      let answer: string | null;
+      try {
+        answer = await this.client.set(eventKey, token, 'PX', leaseMs, 'NX');
+      } catch (error) {
+        // A timed-out SET may still run once Redis answers again (it was written to the socket),
+        // leaving a claim nobody holds until its lease ends. The release, queued behind it on the
+        // same connection, undoes it then; it fails quietly if the connection is gone.
+        this.client.eval(RELEASE_SCRIPT, 1, eventKey, token).catch(() => undefined);
+        throw error;
+      }
+      if (answer === 'OK') {
+        this.tokens.set(key, token);
+        return 'claimed';
+      }
+      const value = await this.client.get(eventKey);
+      if (value === DONE) return 'done';
+      // null: the key expired between the two commands; claim again.
+      if (value !== null || attempt >= CLAIM_ATTEMPTS) return 'busy';
+    }
+  }
+
+  async complete(key: string): Promise<void> {
+    await this.client.set(this.eventKey(key), DONE, 'PX', this.doneTtlMs);
+    this.tokens.delete(key);
+  }
+
+  async release(key: string): Promise<void> {
+    const token = this.tokens.get(key);
+    if (token === undefined) return;
+    await this.client.eval(RELEASE_SCRIPT, 1, this.eventKey(key), token);
+    this.tokens.delete(key);
+  }
+
+  async recordReference(idempotencyKey: string, reference: string): Promise<readonly string[]> {
+    const key = `${this.prefix}refs:${idempotencyKey}`;
+    const results = await this.client
+      .multi()
+      .zadd(key, 'NX', Date.now(), reference)
+      // Keeps rank 0 (the original execution) and the latest MAX - 1.
+      .zremrangebyrank(key, 1, -MAX_REFERENCES_PER_KEY)
+      .pexpire(key, this.journalTtlMs)
+      .zrange(key, 0, -1)
+      .exec();
+    const failed = results?.find(([error]) => error);
+    if (!results || failed) throw failed?.[0] ?? new Error('The Redis transaction was aborted');
+    return results[3][1] as string[];
+  }
+
+  /** Closes the connection if the store made it (idempotent); a given `client` stays open. */
+  close(): Promise<void> {
+    this.closing ??= this.ownsClient ? quit(this.client) : Promise.resolve();
+    return this.closing;
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.close();
+  }
+
+  private eventKey(key: string): string {
+    return `${this.prefix}event:${key}`;
+  }
+}
+
+/**
+ * `QUIT`, or a hard disconnect when Redis cannot answer it (it is down: nothing to flush);
+ * resolves once the connection ended, so that nothing keeps the process alive.
+ */
+async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+  // Between two reconnection attempts there is no socket: the disconnect ends nothing to wait for.
+  const status: string = client.status;
+  if (status === 'end' || status === 'reconnecting') return;
+  await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+}
+
+/**
+ * Logs a lost connection once, and its return, instead of every reconnection attempt (and
+ * instead of ioredis's "Unhandled error event" when nobody listens).
+ */
+function watchConnection(client: Redis): void {
+  const logger = new Logger('RedisPaymentsWebhookStore');
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn(`Redis unreachable (${error.message}); webhook deliveries are answered 503`);
+  });
+  client.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.log('Redis reachable again');
+  });
+}
