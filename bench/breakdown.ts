@@ -1,7 +1,7 @@
 /**
  * Attribution of the module's CPU overhead, (a) − (b): the same call built up one library layer
  * at a time, each layer's cost being the difference to the previous row. Optional, not part of
- * `npm run bench`; see docs/performance.md. The layers mirror PaymentsTransport as of commit
+ * `npm run bench`; see docs/performance.md. The layers mirror OperationRunner as of commit
  * 132fb8e (the axios instance called through its promise API); when the library changes, the last
  * row still measures the whole of it.
  */
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import axios, { type AxiosRequestConfig } from 'axios';
 import { OPERATIONS } from '../libs/payments/src/operations';
-import { createPaymentsHttpService } from '../libs/payments/src/payments-http';
+import { createPaymentsHttpService } from '../libs/payments/src/http-payments-wire';
 import { resolvePaymentsOptions, toDefaults } from '../libs/payments/src/payments-options';
 import { prepareRequest } from '../libs/payments/src/request-validation';
 import { encodeRequest } from '../libs/payments/src/wire';

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import axios from 'axios';
 import { CollectionsService, PaymentsModule, type MpesaCollectionRequest } from '@malipo/nestjs';
-import { deadlineTransport } from '../libs/payments/src/payments-http';
+import { deadlineTransport } from '../libs/payments/src/http-payments-wire';
 import type { Call } from './load';
 
 export const API_USERNAME = 'bench-user';

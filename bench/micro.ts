@@ -5,7 +5,7 @@ import type { PaymentsDefaults } from '../libs/payments/src/payments-options.int
 import { prepareRequest } from '../libs/payments/src/request-validation';
 import { EventEmitter } from 'node:events';
 import { encodeRequest } from '../libs/payments/src/wire';
-import { OPERATION_CASES } from '../test/support/fixtures';
+import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
 import { gcFunction, median } from './load';
 
 /** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
@@ -98,7 +98,7 @@ export function runMicro(iterations: number): MicroResult[] {
 /**
  * What the per-attempt deadline adds to an attempt, isolated from the network: the timer, its
  * close listener and their clearing, on an emitter standing in for the `ClientRequest`
- * (payments-http.ts, `deadlineTransport`). The same loop without them is subtracted.
+ * (http-payments-wire.ts, `deadlineTransport`). The same loop without them is subtracted.
  */
 export function runDeadlineMicro(iterations: number): { usPerAttempt: number } {
   const withDeadline = () => {

@@ -1,8 +1,8 @@
 import type { RunningDemo } from '../apps/demo/src/demo';
 import { startDemo } from '../apps/demo/src/demo';
-import { OPERATION_CASES, successBody } from './support/fixtures';
-import { RecordingServer } from './support/recording-server';
-import type { Reply } from './support/recording-server';
+import { OPERATION_CASES, successBody } from '../libs/payments/spec-support/operation-cases';
+import { RecordingServer } from '../libs/payments/spec-support/recording-server';
+import type { Reply } from '../libs/payments/spec-support/recording-server';
 
 const PASSWORD = 'demo-e2e-secret-pw';
 

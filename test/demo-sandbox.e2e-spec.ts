@@ -1,7 +1,7 @@
-import { OPERATION_CASES } from './support/fixtures';
+import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
 import type { SandboxTransaction } from './support/demo-with-sandbox';
 import { DemoWithSandbox } from './support/demo-with-sandbox';
-import { waitFor } from './support/wait-for';
+import { waitFor } from '../libs/payments/spec-support/wait-for';
 
 /** The fixture requests without username and callbackUrl: the demo's defaults fill them in. */
 function orderBody(index: number, patch: Record<string, unknown> = {}): Record<string, unknown> {

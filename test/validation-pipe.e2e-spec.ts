@@ -8,7 +8,7 @@ import {
   PanAfricanCollectionRequest,
   PanAfricanPayoutRequest,
 } from '@malipo/nestjs';
-import { OPERATION_CASES } from './support/fixtures';
+import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
 
 const DTO_BY_OPERATION = {
   'collections.mpesa': MpesaCollectionRequest,

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
-import { OPERATION_CASES } from '../support/fixtures';
+import { OPERATION_CASES } from '../../libs/payments/spec-support/operation-cases';
 import { DemoWithSandbox } from '../support/demo-with-sandbox';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -31,7 +31,7 @@ export interface Answer {
   readonly text: string;
 }
 
-const FIXTURES = join(__dirname, 'fixtures');
+const FIXTURES = join(__dirname, '../../libs/payments/spec-support/real-service');
 
 /** The text of a recorded example, e.g. `payouts/mpesa-response.json`, as recorded. */
 export function fixtureText(name: string): string {

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { waitFor } from '../support/wait-for';
-import { RedisServer } from './redis-server';
+import { waitFor } from '../../libs/payments/spec-support/wait-for';
+import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import { createWebhookInstance, type WebhookInstance } from './webhook-instance';
 
 const ROOT = join(__dirname, '..', '..');

@@ -1,4 +1,4 @@
-import { RedisServer } from './redis-server';
+import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import { createWebhookInstance, type WebhookInstance } from './webhook-instance';
 
 const reference = (i: number) => `9BD8${String(i).padStart(8, '0')}eR`;

@@ -5,9 +5,12 @@ import { OrderOutcomesHandler } from '../../apps/demo/src/orders/order-outcomes.
 import { OrdersService } from '../../apps/demo/src/orders/orders.service';
 import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
-import { RecordingServer, type RecordedRequest } from '../support/recording-server';
-import { waitFor } from '../support/wait-for';
-import { RedisServer } from './redis-server';
+import {
+  RecordingServer,
+  type RecordedRequest,
+} from '../../libs/payments/spec-support/recording-server';
+import { waitFor } from '../../libs/payments/spec-support/wait-for';
+import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 
 const EVENTS = 20;
 const COPIES = 10;

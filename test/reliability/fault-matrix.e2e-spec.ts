@@ -3,9 +3,9 @@ import type { PaymentsClient } from '@malipo/nestjs';
 import { AuthenticationError, createPaymentsClient, ServiceAPIError } from '@malipo/nestjs';
 import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
-import { CapturingLogger, everythingVisibleIn } from '../support/capture';
-import { callOperation, OPERATION_CASES } from '../support/fixtures';
-import { RecordingServer } from '../support/recording-server';
+import { CapturingLogger, everythingVisibleIn } from '../../libs/payments/spec-support/capture';
+import { callOperation, OPERATION_CASES } from '../../libs/payments/spec-support/operation-cases';
+import { RecordingServer } from '../../libs/payments/spec-support/recording-server';
 import type { SandboxControl } from '../support/sandbox-control';
 import { sandboxControl } from '../support/sandbox-control';
 

@@ -9,7 +9,7 @@ import {
   ServiceAPIError,
 } from '@malipo/nestjs';
 import type { PaymentsClient, PaymentsModuleOptions } from '@malipo/nestjs';
-import { CapturingLogger, everythingVisibleIn } from '../support/capture';
+import { CapturingLogger, everythingVisibleIn } from '../../libs/payments/spec-support/capture';
 import {
   answer,
   failure,

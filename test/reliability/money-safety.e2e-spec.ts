@@ -12,9 +12,9 @@ import {
   ServiceAPIError,
 } from '@malipo/nestjs';
 import type { PaymentsModuleOptions } from '@malipo/nestjs';
-import { CapturingLogger, everythingVisibleIn } from '../support/capture';
-import { OPERATION_CASES, successBody } from '../support/fixtures';
-import { RecordingServer } from '../support/recording-server';
+import { CapturingLogger, everythingVisibleIn } from '../../libs/payments/spec-support/capture';
+import { OPERATION_CASES, successBody } from '../../libs/payments/spec-support/operation-cases';
+import { RecordingServer } from '../../libs/payments/spec-support/recording-server';
 
 const PASSWORD = 'S3cret-P4ss/word';
 const USERNAME = 'api-user';

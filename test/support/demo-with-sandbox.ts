@@ -4,7 +4,7 @@ import type { RunningDemo } from '../../apps/demo/src/demo';
 import { startDemo } from '../../apps/demo/src/demo';
 import type { SandboxControl } from './sandbox-control';
 import { sandboxControl } from './sandbox-control';
-import { waitFor } from './wait-for';
+import { waitFor } from '../../libs/payments/spec-support/wait-for';
 
 export interface Order {
   id: string;

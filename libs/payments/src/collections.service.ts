@@ -11,7 +11,7 @@ import type {
 } from './dto/responses';
 import { OPERATIONS } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 
 /**
  * Collections (pay-in). Every method validates before sending, retries transient failures with one
@@ -19,11 +19,11 @@ import { PaymentsTransport } from './payments-transport';
  */
 @Injectable()
 export class CollectionsService {
-  constructor(private readonly transport: PaymentsTransport) {}
+  constructor(private readonly runner: OperationRunner) {}
 
   /** Client defaults (section 2.2). */
   get defaults(): PaymentsDefaults {
-    return this.transport.defaults;
+    return this.runner.defaults;
   }
 
   /** M-Pesa STK push to a Kenyan phone. `success` means the push was initiated. */
@@ -31,7 +31,7 @@ export class CollectionsService {
     request: MpesaCollectionRequest,
     options?: PaymentsCallOptions,
   ): Promise<MpesaCollectionResponse> {
-    return this.transport.execute(OPERATIONS.collectionsMpesa, request, options);
+    return this.runner.execute(OPERATIONS.collectionsMpesa, request, options);
   }
 
   /** Hosted card checkout; redirect the customer to `checkoutUrl`. */
@@ -39,7 +39,7 @@ export class CollectionsService {
     request: CardCollectionRequest,
     options?: PaymentsCallOptions,
   ): Promise<CardCollectionResponse> {
-    return this.transport.execute(OPERATIONS.collectionsCard, request, options);
+    return this.runner.execute(OPERATIONS.collectionsCard, request, options);
   }
 
   /** Pan-African mobile-money or bank collection. */
@@ -47,6 +47,6 @@ export class CollectionsService {
     request: PanAfricanCollectionRequest,
     options?: PaymentsCallOptions,
   ): Promise<PanAfricanCollectionResponse> {
-    return this.transport.execute(OPERATIONS.collectionsPanAfrican, request, options);
+    return this.runner.execute(OPERATIONS.collectionsPanAfrican, request, options);
   }
 }

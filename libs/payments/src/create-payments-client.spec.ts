@@ -1,5 +1,5 @@
-import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError, ServiceAPIError } from './errors';
 

@@ -1,11 +1,11 @@
 import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
 import { NetworksService } from './networks.service';
-import { PaymentsClient } from './payments.client';
-import { createPaymentsHttpService, HttpPaymentsWire } from './payments-http';
+import { PaymentsClient } from './payments-client';
+import { createPaymentsHttpService, HttpPaymentsWire } from './http-payments-wire';
 import { resolvePaymentsOptions } from './payments-options';
 import type { PaymentsModuleOptions } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 import { PayoutsService } from './payouts.service';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
@@ -18,7 +18,7 @@ import { TransfersService } from './transfers.service';
 export function createPaymentsClient(options: PaymentsModuleOptions): PaymentsClient {
   const resolved = resolvePaymentsOptions(options);
   const wire = new HttpPaymentsWire(createPaymentsHttpService(resolved), resolved);
-  const transport = new PaymentsTransport(wire, resolved);
+  const transport = new OperationRunner(wire, resolved);
   return new PaymentsClient(
     new CollectionsService(transport),
     new PayoutsService(transport),

@@ -1,6 +1,5 @@
 export { PaymentsModule } from './payments.module';
 export type { PaymentsOperationName } from './operations';
-export { PAYMENTS_OPTIONS } from './payments.module-definition';
 export type {
   PaymentsModuleAsyncOptions,
   PaymentsModuleExtras,
@@ -19,7 +18,7 @@ export { findNetwork, NetworksService, toNetworkRequestFields } from './networks
 export { TransactionsService } from './transactions.service';
 export { BalancesService } from './balances.service';
 export { TransfersService } from './transfers.service';
-export { PaymentsClient } from './payments.client';
+export { PaymentsClient } from './payments-client';
 export { createPaymentsClient } from './create-payments-client';
 export {
   CardCollectionRequest,
@@ -82,4 +81,4 @@ export {
   InjectPayouts,
   InjectTransactions,
   InjectTransfers,
-} from './payments.tokens';
+} from './payments.decorators';

@@ -10,12 +10,12 @@ import type { AccountType } from './dto/rules';
 import { PaymentsValidationError } from './errors';
 import { OPERATIONS } from './operations';
 import type { PaymentsCallOptions } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 
 /** Network discovery: where the `networkCode`, `channelId` and provider of a pan-African request come from. */
 @Injectable()
 export class NetworksService {
-  constructor(private readonly transport: PaymentsTransport) {}
+  constructor(private readonly runner: OperationRunner) {}
 
   /**
    * The mobile-money networks and banks of one country (`GET /v2/networks/grouped`).
@@ -27,11 +27,7 @@ export class NetworksService {
     dialCode: string,
     options?: PaymentsCallOptions,
   ): Promise<NetworkDiscovery> {
-    return this.transport.execute(
-      OPERATIONS.networksDiscover,
-      { transactionType, dialCode },
-      options,
-    );
+    return this.runner.execute(OPERATIONS.networksDiscover, { transactionType, dialCode }, options);
   }
 }
 

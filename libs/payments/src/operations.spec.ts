@@ -5,9 +5,9 @@ import {
   correlatedWire,
   OPERATION_CASES,
   successBody,
-} from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
-import { PaymentsClient } from './payments.client';
+} from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
+import { PaymentsClient } from './payments-client';
 import { PaymentsModule } from './payments.module';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { LIBRARY_VERSION } from './version';

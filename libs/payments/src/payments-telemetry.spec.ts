@@ -11,8 +11,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import type { ServiceAPIError } from './errors';
 

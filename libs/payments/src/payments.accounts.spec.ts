@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { CollectionsService } from './collections.service';
-import { PaymentsClient } from './payments.client';
+import { PaymentsClient } from './payments-client';
 import { PaymentsModule } from './payments.module';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import {
@@ -11,7 +11,7 @@ import {
   InjectCollections,
   InjectPaymentsClient,
   InjectPayouts,
-} from './payments.tokens';
+} from './payments.decorators';
 import { PayoutsService } from './payouts.service';
 
 @Injectable()

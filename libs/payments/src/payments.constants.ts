@@ -1,4 +1,10 @@
 /**
+ * Every injection token and metadata key of the library, in one style: a string under the
+ * `MalipoPayments:` prefix, so tokens read the same in Nest's errors and survive two copies of
+ * the package. See docs/architecture.md.
+ */
+
+/**
  * Production base URL of the Payments Service. The interface document does not give it, so this
  * is a placeholder on the reserved `.example` domain that never resolves: set `baseUrl`.
  */
@@ -7,8 +13,31 @@ export const DEFAULT_BASE_URL = 'https://api.payments-service.example';
 /** Logger context of every line this library writes. */
 export const PAYMENTS_LOGGER_CONTEXT = 'MalipoPayments';
 
-/** Token of the validated options with defaults applied (internal). */
-export const PAYMENTS_RESOLVED_OPTIONS = Symbol('PAYMENTS_RESOLVED_OPTIONS');
+/** Options as given to `forRoot`/`forRootAsync`, before validation (internal: holds the password). */
+export const PAYMENTS_MODULE_OPTIONS = 'MalipoPayments:moduleOptions';
 
-/** Token of the module's private `HttpService`, whose axios instance carries the retry interceptors (internal). */
-export const PAYMENTS_HTTP_SERVICE = Symbol('PAYMENTS_HTTP_SERVICE');
+/** Options validated, with defaults applied (internal). */
+export const PAYMENTS_RESOLVED_OPTIONS = 'MalipoPayments:resolvedOptions';
+
+/** The registration's private `HttpService`, whose axios instance carries the retries (internal). */
+export const PAYMENTS_HTTP_SERVICE = 'MalipoPayments:httpService';
+
+/** Token of the service `service` of the registration `name`: `MalipoPayments:<name>:<service>`. */
+export function namedServiceToken(name: string, service: string): string {
+  return `MalipoPayments:${name}:${service}`;
+}
+
+/** Webhook options as given to `PaymentsWebhookModule.forRoot`/`forRootAsync`. */
+export const PAYMENTS_WEBHOOK_OPTIONS = 'MalipoPayments:webhookOptions';
+
+/**
+ * The store of a webhook registration, held with whether the registration made it (then it is
+ * closed on shutdown). Not the store itself: Nest would run the hooks of a store the app owns.
+ */
+export const PAYMENTS_WEBHOOK_STORE = 'MalipoPayments:webhookStore';
+
+/** Where the webhook options come from: `forRoot` or `forRootAsync`. */
+export const PAYMENTS_WEBHOOK_OPTIONS_SOURCE = 'MalipoPayments:webhookOptionsSource';
+
+/** Metadata key set by `@OnPaymentEvent()`. */
+export const PAYMENT_EVENT_HANDLER = 'MalipoPayments:paymentEventHandler';

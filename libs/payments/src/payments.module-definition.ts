@@ -1,7 +1,8 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface';
-import { EXPORTED_SERVICES, namedProviders } from './payments.tokens';
+import { PAYMENTS_MODULE_OPTIONS } from './payments.constants';
+import { EXPORTED_SERVICES, namedProviders } from './payments.decorators';
 
 /** Registration options beside the module options. */
 export interface PaymentsModuleExtras {
@@ -14,16 +15,13 @@ export interface PaymentsModuleExtras {
   name?: string;
 }
 
-/** Token of the options as given to `forRoot`/`forRootAsync` (before validation and defaults). */
-export const PAYMENTS_OPTIONS = 'MALIPO_PAYMENTS_OPTIONS';
-
 export const {
   ConfigurableModuleClass: ConfigurablePaymentsModule,
   OPTIONS_TYPE: PAYMENTS_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: PAYMENTS_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<PaymentsModuleOptions>({
   moduleName: 'Payments',
-  optionsInjectionToken: PAYMENTS_OPTIONS,
+  optionsInjectionToken: PAYMENTS_MODULE_OPTIONS,
 })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
@@ -38,7 +36,7 @@ export const {
         providers: [...(definition.providers ?? []), ...aliases],
         exports: extras.name
           ? aliases.map((alias) => (alias as { provide: string }).provide)
-          : [...Object.values(EXPORTED_SERVICES), PAYMENTS_OPTIONS],
+          : Object.values(EXPORTED_SERVICES),
       };
     },
   )

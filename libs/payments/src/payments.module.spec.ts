@@ -2,14 +2,14 @@ import { HttpModule, HttpService } from '@nestjs/axios';
 import { Body, Controller, Injectable, Module, Post } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
-import { OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { CollectionsService } from './collections.service';
 import { PaymentsValidationError } from './errors';
-import { PaymentsClient } from './payments.client';
+import { PaymentsClient } from './payments-client';
 import { DEFAULT_BASE_URL } from './payments.constants';
 import { PaymentsModule } from './payments.module';
-import { PAYMENTS_OPTIONS } from './payments.module-definition';
+import { PAYMENTS_MODULE_OPTIONS } from './payments.constants';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { PayoutsService } from './payouts.service';
 
@@ -40,7 +40,7 @@ describe('PaymentsModule', () => {
       const client = moduleRef.get(PaymentsClient);
       expect(client.collections).toBe(moduleRef.get(CollectionsService));
       expect(client.payouts).toBe(moduleRef.get(PayoutsService));
-      expect(moduleRef.get(PAYMENTS_OPTIONS)).toMatchObject({ defaultUsername: 'acme' });
+      expect(moduleRef.get(PAYMENTS_MODULE_OPTIONS)).toMatchObject({ defaultUsername: 'acme' });
       expect(client.defaults).toEqual({
         username: 'acme',
         callbackUrl: 'https://a.example/cb',
@@ -152,7 +152,7 @@ describe('PaymentsModule', () => {
       const moduleRef = await Test.createTestingModule({
         imports: [PaymentsModule.forRoot({ ...CREDENTIALS, isGlobal: true })],
       }).compile();
-      expect(moduleRef.get(PAYMENTS_OPTIONS)).not.toHaveProperty('isGlobal');
+      expect(moduleRef.get(PAYMENTS_MODULE_OPTIONS)).not.toHaveProperty('isGlobal');
     });
   });
 

@@ -1,11 +1,15 @@
 import { Module } from '@nestjs/common';
-import { PAYMENTS_HTTP_SERVICE, PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { createPaymentsHttpService, HttpPaymentsWire } from './payments-http';
-import { ConfigurablePaymentsModule, PAYMENTS_OPTIONS } from './payments.module-definition';
+import {
+  PAYMENTS_HTTP_SERVICE,
+  PAYMENTS_MODULE_OPTIONS,
+  PAYMENTS_RESOLVED_OPTIONS,
+} from './payments.constants';
+import { createPaymentsHttpService, HttpPaymentsWire } from './http-payments-wire';
+import { ConfigurablePaymentsModule } from './payments.module-definition';
 import { resolvePaymentsOptions } from './payments-options';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 import { PaymentsWire } from './payments-wire';
-import { EXPORTED_SERVICES } from './payments.tokens';
+import { EXPORTED_SERVICES } from './payments.decorators';
 
 /**
  * The Payments Service module. `PaymentsModule.forRoot(options)` or
@@ -20,7 +24,7 @@ import { EXPORTED_SERVICES } from './payments.tokens';
     {
       provide: PAYMENTS_RESOLVED_OPTIONS,
       useFactory: resolvePaymentsOptions,
-      inject: [PAYMENTS_OPTIONS],
+      inject: [PAYMENTS_MODULE_OPTIONS],
     },
     {
       provide: PAYMENTS_HTTP_SERVICE,
@@ -28,7 +32,7 @@ import { EXPORTED_SERVICES } from './payments.tokens';
       inject: [PAYMENTS_RESOLVED_OPTIONS],
     },
     { provide: PaymentsWire, useClass: HttpPaymentsWire },
-    PaymentsTransport,
+    OperationRunner,
     ...Object.values(EXPORTED_SERVICES),
   ],
   // Exports depend on `name`, so they are set in payments.module-definition.ts.

@@ -11,7 +11,7 @@ import type {
 } from './dto/responses';
 import { OPERATIONS } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 
 /**
  * Payouts (disbursement). The funding wallet is the request's `walletType`, else the client's.
@@ -19,16 +19,16 @@ import { PaymentsTransport } from './payments-transport';
  */
 @Injectable()
 export class PayoutsService {
-  constructor(private readonly transport: PaymentsTransport) {}
+  constructor(private readonly runner: OperationRunner) {}
 
   /** Client defaults (section 2.2). */
   get defaults(): PaymentsDefaults {
-    return this.transport.defaults;
+    return this.runner.defaults;
   }
 
   /** Payout to a Kenyan M-Pesa user. */
   mpesa(request: MpesaPayoutRequest, options?: PaymentsCallOptions): Promise<MpesaPayoutResponse> {
-    return this.transport.execute(OPERATIONS.payoutsMpesa, request, options);
+    return this.runner.execute(OPERATIONS.payoutsMpesa, request, options);
   }
 
   /** Payout to a mobile wallet or bank account elsewhere in Africa. */
@@ -36,7 +36,7 @@ export class PayoutsService {
     request: PanAfricanPayoutRequest,
     options?: PaymentsCallOptions,
   ): Promise<PanAfricanPayoutResponse> {
-    return this.transport.execute(OPERATIONS.payoutsPanAfrican, request, options);
+    return this.runner.execute(OPERATIONS.payoutsPanAfrican, request, options);
   }
 
   /** Payout to a Kenyan Paybill or Till. */
@@ -44,6 +44,6 @@ export class PayoutsService {
     request: MerchantPayoutRequest,
     options?: PaymentsCallOptions,
   ): Promise<MerchantPayoutResponse> {
-    return this.transport.execute(OPERATIONS.payoutsMerchant, request, options);
+    return this.runner.execute(OPERATIONS.payoutsMerchant, request, options);
   }
 }

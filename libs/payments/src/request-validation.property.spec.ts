@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import type { OperationCase } from '../../../test/support/fixtures';
-import { callOperation, OPERATION_CASES } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import type { OperationCase } from '../spec-support/operation-cases';
+import { callOperation, OPERATION_CASES } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';
-import type { PaymentsClient } from './payments.client';
+import type { PaymentsClient } from './payments-client';
 
 /** The contract's rules (docs/wire-contract.md), written independently of the library's tables. */
 const snakeCase = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

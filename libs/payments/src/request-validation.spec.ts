@@ -1,9 +1,9 @@
-import type { OperationCase } from '../../../test/support/fixtures';
-import { callOperation, OPERATION_CASES } from '../../../test/support/fixtures';
-import { RecordingServer } from '../../../test/support/recording-server';
+import type { OperationCase } from '../spec-support/operation-cases';
+import { callOperation, OPERATION_CASES } from '../spec-support/operation-cases';
+import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';
-import type { PaymentsClient } from './payments.client';
+import type { PaymentsClient } from './payments-client';
 
 type Rule = [label: string, patch: Record<string, unknown>, field: string, rule: string];
 

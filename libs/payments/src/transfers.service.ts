@@ -3,15 +3,15 @@ import type { TransferRequest } from './dto/transfer-request';
 import type { TransferResponse } from './dto/responses';
 import { OPERATIONS } from './operations';
 import type { PaymentsCallOptions } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 
 /** Transfers between two accounts of the service. */
 @Injectable()
 export class TransfersService {
-  constructor(private readonly transport: PaymentsTransport) {}
+  constructor(private readonly runner: OperationRunner) {}
 
   /** Sends money to another account (`POST /api/v2/p2p`), funded from the request's or the client's wallet. */
   send(request: TransferRequest, options?: PaymentsCallOptions): Promise<TransferResponse> {
-    return this.transport.execute(OPERATIONS.transfersSend, request, options);
+    return this.runner.execute(OPERATIONS.transfersSend, request, options);
   }
 }

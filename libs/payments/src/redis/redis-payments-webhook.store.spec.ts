@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisServer } from '../../../../test/redis/redis-server';
+import { RedisServer } from '../../spec-support/redis-server';
 import { RedisPaymentsWebhookStore } from './redis-payments-webhook.store';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

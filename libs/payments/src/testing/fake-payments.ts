@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PaymentsOperationName } from '../operations';
-import { clientClosedError } from '../payments-http';
+import { clientClosedError } from '../http-payments-wire';
 import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
 import type { WireAnswer, WireCall } from '../payments-wire';

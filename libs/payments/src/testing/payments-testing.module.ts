@@ -3,9 +3,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants';
 import { resolvePaymentsOptions } from '../payments-options';
 import type { ResolvedPaymentsOptions } from '../payments-options';
-import { PaymentsTransport } from '../payments-transport';
+import { OperationRunner } from '../operation-runner';
 import { PaymentsWire } from '../payments-wire';
-import { EXPORTED_SERVICES, namedProviders } from '../payments.tokens';
+import { EXPORTED_SERVICES, namedProviders } from '../payments.decorators';
 import { FakePayments, PAYMENTS_TESTING_OPTIONS, PaymentsTestingOptions } from './fake-payments';
 
 /** The options the real module would resolve, with a password no answer can contain. */
@@ -38,7 +38,7 @@ export class PaymentsTestingModule {
         { provide: PAYMENTS_RESOLVED_OPTIONS, useValue: resolveTestingOptions(options) },
         FakePayments,
         { provide: PaymentsWire, useExisting: FakePayments },
-        PaymentsTransport,
+        OperationRunner,
         ...Object.values(EXPORTED_SERVICES),
         ...aliases,
       ],

@@ -4,11 +4,11 @@
  * table) stay out.
  */
 export { PaymentsWebhookModule } from './payments-webhook.module';
-export {
-  PAYMENTS_WEBHOOK_OPTIONS,
-  type PaymentsWebhookModuleAsyncOptions,
-  type PaymentsWebhookModuleForRootOptions,
+export type {
+  PaymentsWebhookModuleAsyncOptions,
+  PaymentsWebhookModuleForRootOptions,
 } from './payments-webhook.module-definition';
+export { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 export type {
   PaymentsWebhookModuleExtras,
   PaymentsWebhookModuleOptions,

@@ -1,8 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
-import { ALL_PAYMENT_EVENTS, PAYMENT_EVENT_HANDLER } from './payments-webhook.constants';
+import { ALL_PAYMENT_EVENTS } from './payments-webhook.constants';
+import { PAYMENT_EVENT_HANDLER } from '../payments.constants';
 import type { PaymentEventName } from './payment-webhook-event';
-
-export { PAYMENT_EVENT_HANDLER } from './payments-webhook.constants';
 
 /**
  * Marks a provider method as a handler of webhook events.

@@ -2,10 +2,10 @@ import { PaymentsValidationError } from '../errors';
 import { parsePaymentWebhook, paymentWebhookKind } from './payment-webhook-event';
 
 // The service's own webhook examples (docs/wire-contract.md), recorded once for all tests.
-import KENYA_FAILURE from '../../../../test/conformance/fixtures/webhooks/kenya-failure.json';
-import KENYA_SUCCESS from '../../../../test/conformance/fixtures/webhooks/kenya-success.json';
-import PAN_AFRICAN_FAILURE from '../../../../test/conformance/fixtures/webhooks/pan-african-failure.json';
-import PAN_AFRICAN_SUCCESS from '../../../../test/conformance/fixtures/webhooks/pan-african-success.json';
+import KENYA_FAILURE from '../../spec-support/real-service/webhooks/kenya-failure.json';
+import KENYA_SUCCESS from '../../spec-support/real-service/webhooks/kenya-success.json';
+import PAN_AFRICAN_FAILURE from '../../spec-support/real-service/webhooks/pan-african-failure.json';
+import PAN_AFRICAN_SUCCESS from '../../spec-support/real-service/webhooks/pan-african-success.json';
 
 describe('parsePaymentWebhook', () => {
   it('parses the Kenyan success example into every field, derived ones included', () => {

@@ -2,13 +2,11 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { PaymentsValidationError, ServiceAPIError } from '../errors';
-import { getTransactionsToken } from '../payments.tokens';
+import { getTransactionsToken } from '../payments.decorators';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
-import {
-  PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
-  PAYMENTS_WEBHOOK_OPTIONS,
-} from './payments-webhook.constants';
+import { PAYMENTS_WEBHOOK_LOGGER_CONTEXT } from './payments-webhook.constants';
+import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 import {
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,

@@ -16,7 +16,7 @@ import {
 } from '@nestjs/common';
 import { PaymentsValidationError } from '../errors';
 import { type PaymentWebhookEvent, parsePaymentWebhook } from './payment-webhook-event';
-import { PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
+import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 import {
   type PaymentWebhookDispatch,
   PaymentsWebhookDispatcher,

@@ -8,11 +8,13 @@ import {
 import {
   ALL_PAYMENT_EVENTS,
   DEFAULT_WEBHOOK_LEASE_MS,
-  PAYMENT_EVENT_HANDLER,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
+} from './payments-webhook.constants';
+import {
+  PAYMENT_EVENT_HANDLER,
   PAYMENTS_WEBHOOK_OPTIONS,
   PAYMENTS_WEBHOOK_STORE,
-} from './payments-webhook.constants';
+} from '../payments.constants';
 import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import {
   PaymentWebhookBusyError,
@@ -25,8 +27,6 @@ import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 import { forLog } from './payments-webhook.logging';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
 import type { PaymentsWebhookStoreHost } from './payments-webhook.store-host';
-
-export { PAYMENTS_WEBHOOK_STORE } from './payments-webhook.constants';
 
 type Handler = (event: never) => unknown;
 

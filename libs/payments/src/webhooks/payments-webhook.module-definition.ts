@@ -1,19 +1,14 @@
 import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createPaymentsWebhookController } from './payments-webhook.controller';
-import {
-  DEFAULT_WEBHOOK_PATH,
-  PAYMENTS_WEBHOOK_OPTIONS,
-  PAYMENTS_WEBHOOK_OPTIONS_SOURCE,
-} from './payments-webhook.constants';
+import { DEFAULT_WEBHOOK_PATH } from './payments-webhook.constants';
+import { PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_OPTIONS_SOURCE } from '../payments.constants';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import type {
   PaymentsWebhookModuleExtras,
   PaymentsWebhookModuleOptions,
 } from './payments-webhook.interfaces';
 import type { PaymentsWebhookOptionsSource } from './payments-webhook.store-host';
-
-export { PAYMENTS_WEBHOOK_OPTIONS } from './payments-webhook.constants';
 
 /**
  * `forRoot` provides its options as a value, `forRootAsync` through a factory: a store in the

@@ -1,7 +1,7 @@
-import kenyaFailure from '../../../../test/conformance/fixtures/webhooks/kenya-failure.json';
-import kenyaSuccess from '../../../../test/conformance/fixtures/webhooks/kenya-success.json';
-import panAfricanFailure from '../../../../test/conformance/fixtures/webhooks/pan-african-failure.json';
-import panAfricanSuccess from '../../../../test/conformance/fixtures/webhooks/pan-african-success.json';
+import kenyaFailure from '../../spec-support/real-service/webhooks/kenya-failure.json';
+import kenyaSuccess from '../../spec-support/real-service/webhooks/kenya-success.json';
+import panAfricanFailure from '../../spec-support/real-service/webhooks/pan-african-failure.json';
+import panAfricanSuccess from '../../spec-support/real-service/webhooks/pan-african-success.json';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {

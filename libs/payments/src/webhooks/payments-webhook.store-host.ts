@@ -1,11 +1,11 @@
 import { Logger, type OnModuleDestroy, type Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { PAYMENTS_WEBHOOK_LOGGER_CONTEXT } from './payments-webhook.constants';
 import {
-  PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
   PAYMENTS_WEBHOOK_OPTIONS,
   PAYMENTS_WEBHOOK_OPTIONS_SOURCE,
   PAYMENTS_WEBHOOK_STORE,
-} from './payments-webhook.constants';
+} from '../payments.constants';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { InMemoryPaymentsWebhookStore, type PaymentsWebhookStore } from './payments-webhook.store';
 

@@ -1,12 +1,12 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { CapturingLogger, everythingVisibleIn } from '../../../test/support/capture';
-import { correlatedWire, OPERATION_CASES, successBody } from '../../../test/support/fixtures';
-import type { Reply } from '../../../test/support/recording-server';
-import { RecordingServer } from '../../../test/support/recording-server';
+import { CapturingLogger, everythingVisibleIn } from '../spec-support/capture';
+import { correlatedWire, OPERATION_CASES, successBody } from '../spec-support/operation-cases';
+import type { Reply } from '../spec-support/recording-server';
+import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { AuthenticationError, ServiceAPIError } from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { retryDelay } from './payments-http';
+import { retryDelay } from './http-payments-wire';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 
 const PASSWORD = 'S3cr3t-pässword"quoted';

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import type { PaymentsOperation } from './operations';
 import { PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { MAY_HAVE_EXECUTED } from './payments-http';
+import { MAY_HAVE_EXECUTED } from './http-payments-wire';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
@@ -19,7 +19,7 @@ import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from '.
  * @internal
  */
 @Injectable()
-export class PaymentsTransport implements BeforeApplicationShutdown {
+export class OperationRunner implements BeforeApplicationShutdown {
   readonly defaults: PaymentsDefaults;
   private readonly redactor: SecretRedactor;
 

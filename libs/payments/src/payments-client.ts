@@ -3,7 +3,7 @@ import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
 import { NetworksService } from './networks.service';
 import type { PaymentsDefaults } from './payments-options.interface';
-import { PaymentsTransport } from './payments-transport';
+import { OperationRunner } from './operation-runner';
 import { PayoutsService } from './payouts.service';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
@@ -24,12 +24,12 @@ export class PaymentsClient {
     readonly balances: BalancesService,
     /** Transfers between accounts. */
     readonly transfers: TransfersService,
-    private readonly transport: PaymentsTransport,
+    private readonly runner: OperationRunner,
   ) {}
 
   /** Client defaults (section 2.2). */
   get defaults(): PaymentsDefaults {
-    return this.transport.defaults;
+    return this.runner.defaults;
   }
 
   /**
@@ -38,6 +38,6 @@ export class PaymentsClient {
    * client from {@link createPaymentsClient} is no longer needed, so the process can exit.
    */
   close(): Promise<void> {
-    return this.transport.close();
+    return this.runner.close();
   }
 }

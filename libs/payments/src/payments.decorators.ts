@@ -1,8 +1,9 @@
 import { Inject } from '@nestjs/common';
+import { namedServiceToken } from './payments.constants';
 import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
 import { NetworksService } from './networks.service';
-import { PaymentsClient } from './payments.client';
+import { PaymentsClient } from './payments-client';
 import { PayoutsService } from './payouts.service';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
@@ -23,7 +24,7 @@ function tokenOf<K extends Exported>(
   what: K,
   name: string | undefined,
 ): string | (typeof EXPORTED_SERVICES)[K] {
-  return name ? `MalipoPayments:${name}:${what}` : EXPORTED_SERVICES[what];
+  return name ? namedServiceToken(name, what) : EXPORTED_SERVICES[what];
 }
 
 /** Injection token of the `CollectionsService` of the registration `name` (default: the unnamed one). */
