@@ -95,5 +95,23 @@ async function main() {
 main().catch((e) => { console.error(e); process.exit(1); });
 `,
 );
+// The main entry must stay light: no Nest core, no HTTP platform, no webhook code until asked for.
+fs.writeFileSync(
+  path.join(app, 'light.js'),
+  `
+require('reflect-metadata');
+require('@malipo/nestjs');
+const heavy = Object.keys(require.cache).filter((file) =>
+  /node_modules[\\\\/]@nestjs[\\\\/](core|platform-[^\\\\/]+)[\\\\/]|@malipo[\\\\/]nestjs[\\\\/](webhooks|swagger|redis|testing)[\\\\/]/.test(file),
+);
+if (heavy.length > 0) throw new Error('require("@malipo/nestjs") loaded ' + heavy.slice(0, 5).join(', '));
+const webhooks = require('@malipo/nestjs/webhooks');
+if (typeof webhooks.PaymentsWebhookModule?.forRoot !== 'function' || typeof webhooks.OnPaymentEvent !== 'function') {
+  throw new Error('@malipo/nestjs/webhooks lacks its module');
+}
+console.log('main entry OK: no @nestjs/core, no platform, no webhook code; @malipo/nestjs/webhooks loads');
+`,
+);
+console.log(execFileSync(process.execPath, ['light.js'], { cwd: app, encoding: 'utf8' }).trim());
 console.log(execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' }).trim());
 fs.rmSync(app, { recursive: true, force: true });

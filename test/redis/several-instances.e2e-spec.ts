@@ -1,4 +1,4 @@
-import type { PaymentWebhookEvent } from '@malipo/nestjs';
+import type { PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
 import type { RunningDemo } from '../../apps/demo/src/demo';
 import { startDemo } from '../../apps/demo/src/demo';
 import { OrderOutcomesHandler } from '../../apps/demo/src/orders/order-outcomes.handler';

@@ -1,11 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import {
-  PaymentsModule,
-  PaymentsModuleOptions,
-  PaymentsWebhookModule,
-  PaymentsWebhookModuleOptions,
-} from '@malipo/nestjs';
+import { PaymentsModule, PaymentsModuleOptions } from '@malipo/nestjs';
+import { PaymentsWebhookModule, PaymentsWebhookModuleOptions } from '@malipo/nestjs/webhooks';
 import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
 import { OrdersModule } from './orders/orders.module';
 

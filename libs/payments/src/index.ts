@@ -65,7 +65,6 @@ export {
 export type { PaymentsErrorCode, PaymentsFieldError, ServiceAPIErrorDetails } from './errors';
 export { PaymentsExceptionFilter } from './payments-exception.filter';
 export type { PaymentsErrorResponse } from './payments-exception.filter';
-export * from './webhooks';
 export {
   getBalancesToken,
   getCollectionsToken,

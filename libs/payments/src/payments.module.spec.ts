@@ -1,4 +1,5 @@
 import { HttpModule, HttpService } from '@nestjs/axios';
+import type { DynamicModule } from '@nestjs/common';
 import { Body, Controller, Injectable, Module, Post } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
@@ -9,6 +10,7 @@ import { PaymentsValidationError } from './errors';
 import { PaymentsClient } from './payments-client';
 import { DEFAULT_BASE_URL } from './payments.constants';
 import { PaymentsModule } from './payments.module';
+import type { PaymentsModuleExtras } from './payments.module-definition';
 import { PAYMENTS_MODULE_OPTIONS } from './payments.constants';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { PayoutsService } from './payouts.service';
@@ -24,12 +26,26 @@ class PaymentsConfig {
 @Module({ providers: [PaymentsConfig], exports: [PaymentsConfig] })
 class PaymentsConfigModule {}
 
+type Registration = (
+  options: PaymentsModuleOptions,
+  extras?: PaymentsModuleExtras,
+) => DynamicModule;
+
+/** The two ways to register the module: every behaviour below must hold for both. */
+const REGISTRATIONS: [string, Registration][] = [
+  ['forRoot', (options, extras) => PaymentsModule.forRoot({ ...options, ...extras })],
+  [
+    'forRootAsync',
+    (options, extras) => PaymentsModule.forRootAsync({ useFactory: () => options, ...extras }),
+  ],
+];
+
 describe('PaymentsModule', () => {
-  describe('registration', () => {
-    it('forRoot provides both services, the client and the options token', async () => {
+  describe.each(REGISTRATIONS)('registration with %s', (_how, register) => {
+    it('provides the services, the client and the options', async () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
-          PaymentsModule.forRoot({
+          register({
             ...CREDENTIALS,
             defaultUsername: 'acme',
             defaultCallbackUrl: 'https://a.example/cb',
@@ -50,6 +66,45 @@ describe('PaymentsModule', () => {
       expect(moduleRef.get(PayoutsService).defaults).toEqual(client.defaults);
     });
 
+    it('isGlobal makes the services injectable in modules that do not import it', async () => {
+      @Injectable()
+      class Checkout {
+        constructor(readonly collections: CollectionsService) {}
+      }
+      @Module({ providers: [Checkout] })
+      class FeatureModule {}
+
+      const moduleRef = await Test.createTestingModule({
+        imports: [register(CREDENTIALS, { isGlobal: true }), FeatureModule],
+      }).compile();
+
+      expect(moduleRef.get(Checkout).collections).toBeInstanceOf(CollectionsService);
+    });
+
+    it('is not global by default', async () => {
+      @Injectable()
+      class Checkout {
+        constructor(readonly collections: CollectionsService) {}
+      }
+      @Module({ providers: [Checkout] })
+      class FeatureModule {}
+
+      await expect(
+        Test.createTestingModule({
+          imports: [register(CREDENTIALS), FeatureModule],
+        }).compile(),
+      ).rejects.toThrow(/CollectionsService/);
+    });
+
+    it('keeps isGlobal out of the options', async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [register(CREDENTIALS, { isGlobal: true })],
+      }).compile();
+      expect(moduleRef.get(PAYMENTS_MODULE_OPTIONS)).not.toHaveProperty('isGlobal');
+    });
+  });
+
+  describe('forRootAsync sources', () => {
     it('forRootAsync reads options from ConfigService (env)', async () => {
       const env = {
         PAYMENTS_API_USERNAME: 'env-user',
@@ -118,52 +173,33 @@ describe('PaymentsModule', () => {
       expect(moduleRef.get(PaymentsClient).defaults.username).toBe('from-class');
     });
 
-    it('isGlobal makes the services injectable in modules that do not import it', async () => {
-      @Injectable()
-      class Checkout {
-        constructor(readonly collections: CollectionsService) {}
+    it('reads options defined by a class (getters), as a useClass factory may return', async () => {
+      class Options {
+        get apiUsername() {
+          return 'getter-user';
+        }
+        get apiPassword() {
+          return 'getter-pass';
+        }
+        get walletType() {
+          return 'USD' as const;
+        }
       }
-      @Module({ providers: [Checkout] })
-      class FeatureModule {}
-
       const moduleRef = await Test.createTestingModule({
-        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, isGlobal: true }), FeatureModule],
+        imports: [
+          PaymentsModule.forRootAsync({
+            useFactory: () => new Options() as unknown as PaymentsModuleOptions,
+          }),
+        ],
       }).compile();
-
-      expect(moduleRef.get(Checkout).collections).toBeInstanceOf(CollectionsService);
-    });
-
-    it('is not global by default', async () => {
-      @Injectable()
-      class Checkout {
-        constructor(readonly collections: CollectionsService) {}
-      }
-      @Module({ providers: [Checkout] })
-      class FeatureModule {}
-
-      await expect(
-        Test.createTestingModule({
-          imports: [PaymentsModule.forRoot(CREDENTIALS), FeatureModule],
-        }).compile(),
-      ).rejects.toThrow(/CollectionsService/);
-    });
-
-    it('keeps isGlobal out of the options', async () => {
-      const moduleRef = await Test.createTestingModule({
-        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, isGlobal: true })],
-      }).compile();
-      expect(moduleRef.get(PAYMENTS_MODULE_OPTIONS)).not.toHaveProperty('isGlobal');
+      expect(moduleRef.get(PaymentsClient).defaults.walletType).toBe('USD');
     });
   });
 
-  describe('options are validated at boot', () => {
+  describe.each(REGISTRATIONS)('options are validated at boot (%s)', (_how, register) => {
     const boot = (options: Record<string, unknown>) =>
       Test.createTestingModule({
-        imports: [
-          PaymentsModule.forRootAsync({
-            useFactory: () => options as unknown as PaymentsModuleOptions,
-          }),
-        ],
+        imports: [register(options as unknown as PaymentsModuleOptions)],
       }).compile();
 
     it.each<[string, Record<string, unknown>, string, string]>([
@@ -257,26 +293,10 @@ describe('PaymentsModule', () => {
       ).resolves.toBeDefined();
     });
 
-    it('reads options defined by a class (getters), as a useClass factory may return', async () => {
-      class Options {
-        get apiUsername() {
-          return 'getter-user';
-        }
-        get apiPassword() {
-          return 'getter-pass';
-        }
-        get walletType() {
-          return 'USD' as const;
-        }
-      }
-      const moduleRef = await boot(new Options() as unknown as Record<string, unknown>);
-      expect(moduleRef.get(PaymentsClient).defaults.walletType).toBe('USD');
-    });
-
     it('treats empty optional settings as unset and applies the defaults of section 2.1', async () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
-          PaymentsModule.forRoot({
+          register({
             ...CREDENTIALS,
             defaultUsername: '',
             defaultCallbackUrl: '',
@@ -293,7 +313,7 @@ describe('PaymentsModule', () => {
     });
   });
 
-  describe('HTTP isolation', () => {
+  describe.each(REGISTRATIONS)('HTTP isolation (%s)', (_how, register) => {
     let server: RecordingServer;
     beforeAll(async () => {
       server = await RecordingServer.start();
@@ -303,7 +323,7 @@ describe('PaymentsModule', () => {
 
     it("leaves an app's own HttpModule without retry interceptors", async () => {
       const moduleRef = await Test.createTestingModule({
-        imports: [PaymentsModule.forRoot({ ...CREDENTIALS, baseUrl: server.url }), HttpModule],
+        imports: [register({ ...CREDENTIALS, baseUrl: server.url }), HttpModule],
       }).compile();
       const appHttp = moduleRef.get(HttpService);
       server.fallback = () => ({ status: 503 });
@@ -325,13 +345,11 @@ describe('PaymentsModule', () => {
 
     it('gives each registration its own options and HTTP client', async () => {
       const first = await Test.createTestingModule({
-        imports: [
-          PaymentsModule.forRoot({ ...CREDENTIALS, baseUrl: server.url, walletType: 'USD' }),
-        ],
+        imports: [register({ ...CREDENTIALS, baseUrl: server.url, walletType: 'USD' })],
       }).compile();
       const second = await Test.createTestingModule({
         imports: [
-          PaymentsModule.forRoot({
+          register({
             apiUsername: 'other',
             apiPassword: 'other-pass',
             baseUrl: server.url,

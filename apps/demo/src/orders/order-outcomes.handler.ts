@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OnPaymentEvent, PaymentWebhookEvent } from '@malipo/nestjs';
+import { OnPaymentEvent, PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
 import { DuplicateExecution, OrdersService } from './orders.service';
 
 /**

@@ -1,7 +1,6 @@
 /**
- * The public API of the webhook module, for `../index.ts` to re-export (`export * from
- * './webhooks'`). Internal pieces (the controller factory, the confirmation service, the wire
- * table) stay out.
+ * `@malipo/nestjs/webhooks`: the webhook module and its event types. A subpath of its own so that
+ * an app that only sends calls never loads `@nestjs/core`'s discovery or the webhook code.
  */
 export { PaymentsWebhookModule } from './payments-webhook.module';
 export type {

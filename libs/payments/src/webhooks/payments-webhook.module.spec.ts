@@ -257,20 +257,24 @@ async function boot(
   };
 }
 
-/** The webhook module with confirmation by a (not global) `PaymentsModule`. */
-const standard = (options: PaymentsWebhookModuleOptions = {}) =>
-  boot([paymentsModule(), PaymentsWebhookModule.forRoot(options)]);
+/** The two ways to register the webhook module: every behaviour below must hold for both. */
+type Registration = (options: PaymentsWebhookModuleOptions) => DynamicModule;
 
-describe.each([
-  ['forRoot', (options: PaymentsWebhookModuleOptions) => PaymentsWebhookModule.forRoot(options)],
+const REGISTRATIONS: [string, Registration][] = [
+  ['forRoot', (options) => PaymentsWebhookModule.forRoot(options)],
   [
     'forRootAsync',
-    (options: PaymentsWebhookModuleOptions) =>
-      PaymentsWebhookModule.forRootAsync({
-        useFactory: () => Promise.resolve(options),
-      }),
+    (options) => PaymentsWebhookModule.forRootAsync({ useFactory: () => Promise.resolve(options) }),
   ],
-])('PaymentsWebhookModule.%s', (_method, register) => {
+];
+
+/** The webhook module registered with `register`, confirming through a (not global) `PaymentsModule`. */
+const standardWith =
+  (register: Registration) =>
+  (options: PaymentsWebhookModuleOptions = {}) =>
+    boot([paymentsModule(), register(options)]);
+
+describe.each(REGISTRATIONS)('PaymentsWebhookModule.%s', (_method, register) => {
   it.each(Object.entries(EXAMPLES))(
     'confirms the real example %s and dispatches it by kind',
     async (_label, body) => {
@@ -315,7 +319,9 @@ describe.each([
 });
 
 describe('PaymentsWebhookModule', () => {
-  describe('dispatch', () => {
+  describe.each(REGISTRATIONS)('dispatch (%s)', (_how, register) => {
+    const standard = standardWith(register);
+
     it('runs the handlers of the event name and the catch-all ones', async () => {
       status.settleExamples();
       const { deliver, handlers } = await standard();
@@ -421,7 +427,9 @@ describe('PaymentsWebhookModule', () => {
     });
   });
 
-  describe('400', () => {
+  describe.each(REGISTRATIONS)('400 (%s)', (_how, register) => {
+    const standard = standardWith(register);
+
     it.each<[string, unknown]>([
       ['an array body', [EXAMPLES.kenyaSuccess]],
       ['a JSON string body', '"9BD103739849eR"'],
@@ -443,7 +451,9 @@ describe('PaymentsWebhookModule', () => {
     });
   });
 
-  describe('confirmation', () => {
+  describe.each(REGISTRATIONS)('confirmation (%s)', (_how, register) => {
+    const standard = standardWith(register);
+
     it('hands the service record to the handlers as event.confirmation', async () => {
       status.settle('9BD103739849eR', 'SUCCESS', 10);
       const { deliver, handlers } = await standard();
@@ -623,23 +633,31 @@ describe('PaymentsWebhookModule', () => {
     });
   });
 
-  it('answers 401 and runs nothing when verify rejects the delivery', async () => {
-    status.settleExamples();
-    const { deliver, handlers } = await standard({
-      verify: ({ headers }) => headers['x-webhook-secret'] === 'shared-secret',
-    });
+  describe.each(REGISTRATIONS)('verify (%s)', (_how, register) => {
+    const standard = standardWith(register);
 
-    const refused = await deliver(EXAMPLES.kenyaSuccess, { headers: { 'x-webhook-secret': 'no' } });
-    expect(refused.status).toBe(401);
-    expect(handlers.all).toEqual([]);
-    const accepted = await deliver(EXAMPLES.kenyaSuccess, {
-      headers: { 'x-webhook-secret': 'shared-secret' },
+    it('answers 401 and runs nothing when verify rejects the delivery', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await standard({
+        verify: ({ headers }) => headers['x-webhook-secret'] === 'shared-secret',
+      });
+
+      const refused = await deliver(EXAMPLES.kenyaSuccess, {
+        headers: { 'x-webhook-secret': 'no' },
+      });
+      expect(refused.status).toBe(401);
+      expect(handlers.all).toEqual([]);
+      const accepted = await deliver(EXAMPLES.kenyaSuccess, {
+        headers: { 'x-webhook-secret': 'shared-secret' },
+      });
+      expect(accepted.status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
     });
-    expect(accepted.status).toBe(200);
-    expect(handlers.collections).toHaveLength(1);
   });
 
-  describe('money safety', () => {
+  describe.each(REGISTRATIONS)('money safety (%s)', (_how, register) => {
+    const standard = standardWith(register);
+
     it.each([
       [
         'form-encoded',
@@ -776,7 +794,9 @@ describe('PaymentsWebhookModule', () => {
     });
   });
 
-  describe('store', () => {
+  describe.each(REGISTRATIONS)('store (%s)', (_how, register) => {
+    const standard = standardWith(register);
+
     /** The default store's behaviour, with its calls recorded and failures on demand. */
     class RecordingStore implements PaymentsWebhookStore {
       readonly calls: string[] = [];

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, PaymentsWebhookModule } from '@malipo/nestjs';
+import { PaymentsModule } from '@malipo/nestjs';
+import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import { CheckoutController } from './checkout.controller.js';
 import { PaymentOutcomes } from './payment-outcomes.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { OnPaymentEvent } from '@malipo/nestjs';
-import type { PaymentWebhookEvent } from '@malipo/nestjs';
+import { OnPaymentEvent } from '@malipo/nestjs/webhooks';
+import type { PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
 
 export interface PaidCollection {
   reference: string;
