@@ -188,7 +188,7 @@ describe('PaymentsModule', () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
           PaymentsModule.forRootAsync({
-            useFactory: () => new Options() as unknown as PaymentsModuleOptions,
+            useFactory: () => new Options(),
           }),
         ],
       }).compile();
