@@ -1,4 +1,31 @@
-import type { SandboxOptions } from './sandbox';
+import type { LoggerService } from '@nestjs/common';
+
+/** Options of `startSandbox`; each one wins over its environment variable. */
+export interface SandboxOptions {
+  /** Default: env SANDBOX_PORT or 4010; 0 = ephemeral. */
+  port?: number;
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default: env SANDBOX_API_USERNAME or 'sandbox'. */
+  apiUsername?: string;
+  /** Default: env SANDBOX_API_PASSWORD or 'sandbox-secret'. */
+  apiPassword?: string;
+  /**
+   * Username of the default account (the one of apiUsername/apiPassword). Default: env
+   * SANDBOX_ACCOUNT_USERNAME or the apiUsername. The second account is always `beta`.
+   */
+  accountUsername?: string;
+  /** Delay before an outcome webhook. Default: env SANDBOX_WEBHOOK_DELAY_MS or 1000. */
+  webhookDelayMs?: number;
+  /** Waits between re-deliveries of a failed webhook. Default [500, 1000, 2000]. */
+  webhookRetryDelaysMs?: number[];
+  /** KES per USD, fixed. Default 130. */
+  usdRate?: number;
+  /** Of each account. Default { local: 1_000_000, USD: 10_000 }. */
+  initialBalances?: { local: number; USD: number };
+  /** Default: Nest's console logger; false silences. */
+  logger?: false | LoggerService;
+}
 
 const DEFAULTS = {
   port: 4010,

@@ -1,38 +1,14 @@
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SandboxControl } from './sandbox-control';
 import { createSandboxControl } from './sandbox-control';
 import { SandboxConfig } from './sandbox.config';
-import { SandboxModule } from './sandbox.module';
+import type { SandboxOptions } from './sandbox.config';
 
-/** Options of {@link startSandbox}; each one wins over its environment variable. */
-export interface SandboxOptions {
-  /** Default: env SANDBOX_PORT or 4010; 0 = ephemeral. */
-  port?: number;
-  /** Default '127.0.0.1'. */
-  host?: string;
-  /** Default: env SANDBOX_API_USERNAME or 'sandbox'. */
-  apiUsername?: string;
-  /** Default: env SANDBOX_API_PASSWORD or 'sandbox-secret'. */
-  apiPassword?: string;
-  /**
-   * Username of the default account (the one of apiUsername/apiPassword). Default: env
-   * SANDBOX_ACCOUNT_USERNAME or the apiUsername. The second account is always `beta`.
-   */
-  accountUsername?: string;
-  /** Delay before an outcome webhook. Default: env SANDBOX_WEBHOOK_DELAY_MS or 1000. */
-  webhookDelayMs?: number;
-  /** Waits between re-deliveries of a failed webhook. Default [500, 1000, 2000]. */
-  webhookRetryDelaysMs?: number[];
-  /** KES per USD, fixed. Default 130. */
-  usdRate?: number;
-  /** Of each account. Default { local: 1_000_000, USD: 10_000 }. */
-  initialBalances?: { local: number; USD: number };
-  /** Default: Nest's console logger; false silences. */
-  logger?: false | LoggerService;
-}
+export type { SandboxOptions } from './sandbox.config';
+import { SandboxModule } from './sandbox.module';
 
 /** A started sandbox, answered by {@link startSandbox}. */
 export interface RunningSandbox {

@@ -128,7 +128,12 @@ export class FakePayments extends PaymentsWire {
     this.isClosed = false;
   }
 
-  async send(call: WireCall): Promise<WireAnswer> {
+  send(call: WireCall): Promise<WireAnswer> {
+    // Always through a promise, as the real wire settles: a scripted error rejects, never throws.
+    return new Promise((resolve) => resolve(this.answer(call)));
+  }
+
+  private answer(call: WireCall): WireAnswer {
     if (this.isClosed) throw clientClosedError(call.operation, call.idempotencyKey, 0);
     const { method, url, body } = call.request;
     this.calls.push({
@@ -139,7 +144,6 @@ export class FakePayments extends PaymentsWire {
       idempotencyKey: call.idempotencyKey,
     });
     const scripted = this.once.get(call.operation)?.shift() ?? this.always.get(call.operation);
-    await Promise.resolve();
     if (scripted && 'error' in scripted) throw scripted.error;
     const canned = this.cannedBody(call);
     // A canned refusal keeps its HTTP status, as the real service's error answers do.
