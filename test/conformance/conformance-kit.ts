@@ -1,16 +1,15 @@
 /**
  * The one helper of the conformance specs: a loopback HTTP server that answers with the real
- * service's recorded JSON examples (fixtures/, mirrored from the public SDK repository
+ * service's recorded JSON examples (libs/payments/spec-support/real-service/, mirrored from the public SDK repository
  * `Yug3ne/payd-sdks`, folder `shared/fixtures/`) and records every request the library sends.
  * See docs/wire-contract.md.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { IncomingHttpHeaders, Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { createPaymentsClient } from '@malipo/nestjs';
 import type { PaymentsCallOptions, PaymentsClient, PaymentsModuleOptions } from '@malipo/nestjs';
+import { RecordingServer } from '../../libs/payments/spec-support/recording-server';
 
 /** One request as the server received it. */
 export interface RecordedRequest {
@@ -49,60 +48,44 @@ export const BASIC_AUTHORIZATION = `Basic ${Buffer.from('u:p').toString('base64'
 /** An `Idempotency-Key` the library generates: a UUID v4. */
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** A `node:http` server on 127.0.0.1 and an ephemeral port. */
+/** The library's recording server, answering every request with one recorded example. */
 export class ConformanceServer {
-  readonly requests: RecordedRequest[] = [];
-  private answer: Answer = { status: 200, text: '{"success":true}' };
-  private readonly sockets = new Set<Socket>();
-
-  private constructor(private readonly server: Server) {}
+  private constructor(private readonly recording: RecordingServer) {}
 
   static async start(): Promise<ConformanceServer> {
-    const server = createServer();
-    const conformance = new ConformanceServer(server);
-    server.on('connection', (socket) => {
-      conformance.sockets.add(socket);
-      socket.on('close', () => conformance.sockets.delete(socket));
-    });
-    server.on('request', (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text) as unknown;
-        } catch {
-          json = undefined;
-        }
-        conformance.requests.push({
-          method: req.method ?? '',
-          url: req.url ?? '',
-          headers: req.headers,
-          text,
-          json,
-        });
-        const { status, text: answer } = conformance.answer;
-        res.writeHead(status, {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(answer),
-        });
-        res.end(answer);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const conformance = new ConformanceServer(await RecordingServer.start());
+    conformance.reset();
     return conformance;
+  }
+
+  /** Every request received, in order. */
+  get requests(): readonly RecordedRequest[] {
+    return this.recording.requests.map(({ method, path, headers, text, json }) => ({
+      method,
+      url: path,
+      headers,
+      text,
+      json,
+    }));
+  }
+
+  private answerAll(answer: Answer): void {
+    // `raw` keeps the example's text byte for byte; the header says JSON, as the service does.
+    this.recording.fallback = () => ({
+      status: answer.status,
+      raw: answer.text,
+      headers: { 'Content-Type': 'application/json' },
+    });
   }
 
   /** `http://127.0.0.1:<port>`. */
   get url(): string {
-    const { port } = this.server.address() as AddressInfo;
-    return `http://127.0.0.1:${port}`;
+    return this.recording.url;
   }
 
   /** Answers every following request with the recorded example `name`, under HTTP `status`. */
   answerWith(name: string, status = 200): this {
-    this.answer = { status, text: fixtureText(name) };
+    this.answerAll({ status, text: fixtureText(name) });
     return this;
   }
 
@@ -114,13 +97,12 @@ export class ConformanceServer {
 
   /** Forgets the recorded requests and the answer. */
   reset(): void {
-    this.requests.length = 0;
-    this.answer = { status: 200, text: '{"success":true}' };
+    this.recording.reset();
+    this.answerAll({ status: 200, text: '{"success":true}' });
   }
 
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  close(): Promise<void> {
+    return this.recording.close();
   }
 }
 
