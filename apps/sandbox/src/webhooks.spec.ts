@@ -1,4 +1,5 @@
 import type { WebhookDelivery } from './ledger.service';
+import { WEBHOOK_WIRE_FIELDS } from '../../../libs/payments/src/webhooks/payment-webhook.wire';
 import { goTimeString } from './webhook.dispatcher';
 import {
   deadUrl,
@@ -9,37 +10,20 @@ import {
   wireBody,
 } from '../test/sandbox-test-kit';
 
-/** The real payload's keys, in its order. */
-const SUCCESS_KEYS = [
-  'transaction_reference',
-  'result_code',
-  'remarks',
-  'third_party_trans_id',
-  'amount',
-  'transaction_date',
-  'forward_url',
-  'order_id',
-  'user_id',
-  'customer_name',
-  'success',
-  'phone_number',
-  'web3_transaction_reference',
-];
-const FAILURE_KEYS = [
-  'transaction_reference',
-  'result_code',
-  'remarks',
-  'amount',
-  'transaction_date',
-  'forward_url',
-  'order_id',
-  'user_id',
-  'customer_name',
-  'success',
-  'status',
-  'phone_number',
-  'web3_transaction_reference',
-];
+/**
+ * The payload's keys in the real service's order, from the one definition the library reads
+ * webhooks with: `third_party_trans_id` only on success, `status` only on failure.
+ */
+const PAYLOAD_KEYS = Object.values(WEBHOOK_WIRE_FIELDS).map((field) => field.key as string);
+const SUCCESS_KEYS = PAYLOAD_KEYS.filter((key) => key !== 'status');
+const FAILURE_KEYS = PAYLOAD_KEYS.filter((key) => key !== 'third_party_trans_id');
+
+/** Every key of the payload carries the JSON type the library's table gives it. */
+function expectWireTypes(body: Record<string, unknown>): void {
+  for (const { key, type } of Object.values(WEBHOOK_WIRE_FIELDS)) {
+    if (key in body) expect([key, typeof body[key]]).toEqual([key, type]);
+  }
+}
 const GO_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,9})? \+0000 UTC$/;
 const SANDBOX_USER_ID = '00000000-0000-4000-a000-000000000001';
 
@@ -55,6 +39,7 @@ describe('sandbox webhooks', () => {
     expect(webhook.path).toBe('/webhook');
     expect(webhook.contentType).toMatch(/^application\/json/);
     expect(Object.keys(webhook.body)).toEqual(SUCCESS_KEYS);
+    expectWireTypes(webhook.body);
     expect(webhook.body).toEqual({
       transaction_reference: reference,
       result_code: 0,
@@ -169,6 +154,7 @@ describe('sandbox webhooks', () => {
       const [webhook] = await env.receiver.waitFor(reference);
 
       expect(Object.keys(webhook.body)).toEqual(FAILURE_KEYS);
+      expectWireTypes(webhook.body);
       expect(webhook.body).toEqual({
         transaction_reference: reference,
         result_code: resultCode,
