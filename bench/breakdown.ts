@@ -11,7 +11,7 @@ import axios, { type AxiosRequestConfig } from 'axios';
 import { OPERATIONS } from '../libs/payments/src/operations';
 import { createPaymentsHttpService } from '../libs/payments/src/http-payments-wire';
 import { resolvePaymentsOptions, toDefaults } from '../libs/payments/src/payments-options';
-import { prepareRequest } from '../libs/payments/src/request-validation';
+import { prepareRequest } from '../libs/payments/src/request-rules';
 import { encodeRequest } from '../libs/payments/src/wire';
 
 /** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
 import { OPERATIONS, type PaymentsOperation } from '../libs/payments/src/operations';
 import type { PaymentsDefaults } from '../libs/payments/src/payments-options.interface';
-import { prepareRequest } from '../libs/payments/src/request-validation';
+import { prepareRequest } from '../libs/payments/src/request-rules';
 import { EventEmitter } from 'node:events';
 import { encodeRequest } from '../libs/payments/src/wire';
 import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';

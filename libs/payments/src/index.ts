@@ -42,7 +42,7 @@ export type {
   TransactionStatus,
   WalletBalance,
 } from './dto/lookups';
-export type { AccountType } from './dto/rules';
+export type { AccountType } from './request-rules';
 export type {
   BankAccount,
   CardCollectionResponse,

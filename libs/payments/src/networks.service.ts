@@ -5,8 +5,8 @@ import type {
   NetworkRequestFields,
   NetworkTransactionType,
 } from './dto/lookups';
-import { REQUEST_RULES } from './dto/rules';
-import type { AccountType } from './dto/rules';
+import { REQUEST_RULES } from './request-rules';
+import type { AccountType } from './request-rules';
 import { PaymentsValidationError } from './errors';
 import { OPERATIONS } from './operations';
 import type { PaymentsCallOptions } from './payments-options.interface';

@@ -8,7 +8,7 @@ import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
-import { prepareRequest, resolveIdempotencyKey } from './request-validation';
+import { prepareRequest, resolveIdempotencyKey } from './request-rules';
 import { CallTrace } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
 import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';

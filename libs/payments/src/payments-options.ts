@@ -12,7 +12,7 @@ import {
   Min,
   validateSync,
 } from 'class-validator';
-import { IsHttpUrl, readField } from './dto/rules';
+import { IsHttpUrl, readField } from './request-rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';

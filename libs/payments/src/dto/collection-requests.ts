@@ -1,4 +1,3 @@
-import { IsOptional } from 'class-validator';
 import {
   AccountType,
   FallsBackToDefault,
@@ -9,7 +8,8 @@ import {
   IsPhone,
   IsText,
   REQUEST_RULES,
-} from './rules';
+  Optional,
+} from '../request-rules';
 
 /** Kenyan mobile-money (M-Pesa STK push) collection request, section 2.5. */
 export class MpesaCollectionRequest {
@@ -110,7 +110,7 @@ export class PanAfricanCollectionRequest {
   transactionChannel!: AccountType;
 
   /** Where the customer returns after checkout. */
-  @IsOptional()
+  @Optional()
   @IsHttpUrl()
   redirectUrl?: string;
 }

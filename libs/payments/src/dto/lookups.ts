@@ -1,6 +1,11 @@
-import { IsIn } from 'class-validator';
-import type { AccountType } from './rules';
-import { FallsBackToDefault, IsDialCode, IsPathSegment, REQUEST_RULES } from './rules';
+import type { AccountType } from '../request-rules';
+import {
+  FallsBackToDefault,
+  IsDialCode,
+  IsNetworkTransactionType,
+  IsPathSegment,
+  REQUEST_RULES,
+} from '../request-rules';
 
 /** Direction of money a network serves: `receipt` (collections) or `withdrawal` (payouts). */
 export type NetworkTransactionType = (typeof REQUEST_RULES.networkTransactionTypes)[number];
@@ -8,9 +13,7 @@ export type NetworkTransactionType = (typeof REQUEST_RULES.networkTransactionTyp
 /** Query of `networks.discover` (`GET /v2/networks/grouped`, docs/wire-contract.md). */
 export class NetworkDiscoveryRequest {
   /** `receipt` for collections, `withdrawal` for payouts. */
-  @IsIn(REQUEST_RULES.networkTransactionTypes, {
-    message: '$property must be "receipt" or "withdrawal"',
-  })
+  @IsNetworkTransactionType()
   transactionType!: NetworkTransactionType;
 
   /** Country dial code, `+` and 1 to 4 digits, e.g. `+234`. */

@@ -1,4 +1,3 @@
-import { IsOptional } from 'class-validator';
 import type { WalletType } from '../payments-options.interface';
 import {
   AccountType,
@@ -12,7 +11,8 @@ import {
   IsText,
   IsWalletType,
   REQUEST_RULES,
-} from './rules';
+  Optional,
+} from '../request-rules';
 
 /** Kenyan mobile-money (M-Pesa) payout request, section 2.7. It has no `username`. */
 export class MpesaPayoutRequest {
@@ -34,7 +34,7 @@ export class MpesaPayoutRequest {
   callbackUrl?: string;
 
   /** Funding wallet; absent uses the client's `walletType`. */
-  @IsOptional()
+  @Optional()
   @IsWalletType()
   walletType?: WalletType;
 }
@@ -100,7 +100,7 @@ export class PanAfricanPayoutRequest {
   providerCode!: string;
 
   /** Funding wallet; absent uses the client's `walletType`. */
-  @IsOptional()
+  @Optional()
   @IsWalletType()
   walletType?: WalletType;
 }
@@ -138,7 +138,7 @@ export class MerchantPayoutRequest {
   callbackUrl?: string;
 
   /** Funding wallet; absent uses the client's `walletType`. */
-  @IsOptional()
+  @Optional()
   @IsWalletType()
   walletType?: WalletType;
 }

@@ -1,6 +1,12 @@
-import { IsOptional } from 'class-validator';
 import type { WalletType } from '../payments-options.interface';
-import { IsAmount, IsCurrencyCode, IsPhone, IsText, IsWalletType } from './rules';
+import {
+  IsAmount,
+  IsCurrencyCode,
+  IsPhone,
+  IsText,
+  IsWalletType,
+  Optional,
+} from '../request-rules';
 
 /** Transfer to another account of the service (`transfers.send`, docs/wire-contract.md). */
 export class TransferRequest {
@@ -17,17 +23,17 @@ export class TransferRequest {
   narration!: string;
 
   /** Receiver's phone with country code, `+` and 7 to 15 digits. */
-  @IsOptional()
+  @Optional()
   @IsPhone('internationalPhone')
   phoneNumber?: string;
 
   /** ISO 4217 code; the service converts when it differs from the wallet's. */
-  @IsOptional()
+  @Optional()
   @IsCurrencyCode()
   currency?: string;
 
   /** Funding wallet; absent uses the client's `walletType`. */
-  @IsOptional()
+  @Optional()
   @IsWalletType()
   walletType?: WalletType;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { ApiPropertyOptions } from '@nestjs/swagger';
-import { REQUEST_RULES } from '../dto/rules';
+import { REQUEST_RULES } from '../request-rules';
 import { OPERATIONS } from '../operations';
 import { WALLET_TYPES } from '../payments-options.interface';
 import type { RequestField } from '../wire';

@@ -1,0 +1,162 @@
+import { IsEmail, validateSync } from 'class-validator';
+import fc from 'fast-check';
+import type { PaymentsFieldError } from './errors';
+import { OPERATIONS } from './operations';
+import { checkRequest, REQUEST_RULES } from './request-rules';
+
+/** What class-validator's `validateSync` reports for `values`, in the shape of our errors. */
+function classValidatorErrors(
+  requestClass: new () => object,
+  values: Record<string, unknown>,
+): PaymentsFieldError[] {
+  const instance = Object.assign(new requestClass(), values);
+  return validateSync(instance, {
+    forbidUnknownValues: true,
+    validationError: { target: false, value: false },
+  }).flatMap((error) =>
+    Object.entries(error.constraints ?? {}).map(([rule, message]) => ({
+      field: error.property,
+      rule,
+      message,
+    })),
+  );
+}
+
+function precompiledErrors(
+  requestClass: new () => object,
+  values: Record<string, unknown>,
+): PaymentsFieldError[] {
+  const errors: PaymentsFieldError[] = [];
+  checkRequest(requestClass, values, errors);
+  return errors;
+}
+
+const long = (length: number, unit = 'a') => unit.repeat(length);
+const { maxTextLength, maxUrlLength } = REQUEST_RULES;
+
+/** Values chosen at every edge of the rules, then arbitrary ones of every JSON and JS type. */
+const edgeValue = fc.constantFrom<unknown>(
+  undefined,
+  null,
+  '',
+  ' ',
+  '\t',
+  0,
+  -0,
+  -1,
+  9.99,
+  10,
+  99.99,
+  100,
+  250_000,
+  250_000.01,
+  1e21,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  '1500',
+  true,
+  false,
+  {},
+  [],
+  ['0712345678'],
+  { toString: () => '0712345678' },
+  new String('0712345678'),
+  new String(''),
+  '0712345678',
+  '+254712345678',
+  '254712345678',
+  '07123456789',
+  '+2348031234567',
+  '+0123456789',
+  '+12345',
+  '+1234567890123456',
+  'KES',
+  'kes',
+  'XXX',
+  'USD',
+  'local',
+  'LOCAL',
+  'bank',
+  'phone',
+  'receipt',
+  'withdrawal',
+  '+234',
+  '+23456',
+  '123456',
+  '12a456',
+  'https://shop.example.com/webhooks/payments',
+  'http://localhost:3000/cb',
+  'http://127.0.0.1/cb',
+  'https://user:pass@shop.example.com/cb',
+  'ftp://shop.example.com/cb',
+  'javascript:alert(1)',
+  'shop.example.com/cb',
+  `https://shop.example.com/${long(maxUrlLength - 25)}`,
+  `https://shop.example.com/${long(maxUrlLength)}`,
+  long(maxTextLength),
+  long(maxTextLength + 1),
+  long(maxTextLength, '😀'),
+  long(maxTextLength + 1, '😀'),
+  long(maxTextLength, 'a\uFE0F'),
+  'ref-123',
+  '.',
+  '..',
+  'a/b',
+  'a\\b',
+  'a?b',
+  'a#b',
+  'a..b',
+  'Order 42',
+  '\u0000',
+  '\uD800',
+  'ü',
+);
+const anyValue = fc.oneof(
+  { weight: 6, arbitrary: edgeValue },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
+  { weight: 2, arbitrary: fc.double() },
+  { weight: 1, arbitrary: fc.integer() },
+  { weight: 1, arbitrary: fc.stringMatching(/^\+?\d{1,16}$/) },
+  { weight: 1, arbitrary: fc.webUrl() },
+  { weight: 1, arbitrary: fc.anything() },
+);
+
+const OPERATION_ROWS = Object.values(OPERATIONS);
+
+describe('precompiled request checks', () => {
+  it('cover every request class of the operations table', () => {
+    expect(OPERATION_ROWS.length).toBeGreaterThanOrEqual(10);
+    for (const { requestClass } of OPERATION_ROWS) {
+      expect(() => precompiledErrors(requestClass, {})).not.toThrow();
+    }
+  });
+
+  it.each(OPERATION_ROWS.map((row) => [row.name, row] as const))(
+    '%s: accept and reject exactly as class-validator does, with the same fields, rules and messages',
+    (_name, { requestClass, requestFields }) => {
+      const request = fc.record(
+        Object.fromEntries(requestFields.map((field) => [field, anyValue])),
+        { requiredKeys: [] },
+      );
+      fc.assert(
+        fc.property(request, (values) => {
+          expect(precompiledErrors(requestClass, values)).toEqual(
+            classValidatorErrors(requestClass, values),
+          );
+        }),
+        { numRuns: 2_000 },
+      );
+    },
+  );
+
+  it('refuse to compile a class with a class-validator rule they do not know', () => {
+    class Unknown {
+      @IsEmail()
+      email!: string;
+    }
+    expect(() => precompiledErrors(Unknown, { email: 'x' })).toThrow(
+      /Unknown has 1 class-validator rules but 0 declared/,
+    );
+  });
+});

@@ -1,0 +1,446 @@
+import { applyDecorators } from '@nestjs/common';
+import { getMetadataStorage, IsOptional, ValidateBy, ValidateIf } from 'class-validator';
+import isISO4217 from 'validator/lib/isISO4217';
+import isLength from 'validator/lib/isLength';
+import isURL from 'validator/lib/isURL';
+import { randomUUID } from 'node:crypto';
+import type { PaymentsFieldError } from './errors';
+import { PaymentsValidationError } from './errors';
+import type { PaymentsOperation } from './operations';
+import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
+import { WALLET_TYPES } from './payments-options.interface';
+
+/**
+ * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
+ * Text and URL lengths are ours: the document sets none, these bound hostile input.
+ */
+export const REQUEST_RULES = {
+  kesMobileMoneyAmount: { min: 10, max: 250_000 },
+  cardAmount: { min: 100 },
+  kenyanPhone: {
+    pattern: /^(?:0\d{9}|\+254\d{9})$/,
+    description: 'a Kenyan phone number, 0XXXXXXXXX or +254XXXXXXXXX',
+  },
+  kenyanInternationalPhone: {
+    pattern: /^\+254\d{9}$/,
+    description: 'a Kenyan phone number with country code, +254XXXXXXXXX',
+  },
+  internationalPhone: {
+    pattern: /^\+[1-9]\d{6,14}$/,
+    description: 'a phone number with country code, + and 7 to 15 digits',
+  },
+  accountTypes: ['bank', 'phone'] as const,
+  networkTransactionTypes: ['receipt', 'withdrawal'] as const,
+  dialCode: { pattern: /^\+\d{1,4}$/, description: 'a dial code, + and 1 to 4 digits' },
+  /**
+   * A value that goes into a URL path (a reference, a username): printable ASCII without `/`,
+   * `\\`, `?`, `#` or `..`, so it cannot reach another endpoint.
+   */
+  pathSegment: {
+    pattern: /^(?!\.$)(?!.*\.\.)[\x21-\x7e]{1,128}$/,
+    forbidden: /[/\\?#]/,
+    description: '1 to 128 printable characters, not ".", without "/", "\\", "?", "#" or ".."',
+  },
+  maxTextLength: 255,
+  maxUrlLength: 2048,
+} as const;
+
+/** Account and channel type of pan-African requests. */
+export type AccountType = (typeof REQUEST_RULES.accountTypes)[number];
+
+/**
+ * One rule of one field: its name and message (`$property` stands for the field) as errors
+ * report them, and the test. The class-validator decorators and the precompiled validation of
+ * the call path both run these same tests, so `ValidationPipe` and the services agree.
+ */
+interface Check {
+  readonly rule: string;
+  readonly message: string;
+  readonly test: (value: unknown) => boolean;
+}
+
+/** When a field's checks apply: always, unless null/undefined (`IsOptional`), unless empty. */
+type Condition = 'always' | 'unlessAbsent' | 'unlessEmpty';
+
+interface FieldRules {
+  conditions: Condition[];
+  checks: Check[];
+}
+
+/** The checks of each class, by field in declaration order, as its decorators declared them. */
+const CLASS_RULES = new Map<object, Map<string, FieldRules>>();
+
+function fieldRules(target: object, field: string): FieldRules {
+  const constructor = (target as { constructor: object }).constructor;
+  let fields = CLASS_RULES.get(constructor);
+  if (!fields) CLASS_RULES.set(constructor, (fields = new Map<string, FieldRules>()));
+  let rules = fields.get(field);
+  if (!rules) fields.set(field, (rules = { conditions: [], checks: [] }));
+  return rules;
+}
+
+/** A property decorator that registers `checks` with class-validator and for the call path. */
+function checked(...checks: Check[]): PropertyDecorator {
+  return (target, key) => {
+    for (const check of checks) {
+      ValidateBy({
+        name: check.rule,
+        validator: { validate: check.test, defaultMessage: () => check.message },
+      })(target, key);
+      fieldRules(target, String(key)).checks.push(check);
+    }
+  };
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string' || v instanceof String;
+
+const IS_STRING: Check = {
+  rule: 'isString',
+  message: '$property must be a string',
+  test: isString,
+};
+const IS_NOT_EMPTY: Check = {
+  rule: 'isNotEmpty',
+  message: '$property must not be empty',
+  test: (v) => v !== '' && v !== null && v !== undefined,
+};
+function maxLength(max: number): Check {
+  return {
+    rule: 'maxLength',
+    message: `$property must be at most ${max} characters`,
+    test: (v) => typeof v === 'string' && isLength(v, { min: 0, max }),
+  };
+}
+function matches(rule: string, pattern: RegExp, message: string): Check {
+  return { rule, message, test: (v) => typeof v === 'string' && pattern.test(v) };
+}
+function isOneOf(values: readonly unknown[], message: string): Check {
+  return { rule: 'isIn', message, test: (v) => values.includes(v) };
+}
+const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** A finite number within `[min, max]`, with rule names `isNumber`, `min` and `max`. */
+export function IsAmount(limits: { min?: number; max?: number; positive?: boolean }) {
+  const checks: Check[] = [
+    { rule: 'isNumber', message: '$property must be a number', test: isAmount },
+  ];
+  if (limits.positive) {
+    checks.push({
+      rule: 'isPositive',
+      message: '$property must be greater than 0',
+      test: (v) => isAmount(v) && v > 0,
+    });
+  }
+  const { min, max } = limits;
+  if (min !== undefined) {
+    checks.push({
+      rule: 'min',
+      message: `$property must be at least ${min}`,
+      test: (v) => isAmount(v) && v >= min,
+    });
+  }
+  if (max !== undefined) {
+    checks.push({
+      rule: 'max',
+      message: `$property must be at most ${max}`,
+      test: (v) => isAmount(v) && v <= max,
+    });
+  }
+  return checked(...checks);
+}
+
+const TEXT_CHECKS = [IS_STRING, IS_NOT_EMPTY, maxLength(REQUEST_RULES.maxTextLength)];
+
+/** A non-empty string of bounded length. */
+export function IsText() {
+  return checked(...TEXT_CHECKS);
+}
+
+type PhoneRule = 'kenyanPhone' | 'kenyanInternationalPhone' | 'internationalPhone';
+const PHONE_RULE_NAMES: Record<PhoneRule, string> = {
+  kenyanPhone: 'isKenyanPhoneNumber',
+  kenyanInternationalPhone: 'isKenyanInternationalPhoneNumber',
+  internationalPhone: 'isInternationalPhoneNumber',
+};
+
+/** A phone number of one of the document's formats. */
+export function IsPhone(rule: PhoneRule) {
+  const { pattern, description } = REQUEST_RULES[rule];
+  return checked(
+    IS_STRING,
+    matches(PHONE_RULE_NAMES[rule], pattern, `$property must be ${description}`),
+  );
+}
+
+const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+
+/** An absolute http(s) URL (hosts without a TLD, such as `localhost`, are allowed). */
+export function IsHttpUrl() {
+  return checked(IS_STRING, maxLength(REQUEST_RULES.maxUrlLength), {
+    rule: 'isUrl',
+    message: '$property must be an http or https URL',
+    test: (v) => typeof v === 'string' && isURL(v, URL_OPTIONS),
+  });
+}
+
+/** Checks apply only when the field is neither null nor undefined. */
+export function Optional() {
+  return applyDecorators(IsOptional(), (target: object, key: string | symbol) => {
+    fieldRules(target, String(key)).conditions.push('unlessAbsent');
+  });
+}
+
+/**
+ * A field with the fallback rule of section 2.2: empty here is allowed, the service method
+ * substitutes the client default and rejects the request if there is none.
+ */
+export function FallsBackToDefault() {
+  return applyDecorators(
+    ValidateIf((_object: object, value: unknown) => !isEmptyValue(value)),
+    (target: object, key: string | symbol) => {
+      fieldRules(target, String(key)).conditions.push('unlessEmpty');
+    },
+  );
+}
+
+export function IsAccountType() {
+  return checked(isOneOf(REQUEST_RULES.accountTypes, '$property must be "bank" or "phone"'));
+}
+
+export function IsWalletType() {
+  return checked(isOneOf(WALLET_TYPES, '$property must be "local" or "USD"'));
+}
+
+export function IsNetworkTransactionType() {
+  return checked(
+    isOneOf(REQUEST_RULES.networkTransactionTypes, '$property must be "receipt" or "withdrawal"'),
+  );
+}
+
+/** An ISO 4217 code in its canonical upper case (the standard check alone also accepts `kes`). */
+export function IsCurrencyCode() {
+  return checked(IS_STRING, {
+    rule: 'isISO4217CurrencyCode',
+    message: '$property must be an upper-case ISO 4217 currency code',
+    test: (v) => typeof v === 'string' && /^[A-Z]{3}$/.test(v) && isISO4217(v),
+  });
+}
+
+/** A Paybill or Till number: digits only. */
+export function IsBusinessAccount() {
+  return checked(...TEXT_CHECKS, matches('matches', /^\d+$/, '$property must contain digits only'));
+}
+
+/** A country dial code such as `+234`. */
+export function IsDialCode() {
+  const { pattern, description } = REQUEST_RULES.dialCode;
+  return checked(IS_STRING, matches('matches', pattern, `$property must be ${description}`));
+}
+
+/** A value that is sent as one URL path segment (see `REQUEST_RULES.pathSegment`). */
+export function IsPathSegment() {
+  const { pattern, forbidden, description } = REQUEST_RULES.pathSegment;
+  return checked(IS_STRING, {
+    rule: 'isPathSegment',
+    message: `$property must be ${description}`,
+    test: (v) => typeof v === 'string' && pattern.test(v) && !forbidden.test(v),
+  });
+}
+
+/**
+ * Reads `key` from a caller's object: an own property, or one defined by its class (a getter
+ * or an inherited field), but never one found on `Object.prototype`, so pollution cannot inject it.
+ */
+export function readField(source: object, key: string): unknown {
+  for (
+    let owner: object | null = source;
+    owner !== null && owner !== Object.prototype;
+    owner = Object.getPrototypeOf(owner) as object | null
+  ) {
+    if (Object.hasOwn(owner, key)) return Reflect.get(source, key) as unknown;
+  }
+  return undefined;
+}
+
+/** `undefined`, `null` and `''` count as empty for the fallback rule. */
+export function isEmptyValue(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+/** One field's precompiled checks. */
+interface CompiledField {
+  readonly field: string;
+  readonly skipAbsent: boolean;
+  readonly skipEmpty: boolean;
+  /** Rule, message (with the field's name in) and test, in declaration order. */
+  readonly checks: readonly { rule: string; message: string; test: (value: unknown) => boolean }[];
+}
+
+const COMPILED = new Map<object, readonly CompiledField[]>();
+
+/**
+ * The checks of `requestClass`, compiled once. Throws if class-validator holds a rule of the
+ * class that was not declared through this file, so no decorator can be skipped on the call path.
+ */
+function compiledChecks(requestClass: new () => object): readonly CompiledField[] {
+  const cached = COMPILED.get(requestClass);
+  if (cached) return cached;
+  const fields = CLASS_RULES.get(requestClass) ?? new Map<string, FieldRules>();
+  const declared = [...fields.values()].reduce(
+    (sum, rules) => sum + rules.checks.length + rules.conditions.length,
+    0,
+  );
+  const known = getMetadataStorage().getTargetValidationMetadatas(requestClass, '', true, false);
+  if (known.length !== declared) {
+    throw new Error(
+      `${requestClass.name} has ${known.length} class-validator rules but ${declared} declared in request-rules.ts`,
+    );
+  }
+  const compiled = [...fields].map(([field, rules]) => ({
+    field,
+    skipAbsent: rules.conditions.includes('unlessAbsent'),
+    skipEmpty: rules.conditions.includes('unlessEmpty'),
+    checks: rules.checks.map(({ rule, message, test }) => ({
+      rule,
+      message: message.replaceAll('$property', field),
+      test,
+    })),
+  }));
+  COMPILED.set(requestClass, compiled);
+  return compiled;
+}
+
+/**
+ * Appends the failed rules of `request` to `errors`, as class-validator's `validateSync` would:
+ * fields in declaration order, rules in declaration order, a rule named twice reported once with
+ * its last message.
+ */
+export function checkRequest(
+  requestClass: new () => object,
+  request: Readonly<Record<string, unknown>>,
+  errors: PaymentsFieldError[],
+): void {
+  for (const { field, skipAbsent, skipEmpty, checks } of compiledChecks(requestClass)) {
+    const value = request[field];
+    if (skipAbsent && (value === undefined || value === null)) continue;
+    if (skipEmpty && isEmptyValue(value)) continue;
+    let failed: Map<string, string> | undefined;
+    for (const { rule, message, test } of checks) {
+      if (!test(value)) (failed ??= new Map()).set(rule, message);
+    }
+    if (failed) for (const [rule, message] of failed) errors.push({ field, rule, message });
+  }
+}
+
+const FALLBACK_FIELDS = [
+  {
+    field: 'username',
+    option: 'defaultUsername',
+    fromDefaults: (d: PaymentsDefaults) => d.username,
+  },
+  {
+    field: 'callbackUrl',
+    option: 'defaultCallbackUrl',
+    fromDefaults: (d: PaymentsDefaults) => d.callbackUrl,
+  },
+] as const;
+
+/** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The `Idempotency-Key` of one logical call: the caller's, validated, or a new UUID v4. Chosen
+ * once per call, before the first attempt, so every retry carries the same key.
+ * @throws PaymentsValidationError for a key that cannot be a header value.
+ */
+export function resolveIdempotencyKey(
+  target: string,
+  callOptions: PaymentsCallOptions | undefined,
+): string {
+  const retryAmbiguous: unknown = callOptions?.retryAmbiguous;
+  if (retryAmbiguous !== undefined && typeof retryAmbiguous !== 'boolean') {
+    throw new PaymentsValidationError(target, [
+      {
+        field: 'retryAmbiguous',
+        rule: 'isBoolean',
+        message: 'retryAmbiguous must be a boolean',
+      },
+    ]);
+  }
+  const key = callOptions?.idempotencyKey;
+  if (key === undefined) return randomUUID();
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+    throw new PaymentsValidationError(target, [
+      {
+        field: 'idempotencyKey',
+        rule: 'isIdempotencyKey',
+        message: 'idempotencyKey must be 1 to 255 printable ASCII characters without spaces',
+      },
+    ]);
+  }
+  return key;
+}
+
+/** Longest unknown key echoed back in an error message. */
+const MAX_ECHOED_KEY_LENGTH = 64;
+
+/**
+ * Copies the operation's own fields of `input` into a new request instance, applies the fallback
+ * rule (2.2) and the wallet rule (2.4, 4.2), and runs the precompiled checks of the class. The caller's object is not
+ * modified; keys that are not fields of the operation (including `__proto__`) are rejected.
+ * @throws PaymentsValidationError listing every failed field and rule.
+ */
+export function prepareRequest<TRequest extends object>(
+  operation: PaymentsOperation<TRequest, unknown>,
+  input: unknown,
+  defaults: PaymentsDefaults,
+): TRequest {
+  const target = operation.requestClass.name;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new PaymentsValidationError(target, [
+      { field: 'request', rule: 'isObject', message: 'request must be an object' },
+    ]);
+  }
+  const fields: readonly string[] = operation.requestFields;
+  const errors: PaymentsFieldError[] = [];
+  // An instance without running the constructor: DTOs have none, and every field is set below.
+  const request = Object.create(operation.requestClass.prototype as object) as Record<
+    string,
+    unknown
+  >;
+
+  for (const key of Object.keys(input)) {
+    if (!fields.includes(key)) {
+      const shown = key.slice(0, MAX_ECHOED_KEY_LENGTH);
+      errors.push({
+        field: shown,
+        rule: 'whitelist',
+        message: `${shown} is not a field of ${target}`,
+      });
+    }
+  }
+  for (const field of fields) {
+    request[field] = readField(input, field);
+  }
+
+  for (const { field, option, fromDefaults } of FALLBACK_FIELDS) {
+    if (!fields.includes(field) || !isEmptyValue(request[field])) continue;
+    const fallback = fromDefaults(defaults);
+    if (isEmptyValue(fallback)) {
+      errors.push({
+        field,
+        rule: 'isNotEmpty',
+        message: `${field} is required: the request has none and ${option} is not configured`,
+      });
+    } else {
+      request[field] = fallback;
+    }
+  }
+  if (fields.includes('walletType') && isEmptyValue(request.walletType)) {
+    request.walletType = defaults.walletType;
+  }
+
+  checkRequest(operation.requestClass, request, errors);
+  if (errors.length > 0) throw new PaymentsValidationError(target, errors);
+  return request as TRequest;
+}
