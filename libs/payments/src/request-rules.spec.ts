@@ -150,6 +150,32 @@ describe('precompiled request checks', () => {
     },
   );
 
+  it('answer for a repeated callback URL exactly as for a new one (the last-URL memo)', () => {
+    const { requestClass } = OPERATIONS.payoutsMpesa;
+    const urlRules = (callbackUrl: unknown) =>
+      precompiledErrors(requestClass, { callbackUrl }).map((error) => error.rule);
+    const sequence = [
+      'https://shop.example.com/cb',
+      'https://shop.example.com/cb',
+      'ftp://shop.example.com/cb',
+      'ftp://shop.example.com/cb',
+      'https://shop.example.com/cb',
+      `https://shop.example.com/${'a'.repeat(REQUEST_RULES.maxUrlLength)}`,
+      'https://shop.example.com/cb',
+    ];
+    const fresh = sequence.map((url) => classValidatorErrors(requestClass, { callbackUrl: url }));
+    expect(sequence.map(urlRules)).toEqual(fresh.map((errors) => errors.map((e) => e.rule)));
+    expect(sequence.map(urlRules).map((rules) => rules.includes('isUrl'))).toEqual([
+      false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+  });
+
   it('refuse to compile a class with a class-validator rule they do not know', () => {
     class Unknown {
       @IsEmail()

@@ -174,12 +174,26 @@ export function IsPhone(rule: PhoneRule) {
 
 const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
 
+/**
+ * The last URL checked and its verdict: most apps send the same callback URL on every call, and
+ * `isURL` (a few µs) answers the same for the same string. Only URLs within the length limit are
+ * kept, so a hostile value is never held.
+ */
+let lastUrl: { value: string; valid: boolean } | undefined;
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  if (lastUrl?.value === value) return lastUrl.valid;
+  const valid = isURL(value, URL_OPTIONS);
+  if (value.length <= REQUEST_RULES.maxUrlLength) lastUrl = { value, valid };
+  return valid;
+}
+
 /** An absolute http(s) URL (hosts without a TLD, such as `localhost`, are allowed). */
 export function IsHttpUrl() {
   return checked(IS_STRING, maxLength(REQUEST_RULES.maxUrlLength), {
     rule: 'isUrl',
     message: '$property must be an http or https URL',
-    test: (v) => typeof v === 'string' && isURL(v, URL_OPTIONS),
+    test: isHttpUrl,
   });
 }
 
