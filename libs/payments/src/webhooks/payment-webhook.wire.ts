@@ -2,8 +2,9 @@ import type { PaymentWebhookKind, PaymentWebhookPayload } from './payment-webhoo
 
 /**
  * The webhook (callback) payload of docs/wire-contract.md, "Webhook (callback) payload": every
- * event field with its JSON key and JSON type, in one table. It lives here rather than in
- * `../wire.ts` only while that file is being rewritten; it belongs beside the other wire tables.
+ * event field with its JSON key and JSON type, in one table. The other wire tables are in
+ * `../wire.ts`; this one stays with the webhook subpath, so an app that only sends calls never
+ * loads it. The sandbox's webhook spec checks the payloads it sends against it.
  *
  * A value of another type than the table's is left out of the typed event (it stays in `_raw`):
  * the service's payload is loosely typed, and a field we cannot trust must not steer a handler.
