@@ -2,7 +2,8 @@ import { Session } from 'node:inspector/promises';
 import { relative } from 'node:path';
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
-import { createPaymentsClient } from './create-payments-client';
+import type * as ClientModule from './create-payments-client';
+import type { createPaymentsClient } from './create-payments-client';
 
 /** The library files in which code ran (a function called at least once) since the last take. */
 async function filesThatRan(session: Session): Promise<string[]> {
@@ -16,31 +17,62 @@ async function filesThatRan(session: Session): Promise<string[]> {
     .sort();
 }
 
+/** The files one `payouts.mpesa` call runs code in, after a first call (setup is not the walk). */
+async function walkOfOnePayout(create: typeof createPaymentsClient): Promise<string[]> {
+  const server = await RecordingServer.start();
+  server.fallback = () => ({ status: 200, body: successBody('payout') });
+  const client = create({ apiUsername: 'u', apiPassword: 'walk-secret', baseUrl: server.url });
+  const request = OPERATION_CASES[3].request;
+  const session = new Session();
+  session.connect();
+  try {
+    await client.payouts.mpesa(request);
+    await session.post('Profiler.enable');
+    await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+    await filesThatRan(session);
+    await client.payouts.mpesa(request);
+    return await filesThatRan(session);
+  } finally {
+    await session.post('Profiler.stopPreciseCoverage').catch(() => undefined);
+    session.disconnect();
+    await client.close();
+    await server.close();
+  }
+}
+
+/** The walk of docs/architecture.md: service → runner → rules → wire mapping → HTTP, + redaction. */
+const WALK = [
+  'http-payments-wire.ts',
+  'operation-runner.ts',
+  'payouts.service.ts',
+  'request-rules.ts',
+  'secret-redactor.ts',
+  'wire.ts',
+];
+
 describe('the walk of one payouts.mpesa call (docs/architecture.md)', () => {
-  it('runs code in at most six library files', async () => {
-    const server = await RecordingServer.start();
-    server.fallback = () => ({ status: 200, body: successBody('payout') });
-    const client = createPaymentsClient({
-      apiUsername: 'u',
-      apiPassword: 'p',
-      baseUrl: server.url,
+  it('runs code in six library files when @opentelemetry/api is not installed', async () => {
+    expect(OPERATION_CASES[3].operation).toBe('payouts.mpesa');
+    let create: typeof createPaymentsClient | undefined;
+    jest.isolateModules(() => {
+      jest.doMock('@opentelemetry/api', () => {
+        throw new Error("Cannot find module '@opentelemetry/api'");
+      });
+      ({ createPaymentsClient: create } = jest.requireActual<typeof ClientModule>(
+        './create-payments-client',
+      ));
     });
-    const request = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!.request;
-    const session = new Session();
-    session.connect();
-    try {
-      await client.payouts.mpesa(request); // warm: first-call setup is not the walk
-      await session.post('Profiler.enable');
-      await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-      await filesThatRan(session);
-      await client.payouts.mpesa(request);
-      const files = await filesThatRan(session);
-      console.log(files);
-      expect(files.length).toBeLessThanOrEqual(6);
-    } finally {
-      session.disconnect();
-      await client.close();
-      await server.close();
-    }
+    expect(await walkOfOnePayout(create!)).toEqual(WALK);
+  });
+
+  it('and in the telemetry hook as well when it is (no SDK: nothing is recorded)', async () => {
+    let create: typeof createPaymentsClient | undefined;
+    jest.isolateModules(() => {
+      jest.dontMock('@opentelemetry/api');
+      ({ createPaymentsClient: create } = jest.requireActual<typeof ClientModule>(
+        './create-payments-client',
+      ));
+    });
+    expect(await walkOfOnePayout(create!)).toEqual([...WALK, 'payments-telemetry.ts'].sort());
   });
 });

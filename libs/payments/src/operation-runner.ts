@@ -9,7 +9,7 @@ import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.i
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
 import { prepareRequest, resolveIdempotencyKey } from './request-rules';
-import { CallTrace } from './payments-telemetry';
+import { callTracing } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
 import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';
 
@@ -22,6 +22,7 @@ import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from '.
 export class OperationRunner implements BeforeApplicationShutdown {
   readonly defaults: PaymentsDefaults;
   private readonly redactor: SecretRedactor;
+  private readonly startTrace = callTracing();
 
   constructor(
     private readonly wire: PaymentsWire,
@@ -43,7 +44,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       idempotencyKey,
       correlate: this.options.correlateCallbacks,
     });
-    const trace = CallTrace.start(operation.name);
+    const trace = this.startTrace?.(operation.name);
     try {
       const answer = await this.wire.send({
         operation: operation.name,

@@ -60,6 +60,14 @@ function instruments(): Instruments | undefined {
 }
 
 /**
+ * How a runner starts a call's trace: `undefined` when `@opentelemetry/api` is not installed, so
+ * an app without it runs no tracing code per call.
+ */
+export function callTracing(): ((operation: string) => CallTrace | undefined) | undefined {
+  return openTelemetry() ? (operation) => CallTrace.start(operation) : undefined;
+}
+
+/**
  * One logical call: a span that parents one client span per attempt. Attributes never carry a
  * credential, a phone number, an account number or a request body: only the operation, the
  * method, the server, the path template's result and the outcome.
