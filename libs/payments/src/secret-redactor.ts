@@ -43,6 +43,11 @@ function unicodeEscapes(value: string): string[] {
  */
 export class SecretRedactor {
   private readonly secrets: readonly string[];
+  /**
+   * The forms that can stand in JSON text without a backslash, none containing another: if the
+   * text holds none of them and no backslash, no string parsed from it can hold any secret.
+   */
+  private readonly unescapedForms: readonly string[];
 
   constructor(apiUsername: string, apiPassword: string) {
     const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
@@ -67,6 +72,11 @@ export class SecretRedactor {
     this.secrets = [...new Set(forms)]
       .filter((s) => s.length > 0)
       .sort((a, b) => b.length - a.length);
+    const unescaped = this.secrets.filter((secret) => !secret.includes('\\'));
+    // A form containing a shorter one is found whenever it is: checking the shorter one suffices.
+    this.unescapedForms = unescaped.filter(
+      (secret) => !unescaped.some((other) => other !== secret && secret.includes(other)),
+    );
   }
 
   /** `text` with every secret replaced by `[REDACTED]`. */
@@ -137,9 +147,10 @@ export class SecretRedactor {
     } catch {
       return undefined;
     }
-    // Escaped forms need a backslash: without one, and without a plain secret, nothing to do.
-    if (!text.includes('\\') && !this.secrets.some((secret) => text.includes(secret)))
+    // Escaped forms need a backslash: without one, and without an unescaped form, nothing to do.
+    if (!text.includes('\\') && !this.unescapedForms.some((form) => text.includes(form))) {
       return parsed;
+    }
     return this.value(parsed);
   }
 

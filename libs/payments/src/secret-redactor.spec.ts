@@ -1,0 +1,63 @@
+import fc from 'fast-check';
+import { basicAuthorization, SecretRedactor } from './secret-redactor';
+
+/** Every string of a JSON value, keys included. */
+function stringsOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, item]) => [key, ...stringsOf(item)]);
+}
+
+/** JSON text of `value` with every character of its strings written as `\uXXXX` or `\/` at will. */
+function escapedJson(value: unknown, escapeAll: boolean): string {
+  return JSON.stringify(value).replace(/"((?:[^"\\]|\\.)*)"/g, (_match, inner: string) => {
+    const decoded = JSON.parse(`"${inner}"`) as string;
+    const body = escapeAll
+      ? Array.from(
+          { length: decoded.length },
+          (_, i) => `\\u${decoded.charCodeAt(i).toString(16).padStart(4, '0')}`,
+        ).join('')
+      : inner.replaceAll('/', '\\/');
+    return `"${body}"`;
+  });
+}
+
+const password = fc.string({ unit: 'grapheme', minLength: 8, maxLength: 24 });
+const username = fc.stringMatching(/^[a-z][a-z0-9-]{2,12}$/);
+
+describe('SecretRedactor.json', () => {
+  it('leaves no form of the credentials in any string it parses, however the JSON escapes it', () => {
+    fc.assert(
+      fc.property(username, password, fc.boolean(), fc.nat(3), (user, pass, escapeAll, where) => {
+        const redactor = new SecretRedactor(user, pass);
+        const token = basicAuthorization(user, pass).slice('Basic '.length);
+        const echoed = [pass, token, Buffer.from(pass).toString('base64')][where % 3];
+        const body = { success: true, message: `echo ${echoed} end`, nested: [{ [echoed]: 1 }] };
+        const parsed = redactor.json(escapedJson(body, escapeAll));
+        for (const text of stringsOf(parsed)) {
+          expect(text).not.toContain(pass);
+          expect(text).not.toContain(token);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('returns the parsed value itself when the text cannot hold a secret', () => {
+    const redactor = new SecretRedactor('bench-user', 'bench-password-123');
+    const text = JSON.stringify({ success: true, items: Array.from({ length: 50 }, (_, i) => i) });
+    expect(redactor.json(text)).toEqual(JSON.parse(text));
+    expect(redactor.json(`{"url":"https:\\/\\/shop.example.com\\/cb"}`)).toEqual({
+      url: 'https://shop.example.com/cb',
+    });
+  });
+
+  it('catches the escaped forms the fast path lets through to the full walk', () => {
+    const redactor = new SecretRedactor('user', 'p@ss/w+rd"\\x==é');
+    const parsed = redactor.json(
+      JSON.stringify({ a: 'p@ss/w+rd"\\x==é' }).replace('p@ss', '\\u0070@ss'),
+    );
+    expect(JSON.stringify(parsed)).not.toContain('rd');
+    expect(parsed).toEqual({ a: '[REDACTED]' });
+  });
+});
