@@ -394,9 +394,9 @@ export class HttpPaymentsWire extends PaymentsWire {
     return this.isClosing;
   }
 
-  async send(wireCall: WireCall): Promise<WireAnswer> {
+  send(wireCall: WireCall): Promise<WireAnswer> {
     const { operation, request, idempotencyKey } = wireCall;
-    if (this.isClosing) throw clientClosedError(operation, idempotencyKey, 0);
+    if (this.isClosing) return Promise.reject(clientClosedError(operation, idempotencyKey, 0));
     const isPost = request.method === 'POST';
     const call = new PaymentsCall(
       this.stopping,
@@ -412,15 +412,22 @@ export class HttpPaymentsWire extends PaymentsWire {
       paymentsCall: call,
     };
     // The promise API of the module's HttpService instance: its Observable wrapper would add a
-    // CancelToken and a subscription per call, and nothing here unsubscribes.
+    // CancelToken and a subscription per call, and nothing here unsubscribes. One `then` settles
+    // the call and forgets it, so a call costs no promise beyond axios's own.
     const settled = this.http.axiosRef.request<string>(config).then(
-      (response): WireAnswer => ({
-        status: response.status,
-        text: typeof response.data === 'string' ? response.data : '',
-        attempts: attemptOf(response.config),
-        ...(isPost && call.anAttemptMayHaveExecuted ? { earlierAttemptMayHaveExecuted: true } : {}),
-      }),
+      (response): WireAnswer => {
+        this.inflight.delete(call);
+        return {
+          status: response.status,
+          text: typeof response.data === 'string' ? response.data : '',
+          attempts: attemptOf(response.config),
+          ...(isPost && call.anAttemptMayHaveExecuted
+            ? { earlierAttemptMayHaveExecuted: true }
+            : {}),
+        };
+      },
       (error: unknown) => {
+        this.inflight.delete(call);
         const failure = this.toFailure(wireCall, call, error);
         if (failure instanceof ServiceAPIError) throw failure;
         return failure;
@@ -428,11 +435,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     );
     call.settled = settled;
     this.inflight.add(call);
-    try {
-      return await settled;
-    } finally {
-      this.inflight.delete(call);
-    }
+    return settled;
   }
 
   /**

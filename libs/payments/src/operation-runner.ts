@@ -118,38 +118,54 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const isPost = operation.method === 'POST';
     // Parsed first, then redacted, so escaped forms of a secret are caught as well.
     const body = this.redactor.json(answer.text);
-    const details = {
+    const isSuccessStatus = answer.status >= 200 && answer.status <= 299;
+    // The service's refusal comes under an error status, and sometimes under HTTP 200
+    // (docs/wire-contract.md, "Errors on the wire").
+    if (!isSuccessStatus || (isJsonObject(body) && body.success === false)) {
+      throw this.refusal(
+        {
+          ...this.details(operation, idempotencyKey, answer, body),
+          headers: answer.headers,
+          retryAfterMs: answer.retryAfterMs,
+        },
+        body,
+        isPost,
+        answer.earlierAttemptMayHaveExecuted === true,
+      );
+    }
+    const decoded = isJsonObject(body)
+      ? decodeResponse(body, operation.response, request)
+      : ({
+          ok: false,
+          code: 'INVALID_RESPONSE',
+          problem: `HTTP ${answer.status} with a body that is not a JSON object`,
+        } as const);
+    if (decoded.ok) return decoded.record as TResponse;
+    // The error's details are built only for an unusable answer: the success path allocates none.
+    throw new ServiceAPIError(
+      `${operation.name}: ${decoded.problem}${isPost ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
+      {
+        ...this.details(operation, idempotencyKey, answer, body),
+        code: decoded.code,
+        mayHaveExecuted: isPost,
+      },
+    );
+  }
+
+  /** What every error about an answer carries: the call, its attempts and the redacted body. */
+  private details(
+    operation: { readonly name: string },
+    idempotencyKey: string,
+    answer: WireAnswer,
+    body: unknown,
+  ) {
+    return {
       operation: operation.name,
       idempotencyKey,
       attempts: answer.attempts,
       status: answer.status,
       body: body ?? (answer.text === '' ? undefined : this.redactor.text(answer.text)),
     };
-    const unusable = (problem: string, code: 'INVALID_RESPONSE' | 'MISSING_FIELD') =>
-      new ServiceAPIError(
-        `${operation.name}: ${problem}${isPost ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
-        { ...details, code, mayHaveExecuted: isPost },
-      );
-    const isSuccessStatus = answer.status >= 200 && answer.status <= 299;
-    // The service's refusal comes under an error status, and sometimes under HTTP 200
-    // (docs/wire-contract.md, "Errors on the wire").
-    if (!isSuccessStatus || (isJsonObject(body) && body.success === false)) {
-      throw this.refusal(
-        { ...details, headers: answer.headers, retryAfterMs: answer.retryAfterMs },
-        body,
-        isPost,
-        answer.earlierAttemptMayHaveExecuted === true,
-      );
-    }
-    if (!isJsonObject(body)) {
-      throw unusable(
-        `HTTP ${answer.status} with a body that is not a JSON object`,
-        'INVALID_RESPONSE',
-      );
-    }
-    const decoded = decodeResponse(body, operation.response, request);
-    if (!decoded.ok) throw unusable(decoded.problem, decoded.code);
-    return decoded.record as TResponse;
   }
 
   /** The error of an answer that refuses the call: 401, another error status, or `success: false`. */
