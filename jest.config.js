@@ -14,4 +14,6 @@ module.exports = {
   },
   testEnvironment: 'node',
   testTimeout: 30_000,
+  // The fault matrix runs its six operations side by side (test/reliability/fault-matrix.e2e-spec.ts).
+  maxConcurrency: 6,
 };

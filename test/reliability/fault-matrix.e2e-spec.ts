@@ -129,85 +129,120 @@ interface LedgerEntry {
   idempotencyKey?: string;
 }
 
-describe('fault matrix: every operation under every fault', () => {
-  let sandbox: RunningSandbox;
-  let webhooks: RecordingServer;
-  let client: PaymentsClient;
-  const logger = new CapturingLogger();
-  const errors: unknown[] = [];
+/**
+ * One sandbox and client per operation: the operations run side by side (`it.concurrent`), while
+ * the scenarios of one operation run in turn on its own sandbox, which each one resets. Most of
+ * the matrix is waiting on the real retry backoff, so this divides its time by the operations.
+ */
+interface Lane {
+  sandbox: RunningSandbox;
+  control: SandboxControl;
+  client: PaymentsClient;
+  /** The end of the last scenario queued on this lane. */
+  queue: Promise<void>;
+}
 
-  let control: SandboxControl;
+const lanes = new Map<string, Lane>();
+let webhooks: RecordingServer;
+const logger = new CapturingLogger();
+const errors: unknown[] = [];
 
-  beforeAll(async () => {
-    Logger.overrideLogger(logger);
-    sandbox = await startSandbox({
-      port: 0,
-      logger: false,
-      webhookDelayMs: 50,
-      webhookRetryDelaysMs: [20],
-    });
-    control = sandboxControl(sandbox);
-    Logger.overrideLogger(logger);
-    webhooks = await RecordingServer.start();
-    client = createPaymentsClient({
-      ...sandbox.credentials,
-      baseUrl: sandbox.url,
-      timeout: TIMEOUT_MS,
-      debug: true,
-      defaultCallbackUrl: `${webhooks.url}/hooks`,
-    });
-  });
-  afterAll(async () => {
-    await sandbox.close();
-    await webhooks.close();
-    Logger.overrideLogger(new ConsoleLogger());
-  });
-
-  describe.each(OPERATION_CASES.map((c) => [c.operation, c] as const))(
-    '%s',
-    (_operation, testCase) => {
-      it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-        await control('reset', 'POST');
-        for (const fault of scenario.faults) await control('faults', 'POST', { ...fault });
-        const request = { ...testCase.request, callbackUrl: '' };
-
-        const outcome = await callOperation(client, testCase, request).then(
-          (response) => ({ response }),
-          (error: unknown) => ({ error }),
-        );
-        // Let late (slow) attempts reach the ledger before counting executions.
-        if (scenario.faults.some((f) => f.delayMs))
-          await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
-
-        const requests = await control<LoggedRequest[]>('requests');
-        const ledger = await control<LedgerEntry[]>('transactions');
-        const keys = new Set(requests.map((r) => r.idempotencyKey));
-        expect(requests).toHaveLength(scenario.expected.attempts);
-        expect(keys.size).toBe(1);
-        expect(ledger.length).toBe(scenario.expected.executed);
-        expect(ledger.every((entry) => keys.has(entry.idempotencyKey))).toBe(true);
-
-        if (scenario.expected.outcome === 'resolve') {
-          expect('response' in outcome).toBe(true);
-          const { response } = outcome as { response: { transactionReference: string } };
-          expect(response.transactionReference).toMatch(/^9BD\d{9}e[RW]$/);
-          return;
-        }
-        const { error } = outcome as { error: unknown };
-        errors.push(error);
-        expect(error).toBeInstanceOf(scenario.expected.errorClass);
-        const apiError = error as ServiceAPIError;
-        expect(apiError.status).toBe(scenario.expected.status);
-        expect(apiError.attempts).toBe(scenario.expected.attempts);
-        expect(keys.has(apiError.idempotencyKey)).toBe(true);
-        expect(apiError.code).toBe(scenario.expected.code);
-        expect(apiError.mayHaveExecuted).toBe(scenario.expected.mayHaveExecuted);
+// At the top level: jest starts concurrent tests once the root hooks have run.
+beforeAll(async () => {
+  Logger.overrideLogger(logger);
+  webhooks = await RecordingServer.start();
+  await Promise.all(
+    OPERATION_CASES.map(async ({ operation }) => {
+      const sandbox = await startSandbox({
+        port: 0,
+        logger: false,
+        webhookDelayMs: 50,
+        webhookRetryDelaysMs: [20],
       });
-    },
+      const client = createPaymentsClient({
+        ...sandbox.credentials,
+        baseUrl: sandbox.url,
+        timeout: TIMEOUT_MS,
+        debug: true,
+        defaultCallbackUrl: `${webhooks.url}/hooks`,
+      });
+      lanes.set(operation, {
+        sandbox,
+        control: sandboxControl(sandbox),
+        client,
+        queue: Promise.resolve(),
+      });
+    }),
   );
+  Logger.overrideLogger(logger);
+});
+afterAll(async () => {
+  await Promise.all([...lanes.values()].map((lane) => lane.sandbox.close()));
+  await webhooks.close();
+  Logger.overrideLogger(new ConsoleLogger());
+});
+
+/** Runs `scenario` once the lane's previous scenario has ended. */
+function inTurn(lane: Lane, scenario: () => Promise<void>): Promise<void> {
+  const run = lane.queue.then(scenario);
+  lane.queue = run.catch(() => undefined);
+  return run;
+}
+
+async function runScenario(
+  { control, client }: Lane,
+  testCase: (typeof OPERATION_CASES)[number],
+  scenario: Scenario,
+): Promise<void> {
+  await control('reset', 'POST');
+  for (const fault of scenario.faults) await control('faults', 'POST', { ...fault });
+  const request = { ...testCase.request, callbackUrl: '' };
+
+  const outcome = await callOperation(client, testCase, request).then(
+    (response) => ({ response }),
+    (error: unknown) => ({ error }),
+  );
+  // Let late (slow) attempts reach the ledger before counting executions.
+  if (scenario.faults.some((f) => f.delayMs))
+    await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+
+  const requests = await control<LoggedRequest[]>('requests');
+  const ledger = await control<LedgerEntry[]>('transactions');
+  const keys = new Set(requests.map((r) => r.idempotencyKey));
+  expect(requests).toHaveLength(scenario.expected.attempts);
+  expect(keys.size).toBe(1);
+  expect(ledger.length).toBe(scenario.expected.executed);
+  expect(ledger.every((entry) => keys.has(entry.idempotencyKey))).toBe(true);
+
+  if (scenario.expected.outcome === 'resolve') {
+    expect('response' in outcome).toBe(true);
+    const { response } = outcome as { response: { transactionReference: string } };
+    expect(response.transactionReference).toMatch(/^9BD\d{9}e[RW]$/);
+    return;
+  }
+  const { error } = outcome as { error: unknown };
+  errors.push(error);
+  expect(error).toBeInstanceOf(scenario.expected.errorClass);
+  const apiError = error as ServiceAPIError;
+  expect(apiError.status).toBe(scenario.expected.status);
+  expect(apiError.attempts).toBe(scenario.expected.attempts);
+  expect(keys.has(apiError.idempotencyKey)).toBe(true);
+  expect(apiError.code).toBe(scenario.expected.code);
+  expect(apiError.mayHaveExecuted).toBe(scenario.expected.mayHaveExecuted);
+}
+
+describe('fault matrix: every operation under every fault', () => {
+  // Scenario by scenario, every operation: so the first tests jest starts are of different lanes.
+  describe.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', (_name, scenario) => {
+    it.concurrent.each(OPERATION_CASES.map((c) => [c.operation, c] as const))(
+      '%s',
+      (operation, testCase) =>
+        inTurn(lanes.get(operation)!, () => runScenario(lanes.get(operation)!, testCase, scenario)),
+    );
+  });
 
   it('leaked no password or Basic token in any log line or error of the matrix', () => {
-    const { apiUsername, apiPassword } = sandbox.credentials;
+    const { apiUsername, apiPassword } = [...lanes.values()][0].sandbox.credentials;
     const token = Buffer.from(`${apiUsername}:${apiPassword}`).toString('base64');
     const logged = logger.lines.map((l) => l.message).join('\n');
     const thrown = errors.map(everythingVisibleIn).join('\n');
