@@ -78,7 +78,8 @@ const referenceOf = (body: Record<string, unknown>) =>
   (body.transaction_reference ?? body.correlator_id) as string;
 
 describe('sandbox payments API', () => {
-  const env = setUpSandbox();
+  // No webhook during a test: the specs read transactions while they are still pending.
+  const env = setUpSandbox({ webhookDelayMs: 60_000 });
 
   describe('authentication', () => {
     it.each([

@@ -6,7 +6,8 @@ describe('sandbox.control (the typed control client)', () => {
   let sandbox: RunningSandbox;
 
   beforeAll(async () => {
-    sandbox = await startFastSandbox();
+    // No webhook during a test: each one reads transactions while they are still pending.
+    sandbox = await startFastSandbox({ webhookDelayMs: 60_000 });
   });
   afterAll(() => sandbox.close());
   beforeEach(() => sandbox.control.reset());
