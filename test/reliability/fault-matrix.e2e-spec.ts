@@ -9,9 +9,9 @@ import { RecordingServer } from '../../libs/payments/spec-support/recording-serv
 import type { SandboxControl } from '../support/sandbox-control';
 import { sandboxControl } from '../support/sandbox-control';
 
-const TIMEOUT_MS = 300;
+const TIMEOUT_MS = 500;
 /** Longer than TIMEOUT_MS, so the attempt times out while the sandbox still processes it later. */
-const SLOW_MS = 700;
+const SLOW_MS = 1_000;
 
 type Expected =
   | { outcome: 'resolve'; attempts: number; executed: 0 | 1 }
