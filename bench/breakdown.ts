@@ -8,25 +8,29 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import axios, { type AxiosRequestConfig } from 'axios';
-import { OPERATIONS } from '../libs/payments/src/operations';
-import { createPaymentsHttpService } from '../libs/payments/src/http-payments-wire';
-import { resolvePaymentsOptions, toDefaults } from '../libs/payments/src/payments-options';
-import { prepareRequest } from '../libs/payments/src/request-rules';
-import { encodeRequest } from '../libs/payments/src/wire';
-
-/** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
-const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
 import {
   API_PASSWORD,
   API_USERNAME,
-  axiosScenario,
+  createClient,
   MPESA_REQUEST,
   MPESA_WIRE_BODY,
-  nestScenario,
   PATH,
 } from './clients';
-import { forceGc, median, runLoad, type Call } from './load';
-import { backgroundMeter, startServer } from './server-process';
+import {
+  createPaymentsHttpService,
+  encodeRequest,
+  OPERATIONS,
+  prepareRequest,
+  resolvePaymentsOptions,
+  toDefaults,
+} from './library-internals';
+import { forceGc, runLoad, type Call } from './load';
+import { backgroundMeter } from './machine';
+import { startServer } from './server-process';
+import { median } from './stats';
+
+/** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
+const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 10_000);
 // Short rounds, many of them, in rotating order: drift of the machine hits every step alike.
@@ -39,8 +43,8 @@ function check(text: unknown): void {
 }
 
 async function main(): Promise<void> {
-  const { child, port } = await startServer();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const server = await startServer();
+  const baseUrl = `http://127.0.0.1:${server.ports.standard}`;
   const options = resolvePaymentsOptions({
     apiUsername: API_USERNAME,
     apiPassword: API_PASSWORD,
@@ -52,8 +56,8 @@ async function main(): Promise<void> {
     ...libraryHttp.axiosRef.defaults,
     httpAgent: new http.Agent({ keepAlive: true }),
   });
-  const nest = await nestScenario(baseUrl);
-  const baseline = axiosScenario(baseUrl);
+  const nest = await createClient('a', server.ports.standard);
+  const baseline = await createClient('b', server.ports.standard);
   const headers = (): AxiosRequestConfig => ({ headers: { 'Idempotency-Key': randomUUID() } });
   const operation = OPERATIONS.collectionsMpesa;
   const defaults = toDefaults(options);
@@ -81,7 +85,7 @@ async function main(): Promise<void> {
     ['(a) the library: + the rest of execute()', nest.call],
   ];
 
-  const background = await backgroundMeter(child);
+  const background = backgroundMeter([process.pid, server.child.pid ?? 0]);
   const cpu = new Map<string, number[]>(steps.map(([name]) => [name, []]));
   for (const [, call] of steps) await runLoad(call, 2_000, CONCURRENCY);
   for (let round = 0; round < ROUNDS; round++) {
@@ -91,11 +95,11 @@ async function main(): Promise<void> {
       cpu.get(name)?.push((await runLoad(call, CALLS, CONCURRENCY)).cpuUsPerCall);
     }
   }
-  await background.stop();
+  const otherProcessesPercent = background.stop();
 
   console.log(
     `CPU µs/call, median of ${ROUNDS} x ${CALLS} calls; step = median of per-round differences to the row above; ` +
-      `other processes ${background.percentOfMachine ?? '?'}% of the machine`,
+      `other processes ${otherProcessesPercent ?? '?'}% of the machine`,
   );
   let previous: number[] | undefined;
   for (const [name] of steps) {
@@ -110,7 +114,7 @@ async function main(): Promise<void> {
   }
   await nest.close();
   await baseline.close();
-  child.kill();
+  server.stop();
 }
 
 main().catch((error: unknown) => {

@@ -1,16 +1,37 @@
+/**
+ * The clients compared, each making the same M-Pesa collection (`POST /api/v2/payments`). Each one
+ * loads only what it uses (dynamic imports), since each runs in a process of its own and its
+ * memory figures should hold nothing of the others.
+ */
+import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import axios from 'axios';
-import { CollectionsService, PaymentsModule, type MpesaCollectionRequest } from '@malipo/nestjs';
-import { deadlineTransport } from '../libs/payments/src/http-payments-wire';
+import type { MpesaCollectionRequest } from '@malipo/nestjs';
 import type { Call } from './load';
+import { EXPECTED_REFERENCE } from './server-api';
 
 export const API_USERNAME = 'bench-user';
 export const API_PASSWORD = 'bench-password';
 export const PATH = '/api/v2/payments';
 
-/** The client-side request of every scenario. */
+export type ClientKey = 'a' | 'b0' | 'b0d' | 'b' | 'c' | 'd';
+
+/** Rotation order of the rounds, and the order of the report's rows. */
+export const CLIENT_KEYS: readonly ClientKey[] = ['a', 'b0', 'b0d', 'b', 'c', 'd'];
+
+export const CLIENT_LABELS: Record<ClientKey, string> = {
+  a: '(a) CollectionsService.mpesa',
+  b0: '(b0) axios like (a)',
+  b0d: '(b0+d) (b0) + deadline',
+  b: '(b) axios.post, defaults',
+  c: '(c) node:http',
+  d: '(d) undici Pool',
+};
+
+export function isClientKey(value: string): value is ClientKey {
+  return (CLIENT_KEYS as readonly string[]).includes(value);
+}
+
+/** The client-side request of every client. */
 export const MPESA_REQUEST: MpesaCollectionRequest = {
   username: 'acme',
   amount: 1500,
@@ -33,24 +54,28 @@ export const MPESA_WIRE_BODY = {
 const AUTHORIZATION = `Basic ${Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64')}`;
 
 interface WireRecord {
-  success?: unknown;
   transaction_reference?: unknown;
 }
 
-// Every scenario checks its result, so a broken server or client cannot look fast.
-function expectRecord(ok: boolean, scenario: string): void {
-  if (!ok) throw new Error(`${scenario}: unexpected response`);
+// Every client checks its result, so a broken server or client cannot look fast.
+function expect(ok: boolean, key: ClientKey): void {
+  if (!ok) throw new Error(`${key}: unexpected response`);
 }
 
-export interface Scenario {
-  readonly key: 'a' | 'b0' | 'b0d' | 'b' | 'c';
+export interface Client {
+  readonly key: ClientKey;
   readonly label: string;
   readonly call: Call;
   close(): Promise<void>;
 }
 
 /** (a) The library as an app uses it: `CollectionsService` from a Nest application context. */
-export async function nestScenario(baseUrl: string): Promise<Scenario> {
+async function libraryClient(baseUrl: string): Promise<Client> {
+  const [{ Module }, { NestFactory }, { CollectionsService, PaymentsModule }] = await Promise.all([
+    import('@nestjs/common'),
+    import('@nestjs/core'),
+    import('@malipo/nestjs'),
+  ]);
   @Module({
     imports: [
       PaymentsModule.forRoot({ apiUsername: API_USERNAME, apiPassword: API_PASSWORD, baseUrl }),
@@ -62,48 +87,56 @@ export async function nestScenario(baseUrl: string): Promise<Scenario> {
   const collections = app.get(CollectionsService);
   return {
     key: 'a',
-    label: '(a) CollectionsService.mpesa',
+    label: CLIENT_LABELS.a,
     call: async () => {
       const response = await collections.mpesa(MPESA_REQUEST);
-      expectRecord(response.transactionReference === 'TX-1', 'a');
+      expect(response.transactionReference === EXPECTED_REFERENCE, 'a');
     },
     close: () => app.close(),
   };
 }
 
 /**
- * (b0) axios configured as the library configures its own instance: keep-alive agent, no
- * redirects, the body read as text and parsed once, the same headers. With `withDeadline`, also
+ * (b0) axios configured as `createPaymentsHttpService` (http-payments-wire.ts) configures the
+ * library's own instance: keep-alive agent, no redirects, no proxy, the body read as text and
+ * parsed once, the same headers and size limit; a fresh Idempotency-Key per call, as the library
+ * makes. Keep it in step with that function: it is the fair baseline. With `withDeadline`, also
  * the library's per-attempt deadline transport, so (b0+d) − (b0) is what the deadline costs.
  */
-export function configuredAxiosScenario(baseUrl: string, withDeadline: boolean): Scenario {
+async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Promise<Client> {
+  const [{ default: axios }, library] = await Promise.all([
+    import('axios'),
+    import('./library-internals'),
+  ]);
+  const timeout = 30_000;
   const agent = new http.Agent({ keepAlive: true });
   const instance = axios.create({
     baseURL: baseUrl,
-    timeout: 30_000,
+    timeout,
     headers: {
-      Authorization: AUTHORIZATION,
+      Authorization: library.basicAuthorization(API_USERNAME, API_PASSWORD),
       'Content-Type': 'application/json',
       Accept: 'application/json',
-      'User-Agent': 'bench node',
+      'User-Agent': `${library.LIBRARY_NAME}/${library.LIBRARY_VERSION} node/${process.version}`,
     },
     responseType: 'text',
     transformResponse: [(data: unknown) => data],
     maxRedirects: 0,
     proxy: false,
+    maxContentLength: 10 * 1024 * 1024,
     httpAgent: agent,
-    ...(withDeadline ? { transport: deadlineTransport(30_000) } : {}),
+    ...(withDeadline ? { transport: library.deadlineTransport(timeout) } : {}),
   });
   const key = withDeadline ? 'b0d' : 'b0';
   return {
     key,
-    label: withDeadline ? '(b0+d) axios like (a), with its deadline' : '(b0) axios like (a)',
+    label: CLIENT_LABELS[key],
     call: async () => {
       const response = await instance.post<string>(PATH, MPESA_WIRE_BODY, {
-        headers: { 'Idempotency-Key': 'bench' },
+        headers: { 'Idempotency-Key': randomUUID() },
       });
       const record = JSON.parse(response.data) as WireRecord;
-      expectRecord(record.transaction_reference === 'TX-1', key);
+      expect(record.transaction_reference === EXPECTED_REFERENCE, key);
     },
     close: () => {
       agent.destroy();
@@ -112,27 +145,31 @@ export function configuredAxiosScenario(baseUrl: string, withDeadline: boolean):
   };
 }
 
-/** (b) The floor for any axios-based client: one `axios.post` per call, nothing else. */
-export function axiosScenario(baseUrl: string): Scenario {
-  const agent = new http.Agent({ keepAlive: true });
+/**
+ * (b) The floor for any axios-based client as most apps write it: `axios.post` with axios's
+ * defaults (Node's global keep-alive agent, follow-redirects, JSON parsed by axios).
+ */
+async function axiosClient(baseUrl: string): Promise<Client> {
+  const { default: axios } = await import('axios');
   const url = `${baseUrl}${PATH}`;
-  const config = { httpAgent: agent, headers: { Authorization: AUTHORIZATION } };
   return {
     key: 'b',
-    label: '(b) axios.post',
+    label: CLIENT_LABELS.b,
     call: async () => {
-      const response = await axios.post<WireRecord>(url, MPESA_WIRE_BODY, config);
-      expectRecord(response.data.transaction_reference === 'TX-1', 'b');
+      const response = await axios.post<WireRecord>(url, MPESA_WIRE_BODY, {
+        headers: { Authorization: AUTHORIZATION, 'Idempotency-Key': randomUUID() },
+      });
+      expect(response.data.transaction_reference === EXPECTED_REFERENCE, 'b');
     },
     close: () => {
-      agent.destroy();
+      http.globalAgent.destroy();
       return Promise.resolve();
     },
   };
 }
 
-/** (c) The floor for any Node client: `node:http` with JSON in and out. */
-export function nodeHttpScenario(port: number): Scenario {
+/** (c) The floor for any Node client on `node:http`: JSON in and out, keep-alive agent. */
+function nodeHttpClient(port: number): Promise<Client> {
   const agent = new http.Agent({ keepAlive: true });
   const post = (): Promise<WireRecord> =>
     new Promise((resolve, reject) => {
@@ -149,6 +186,7 @@ export function nodeHttpScenario(port: number): Scenario {
             'Content-Type': 'application/json',
             Accept: 'application/json',
             'Content-Length': Buffer.byteLength(payload),
+            'Idempotency-Key': randomUUID(),
           },
         },
         (res) => {
@@ -156,6 +194,7 @@ export function nodeHttpScenario(port: number): Scenario {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
             try {
+              if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
               resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as WireRecord);
             } catch (error: unknown) {
               reject(error instanceof Error ? error : new Error(String(error)));
@@ -167,16 +206,64 @@ export function nodeHttpScenario(port: number): Scenario {
       req.on('error', reject);
       req.end(payload);
     });
-  return {
+  return Promise.resolve({
     key: 'c',
-    label: '(c) node:http',
+    label: CLIENT_LABELS.c,
     call: async () => {
       const record = await post();
-      expectRecord(record.transaction_reference === 'TX-1', 'c');
+      expect(record.transaction_reference === EXPECTED_REFERENCE, 'c');
     },
     close: () => {
       agent.destroy();
       return Promise.resolve();
     },
+  });
+}
+
+/**
+ * (d) undici, the other platform client (Node's own fetch is built on it): a keep-alive `Pool`
+ * without a connection limit, like the agents above.
+ */
+async function undiciClient(baseUrl: string): Promise<Client> {
+  const { Pool } = await import('undici');
+  const pool = new Pool(baseUrl);
+  return {
+    key: 'd',
+    label: CLIENT_LABELS.d,
+    call: async () => {
+      const { statusCode, body } = await pool.request({
+        path: PATH,
+        method: 'POST',
+        headers: {
+          Authorization: AUTHORIZATION,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'Idempotency-Key': randomUUID(),
+        },
+        body: JSON.stringify(MPESA_WIRE_BODY),
+      });
+      const record = (await body.json()) as WireRecord;
+      expect(statusCode === 200 && record.transaction_reference === EXPECTED_REFERENCE, 'd');
+    },
+    close: () => pool.close(),
   };
+}
+
+/** Client `key` against the benchmark server listening on `port` of 127.0.0.1. */
+export function createClient(key: ClientKey, port: number): Promise<Client> {
+  const baseUrl = `http://127.0.0.1:${port}`;
+  switch (key) {
+    case 'a':
+      return libraryClient(baseUrl);
+    case 'b0':
+      return configuredAxiosClient(baseUrl, false);
+    case 'b0d':
+      return configuredAxiosClient(baseUrl, true);
+    case 'b':
+      return axiosClient(baseUrl);
+    case 'c':
+      return nodeHttpClient(port);
+    case 'd':
+      return undiciClient(baseUrl);
+  }
 }

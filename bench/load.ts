@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
+import { percentile } from './stats';
 
 /** One client call; it must reject when the response is not the expected record. */
 export type Call = () => Promise<unknown>;
@@ -16,19 +17,6 @@ export interface LoadResult {
   cpuUsPerCall: number;
   /** Share of the run the client's event loop was busy; near 1 means the client is the bottleneck. */
   eventLoopUtilization: number;
-}
-
-/** Nearest-rank percentile of ascending `sorted`. */
-export function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /**

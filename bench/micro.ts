@@ -1,12 +1,16 @@
+import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
-import { OPERATIONS, type PaymentsOperation } from '../libs/payments/src/operations';
-import type { PaymentsDefaults } from '../libs/payments/src/payments-options.interface';
-import { prepareRequest } from '../libs/payments/src/request-rules';
-import { EventEmitter } from 'node:events';
-import { encodeRequest } from '../libs/payments/src/wire';
-import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
-import { gcFunction, median } from './load';
+import {
+  encodeRequest,
+  OPERATION_CASES,
+  OPERATIONS,
+  prepareRequest,
+  type PaymentsDefaults,
+  type PaymentsOperation,
+} from './library-internals';
+import { gcFunction } from './load';
+import { median } from './stats';
 
 /** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
 const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
@@ -47,26 +51,28 @@ function time(iterations: number, body: () => number): number {
   return (elapsedMs * 1000) / iterations;
 }
 
-function newSpaceUsed(): number {
-  return (
-    v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_used_size ?? 0
-  );
+/** Bytes in use in every heap space: objects V8 pretenures go straight to old space. */
+function heapUsed(): number {
+  return v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.space_used_size, 0);
 }
 
 /**
- * Bytes allocated per iteration: growth of the young generation over small batches that start
- * right after a scavenge. Batches interrupted by a scavenge shrink it and are discarded.
+ * Bytes allocated per iteration: growth of the heap over small batches that start right after a
+ * scavenge. A batch during which any GC ran (V8's GC profiler says) is discarded, since the
+ * collection freed some of what it allocated.
  */
 function bytesAllocated(body: () => number): number {
   const gc = gcFunction();
-  const batch = 100;
+  const batch = 20;
   const samples: number[] = [];
-  for (let round = 0; round < 30; round++) {
+  for (let round = 0; round < 60; round++) {
     gc({ type: 'minor' });
-    const before = newSpaceUsed();
+    const profiler = new v8.GCProfiler();
+    profiler.start();
+    const before = heapUsed();
     for (let i = 0; i < batch; i++) body();
-    const grown = newSpaceUsed() - before;
-    if (grown > 0) samples.push(grown / batch);
+    const grown = heapUsed() - before;
+    if (profiler.stop().statistics.length === 0) samples.push(grown / batch);
   }
   return samples.length > 0 ? median(samples) : Number.NaN;
 }
@@ -100,7 +106,13 @@ export function runMicro(iterations: number): MicroResult[] {
  * close listener and their clearing, on an emitter standing in for the `ClientRequest`
  * (http-payments-wire.ts, `deadlineTransport`). The same loop without them is subtracted.
  */
-export function runDeadlineMicro(iterations: number): { usPerAttempt: number } {
+export interface DeadlineMicroResult {
+  usPerAttempt: number;
+  /** Each of the rounds the median is taken from. */
+  rounds: number[];
+}
+
+export function runDeadlineMicro(iterations: number): DeadlineMicroResult {
   const withDeadline = () => {
     const request = new EventEmitter();
     const timer = setTimeout(() => request.emit('error'), 30_000);
@@ -117,5 +129,5 @@ export function runDeadlineMicro(iterations: number): { usPerAttempt: number } {
   for (let round = 0; round < 5; round++) {
     samples.push(time(iterations, withDeadline) - time(iterations, without));
   }
-  return { usPerAttempt: median(samples) };
+  return { usPerAttempt: median(samples), rounds: samples };
 }

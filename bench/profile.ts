@@ -1,45 +1,32 @@
 /**
- * One client alone under load, for `node --cpu-prof` (see docs/performance.md). The server is
- * forked without the profiler, so the profile holds only client-side work.
+ * One client alone under load, in this process, for `node --cpu-prof` (see docs/performance.md).
+ * The server is forked without the profiler, so the profile holds only client-side work.
  *   node --cpu-prof --cpu-prof-dir=/tmp/malipo-prof -r ts-node/register/transpile-only \
  *     -r tsconfig-paths/register bench/profile.ts a 40000
+ * Clients: a|b0|b|c as in `npm run bench`, also b0d and d.
  */
-import {
-  axiosScenario,
-  configuredAxiosScenario,
-  nestScenario,
-  nodeHttpScenario,
-  type Scenario,
-} from './clients';
+import { CLIENT_KEYS, createClient, isClientKey, type Client } from './clients';
 import { runLoad } from './load';
 import { startServer } from './server-process';
 
 async function main(): Promise<void> {
   const [which = 'a', callsArg = '40000'] = process.argv.slice(2);
   const calls = Number(callsArg);
-  if (!['a', 'b0', 'b', 'c'].includes(which) || !Number.isInteger(calls) || calls < 1) {
-    throw new Error('usage: profile.ts <a|b0|b|c> [calls]');
+  if (!isClientKey(which) || !Number.isInteger(calls) || calls < 1) {
+    throw new Error(`usage: profile.ts <${CLIENT_KEYS.join('|')}> [calls]`);
   }
-  const { child, port } = await startServer();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  let scenario: Scenario | undefined;
+  const server = await startServer();
+  let client: Client | undefined;
   try {
-    scenario =
-      which === 'a'
-        ? await nestScenario(baseUrl)
-        : which === 'b0'
-          ? configuredAxiosScenario(baseUrl, false)
-          : which === 'b'
-            ? axiosScenario(baseUrl)
-            : nodeHttpScenario(port);
-    await runLoad(scenario.call, 2_000, 64);
-    const result = await runLoad(scenario.call, calls, 64);
+    client = await createClient(which, server.ports.standard);
+    await runLoad(client.call, 2_000, 64);
+    const result = await runLoad(client.call, calls, 64);
     process.stderr.write(
-      `${scenario.label}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call\n`,
+      `${client.label}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call\n`,
     );
   } finally {
-    await scenario?.close();
-    child.kill();
+    await client?.close();
+    server.stop();
   }
 }
 

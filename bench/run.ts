@@ -1,329 +1,281 @@
 /**
- * Client-side cost of the payments library against raw axios and node:http (issue 5).
- * Run with `npm run bench`; see docs/performance.md. Sizes can be overridden through BENCH_*
- * environment variables for quick local runs, but published figures use the defaults.
+ * Cost per call of the payments library against axios, node:http and undici (issue 14).
+ * `npm run bench`; docs/performance.md describes the method. This process only orchestrates: the
+ * server and every client run in processes of their own. Sizes can be overridden through BENCH_*
+ * variables (config.ts) for quick runs; published figures use the defaults.
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import {
-  axiosScenario,
-  configuredAxiosScenario,
-  nestScenario,
-  nodeHttpScenario,
-  type Scenario,
-} from './clients';
-import { forceGc, median, runLoad, type LoadResult } from './load';
-import { runDeadlineMicro, runMicro, type MicroResult } from './micro';
-import { backgroundMeter, serverCpuMicros, startServer } from './server-process';
+  compare,
+  evaluateTargets,
+  summarise,
+  type ClientSummary,
+  type PairedComparison,
+  type RunMeasurement,
+  type RunsByClient,
+} from './analysis';
+import { CLIENT_KEYS, CLIENT_LABELS, type ClientKey } from './clients';
+import { CONFIG, RESPONSE_SIZES, TARGETS } from './config';
+import type { HeapGrowthResult, InflightResult } from './memory';
+import { backgroundMeter, machineInfo } from './machine';
+import type { WorkerResults } from './protocol';
+import { renderReport, type BenchDocument } from './report';
+import { serverCpuMicros, startServer, type BenchServer } from './server-process';
+import type { ServerPorts } from './server-api';
+import { ensureLibraryBuilt, measureStartup } from './startup';
+import { startWorker, type Worker } from './workers';
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
+const SIZE_CLIENTS: readonly ClientKey[] = ['a', 'b0'];
+/** Of the first warm-up of each client and of the heap-growth run, as in earlier versions. */
+const WARMUP_CONCURRENCY = 64;
 
-const CONFIG = {
-  calls: intFromEnv('BENCH_CALLS', 20_000),
-  concurrency: intFromEnv('BENCH_CONCURRENCY', 64),
-  warmupCalls: intFromEnv('BENCH_WARMUP', 2_000),
-  // Several rounds in rotating order, reported as medians: one round on a shared 2-core VM is noisy.
-  rounds: intFromEnv('BENCH_ROUNDS', 5),
-  heapCalls: intFromEnv('BENCH_HEAP_CALLS', 100_000),
-  microIterations: intFromEnv('BENCH_MICRO_ITERATIONS', 50_000),
-};
-
-const TARGETS = {
-  minThroughputRatioAB: 0.85,
-  maxCpuOverheadUsPerCall: 40,
-  maxHeapGrowthMB: 5,
-};
-
-const MB = 1_000_000;
+const benchStart = performance.now();
 
 function progress(line: string): void {
-  process.stderr.write(`bench: ${line}\n`);
+  const seconds = ((performance.now() - benchStart) / 1000).toFixed(0);
+  process.stderr.write(`bench [${seconds.padStart(3)} s]: ${line}\n`);
 }
 
-/** The library version measured: others edit libs/ while benchmarks run, so record which one. */
-function libraryRevision(): { commit: string; uncommittedLibraryFiles: number } | undefined {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
-    const changed = git('status', '--porcelain', '--', 'libs/payments');
-    return {
-      commit: git('rev-parse', '--short', 'HEAD'),
-      uncommittedLibraryFiles: changed === '' ? 0 : changed.split('\n').length,
-    };
-  } catch {
-    return undefined;
+/**
+ * The order of the clients in round `round`: rows of a balanced Latin square (Williams design).
+ * Every client takes every position once per `items.length` rounds, as in a plain rotation, and
+ * also follows every other client once: a client that leaves work behind on the machine (a GC
+ * after its run, say) does not always slow down the same neighbour, which a rotation would do.
+ */
+function roundOrder<T>(items: readonly T[], round: number): T[] {
+  const n = items.length;
+  const first = Array.from({ length: n }, (_, j) =>
+    j === 0 ? 0 : j % 2 === 1 ? (j + 1) / 2 : n - j / 2,
+  );
+  const row = first.map((index) => items[(index + round) % n]);
+  // With an odd count, carry-over balances only together with the mirrored rows.
+  return n % 2 === 1 && Math.floor(round / n) % 2 === 1 ? row.reverse() : row;
+}
+
+/**
+ * Measures client runs, fixing each (client, server port, concurrency)'s call count at its first
+ * run from the warm-up's rate, so that a run lasts about `CONFIG.secondsPerRun` on this machine.
+ */
+class Runner {
+  private readonly plannedCalls = new Map<string, number>();
+
+  constructor(private readonly server: BenchServer) {}
+
+  async run(worker: Worker, port: number, concurrency: number, round: number) {
+    const warmup = await worker.ask({
+      type: 'load',
+      port,
+      calls: Math.max(CONFIG.warmupCalls, 2 * concurrency),
+      concurrency,
+    });
+    const plan = `${worker.key}:${port}:${concurrency}`;
+    const calls =
+      this.plannedCalls.get(plan) ??
+      Math.max(CONFIG.minCallsPerRun, Math.round(warmup.callsPerSecond * CONFIG.secondsPerRun));
+    this.plannedCalls.set(plan, calls);
+    const serverBefore = await serverCpuMicros(this.server);
+    // No forced GC before a run: after one, V8 runs with a shrunken young generation for a while,
+    // which made short runs cost up to a third more CPU per call than the steady state.
+    const result = await worker.ask({ type: 'load', port, calls, concurrency });
+    const serverCpuUsPerCall = ((await serverCpuMicros(this.server)) - serverBefore) / calls;
+    const measurement: RunMeasurement = { ...result, round, serverCpuUsPerCall };
+    return measurement;
   }
 }
 
-interface RoundResult extends LoadResult {
-  serverCpuUsPerCall: number;
+function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSummary>> {
+  const summaries: Partial<Record<ClientKey, ClientSummary>> = {};
+  for (const key of CLIENT_KEYS) {
+    const list = runs[key];
+    if (list !== undefined) summaries[key] = summarise(list);
+  }
+  return summaries;
 }
 
-/** One measured run, with the server's CPU over the same run for context. */
-async function measure(child: ChildProcess, scenario: Scenario): Promise<RoundResult> {
-  forceGc();
-  const serverBefore = await serverCpuMicros(child);
-  const result = await runLoad(scenario.call, CONFIG.calls, CONFIG.concurrency);
-  const serverCpuUsPerCall = ((await serverCpuMicros(child)) - serverBefore) / CONFIG.calls;
-  return { ...result, serverCpuUsPerCall };
-}
-
-interface ScenarioSummary {
-  label: string;
-  callsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuUsPerCall: number;
-  eventLoopUtilization: number;
-  serverCpuUsPerCall: number;
-  rounds: RoundResult[];
-}
-
-function summarise(label: string, rounds: RoundResult[]): ScenarioSummary {
-  const of = (pick: (r: RoundResult) => number) => median(rounds.map(pick));
-  return {
-    label,
-    callsPerSecond: of((r) => r.callsPerSecond),
-    p50Ms: of((r) => r.p50Ms),
-    p99Ms: of((r) => r.p99Ms),
-    cpuUsPerCall: of((r) => r.cpuUsPerCall),
-    eventLoopUtilization: of((r) => r.eventLoopUtilization),
-    serverCpuUsPerCall: of((r) => r.serverCpuUsPerCall),
-    rounds,
-  };
-}
-
-interface HeapResult {
-  calls: number;
-  heapUsedBeforeMB: number;
-  heapUsedAfterMB: number;
-  heapGrowthMB: number;
-  rssBeforeMB: number;
-  rssAfterMB: number;
-  rssGrowthMB: number;
-}
-
-/** Heap after a forced GC, before and after `calls` more calls: what the library retains. */
-async function measureHeap(
-  scenario: Scenario,
-  calls: number,
-  concurrency: number,
-): Promise<HeapResult> {
-  forceGc();
-  const before = process.memoryUsage();
-  await runLoad(scenario.call, calls, concurrency);
-  forceGc();
-  const after = process.memoryUsage();
-  return {
-    calls,
-    heapUsedBeforeMB: before.heapUsed / MB,
-    heapUsedAfterMB: after.heapUsed / MB,
-    heapGrowthMB: (after.heapUsed - before.heapUsed) / MB,
-    rssBeforeMB: before.rss / MB,
-    rssAfterMB: after.rss / MB,
-    rssGrowthMB: (after.rss - before.rss) / MB,
-  };
-}
-
-const fixed = (value: number, digits: number) => value.toFixed(digits);
-const verdict = (pass: boolean) => (pass ? 'PASS' : 'MISS');
-const range = (values: number[]) =>
-  `${fixed(Math.min(...values), 0)}–${fixed(Math.max(...values), 0)}`;
-
-function markdownTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
-  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
-async function main(): Promise<void> {
-  const started = Date.now();
-  const { child, port } = await startServer();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const scenarios: Scenario[] = [];
-  try {
-    const nest = await nestScenario(baseUrl);
-    scenarios.push(
-      nest,
-      configuredAxiosScenario(baseUrl, false),
-      configuredAxiosScenario(baseUrl, true),
-      axiosScenario(baseUrl),
-      nodeHttpScenario(port),
-    );
-
-    const background = await backgroundMeter(child);
-    progress(`server on ${baseUrl}; warm-up ${CONFIG.warmupCalls} calls per client`);
-    for (const scenario of scenarios) {
-      await runLoad(scenario.call, CONFIG.warmupCalls, CONFIG.concurrency);
-    }
-
-    const results = new Map<Scenario['key'], RoundResult[]>(scenarios.map((s) => [s.key, []]));
-    for (let round = 0; round < CONFIG.rounds; round++) {
-      // Rotating the order spreads any drift of the machine over all three clients.
-      for (let i = 0; i < scenarios.length; i++) {
-        const scenario = scenarios[(round + i) % scenarios.length];
-        const result = await measure(child, scenario);
-        results.get(scenario.key)?.push(result);
+/** The main rounds: every concurrency, every client once per round, in balanced order. */
+async function loadRounds(runner: Runner, workers: Map<ClientKey, Worker>, port: number) {
+  const runs: Record<number, RunsByClient> = {};
+  for (let round = 0; round < CONFIG.rounds; round++) {
+    for (const concurrency of CONFIG.concurrencies) {
+      for (const key of roundOrder(CONFIG.clients, round)) {
+        const worker = workers.get(key);
+        if (worker === undefined) continue;
+        const result = await runner.run(worker, port, concurrency, round);
+        ((runs[concurrency] ??= {})[key] ??= []).push(result);
         progress(
-          `round ${round + 1}/${CONFIG.rounds} ${scenario.label}: ${fixed(result.callsPerSecond, 0)} calls/s`,
+          `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
         );
       }
     }
-    const [a, b0, b0d, b, c] = scenarios.map((s) => summarise(s.label, results.get(s.key) ?? []));
+  }
+  return runs;
+}
 
-    progress(`heap: ${CONFIG.heapCalls} calls through (a)`);
-    const heap = await measureHeap(nest, CONFIG.heapCalls, CONFIG.concurrency);
+/** (a) and (b0) against the padded answers, in rounds of their own. */
+async function sizeRounds(
+  runner: Runner,
+  workers: Map<ClientKey, Worker>,
+  ports: ServerPorts,
+): Promise<Record<keyof typeof RESPONSE_SIZES, RunsByClient>> {
+  const runs: Record<keyof typeof RESPONSE_SIZES, RunsByClient> = { kb1: {}, kb100: {} };
+  for (const size of Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]) {
+    for (const key of SIZE_CLIENTS) {
+      // A new client per port: warm it as the main clients were.
+      await workers.get(key)?.ask({
+        type: 'load',
+        port: ports[size],
+        calls: CONFIG.sizeWarmupCalls,
+        concurrency: CONFIG.sizeConcurrency,
+      });
+    }
+    for (let round = 0; round < CONFIG.sizeRounds; round++) {
+      for (const key of roundOrder(SIZE_CLIENTS, round)) {
+        const worker = workers.get(key);
+        if (worker === undefined) continue;
+        const result = await runner.run(worker, ports[size], CONFIG.sizeConcurrency, round);
+        (runs[size][key] ??= []).push(result);
+        progress(
+          `size ${size} round ${round + 1}/${CONFIG.sizeRounds} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+        );
+      }
+    }
+  }
+  return runs;
+}
 
-    progress(`micro-benchmark: ${CONFIG.microIterations} iterations per operation`);
-    const micro: MicroResult[] = runMicro(CONFIG.microIterations);
-    const deadlineMicro = runDeadlineMicro(CONFIG.microIterations);
+/**
+ * Memory per client and the micro-benchmarks, each in a fresh process so that no earlier load
+ * shapes its heap. The processes start together (their startup is not measured) and are used
+ * one at a time.
+ */
+async function memoryAndMicro(server: BenchServer) {
+  progress('memory and micro-benchmarks: starting fresh workers');
+  const [inflightWorkers, heapWorker, microWorker] = await Promise.all([
+    Promise.all(CONFIG.clients.map((key) => startWorker(key))),
+    startWorker('a'),
+    startWorker('none'),
+  ]);
+  try {
+    const inflight: Partial<Record<ClientKey, InflightResult>> = {};
+    for (const worker of inflightWorkers) {
+      if (worker.key === 'none') continue;
+      progress(
+        `memory: ${CONFIG.inflightCalls} calls in flight through ${CLIENT_LABELS[worker.key]}`,
+      );
+      inflight[worker.key] = await worker.ask({
+        type: 'inflight',
+        port: server.ports.hold,
+        calls: CONFIG.inflightCalls,
+        warmupCalls: CONFIG.warmupCalls,
+      });
+      // Its thousands of sockets closed before the next client opens its own.
+      await worker.stop();
+    }
+    progress(`memory: heap growth over ${CONFIG.heapCalls} calls through (a)`);
+    const heapGrowth: HeapGrowthResult = await heapWorker.ask({
+      type: 'heapGrowth',
+      port: server.ports.standard,
+      calls: CONFIG.heapCalls,
+      concurrency: WARMUP_CONCURRENCY,
+      warmupCalls: CONFIG.initialWarmupCalls,
+    });
+    await heapWorker.stop();
+    progress(`micro-benchmarks: ${CONFIG.microIterations} iterations`);
+    const micro: WorkerResults['micro'] = await microWorker.ask({
+      type: 'micro',
+      iterations: CONFIG.microIterations,
+    });
+    return { inflight, heapGrowth, micro };
+  } finally {
+    for (const worker of [...inflightWorkers, heapWorker, microWorker]) await worker.stop();
+  }
+}
 
-    await background.stop();
-    const ratioAB = a.callsPerSecond / b.callsPerSecond;
-    const ratioAB0 = a.callsPerSecond / b0.callsPerSecond;
-    const ratioAC = a.callsPerSecond / c.callsPerSecond;
-    const cpuOverheadAB = a.cpuUsPerCall - b.cpuUsPerCall;
-    const cpuOverheadAB0 = a.cpuUsPerCall - b0.cpuUsPerCall;
-    // Paired by round (both clients ran in the same round), so drift of the machine cancels out.
-    const deadlineRounds = (results.get('b0d') ?? []).map(
-      (round, i) => round.cpuUsPerCall - (results.get('b0')?.[i]?.cpuUsPerCall ?? Number.NaN),
+async function main(): Promise<void> {
+  const machine = machineInfo();
+  if (ensureLibraryBuilt()) progress('built dist/libs/payments for the startup figures');
+
+  const server = await startServer();
+  const workers = new Map<ClientKey, Worker>();
+  try {
+    progress(
+      `server ports ${JSON.stringify(server.ports)}; starting ${CONFIG.clients.length} clients`,
     );
-    const deadlineCpuUs = median(deadlineRounds);
-    const targets = {
-      throughput: {
-        description: `(a) throughput >= ${TARGETS.minThroughputRatioAB} x (b)`,
-        value: ratioAB,
-        pass: ratioAB >= TARGETS.minThroughputRatioAB,
-      },
-      cpuOverhead: {
-        description: `(a) - (b) CPU < ${TARGETS.maxCpuOverheadUsPerCall} us/call`,
-        value: cpuOverheadAB,
-        pass: cpuOverheadAB < TARGETS.maxCpuOverheadUsPerCall,
-      },
-      heapGrowth: {
-        description: `heap growth after ${CONFIG.heapCalls} calls < ${TARGETS.maxHeapGrowthMB} MB`,
-        value: heap.heapGrowthMB,
-        pass: heap.heapGrowthMB < TARGETS.maxHeapGrowthMB,
-      },
-    };
+    // Started together: startup (ts-node compiling the library) is not measured.
+    for (const worker of await Promise.all(CONFIG.clients.map((key) => startWorker(key)))) {
+      if (worker.key !== 'none') workers.set(worker.key, worker);
+    }
+    for (const worker of workers.values()) {
+      await worker.ask({
+        type: 'load',
+        port: server.ports.standard,
+        calls: CONFIG.initialWarmupCalls,
+        concurrency: WARMUP_CONCURRENCY,
+      });
+    }
 
-    const machine = {
-      cpu: os.cpus()[0]?.model ?? 'unknown',
-      cores: os.cpus().length,
-      totalMemoryGB: Number((os.totalmem() / 1e9).toFixed(1)),
-      platform: `${os.type()} ${os.release()} ${os.arch()}`,
-      node: process.version,
-      date: new Date().toISOString(),
-      library: libraryRevision(),
-      // Other work on the box skews every figure: this shows whether there was any.
-      otherProcessesCpuPercent: background.percentOfMachine,
-    };
+    const pids = [process.pid, server.child.pid, ...[...workers.values()].map((w) => w.pid)];
+    const meter = backgroundMeter(pids.filter((pid): pid is number => pid !== undefined));
+    const runner = new Runner(server);
+    const loadRuns = await loadRounds(runner, workers, server.ports.standard);
+    const sizeRuns = await sizeRounds(runner, workers, server.ports);
+    const otherProcessesCpuPercent = meter.stop();
+    for (const worker of workers.values()) await worker.stop();
+    workers.clear();
 
-    const out: string[] = [];
-    out.push(
-      `Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.platform}, Node ${machine.node}, ${machine.date}, other processes ${machine.otherProcessesCpuPercent ?? '?'}% of the machine`,
-      `Library: commit ${machine.library?.commit ?? '?'}, ${machine.library?.uncommittedLibraryFiles ?? '?'} uncommitted files in libs/payments`,
-      `Load: ${CONFIG.calls} calls x ${CONFIG.rounds} rounds (medians), concurrency ${CONFIG.concurrency}, warm-up ${CONFIG.warmupCalls}; server in a child process`,
-      '',
-      markdownTable(
-        [
-          'client',
-          'calls/s',
-          'p50 ms',
-          'p99 ms',
-          'CPU µs/call',
-          'CPU range',
-          'event loop busy',
-          'server CPU µs/call',
-        ],
-        [a, b0, b0d, b, c].map((s) => [
-          s.label,
-          fixed(s.callsPerSecond, 0),
-          fixed(s.p50Ms, 2),
-          fixed(s.p99Ms, 2),
-          fixed(s.cpuUsPerCall, 1),
-          range(s.rounds.map((r) => r.cpuUsPerCall)),
-          `${fixed(s.eventLoopUtilization * 100, 0)}%`,
-          fixed(s.serverCpuUsPerCall, 1),
-        ]),
-      ),
-      '',
-      `Throughput a/b0 ${fixed(ratioAB0, 2)}, a/b ${fixed(ratioAB, 2)}, a/c ${fixed(ratioAC, 2)}; module CPU overhead a-b0 ${fixed(cpuOverheadAB0, 1)} µs/call, a-b ${fixed(cpuOverheadAB, 1)} µs/call`,
-      `Per-attempt deadline: ${fixed(deadlineMicro.usPerAttempt, 2)} µs/attempt in isolation (timer + close listener); under load (b0+d) - (b0) CPU ${fixed(deadlineCpuUs, 1)} µs/call (median of paired rounds; rounds ${deadlineRounds.map((d) => fixed(d, 1)).join(', ')}: within the noise of the load figures)`,
-      '',
-      markdownTable(
-        [`(a) after ${heap.calls} calls, forced GC`, 'before MB', 'after MB', 'growth MB'],
-        [
-          ['heap used', heap.heapUsedBeforeMB, heap.heapUsedAfterMB, heap.heapGrowthMB],
-          ['RSS', heap.rssBeforeMB, heap.rssAfterMB, heap.rssGrowthMB],
-        ].map(([name, ...values]) => [String(name), ...values.map((v) => fixed(Number(v), 2))]),
-      ),
-      '',
-      markdownTable(
-        ['validation + wire mapping', 'µs/call', 'bytes allocated/call', 'of which encoding µs'],
-        micro.map((m) => [
-          m.operation,
-          fixed(m.usPerCall, 2),
-          fixed(m.bytesPerCall, 0),
-          fixed(m.wireUsPerCall, 3),
-        ]),
-      ),
-      '',
-      markdownTable(
-        ['target', 'measured', 'verdict'],
-        [
-          [targets.throughput.description, fixed(ratioAB, 2), verdict(targets.throughput.pass)],
-          [
-            targets.cpuOverhead.description,
-            fixed(cpuOverheadAB, 1),
-            verdict(targets.cpuOverhead.pass),
-          ],
-          [
-            targets.heapGrowth.description,
-            fixed(heap.heapGrowthMB, 2),
-            verdict(targets.heapGrowth.pass),
-          ],
-        ],
-      ),
-    );
-    process.stdout.write(`${out.join('\n')}\n`);
+    const { inflight, heapGrowth, micro } = await memoryAndMicro(server);
+    progress(`startup: ${CONFIG.startupRepetitions} fresh processes per measure`);
+    const startup = await measureStartup(CONFIG.startupRepetitions);
 
-    const resultsFile = path.join(__dirname, 'results.json');
-    const document = {
-      machine,
+    const comparisons: Record<number, PairedComparison> = {};
+    const clients: Record<number, Partial<Record<ClientKey, ClientSummary>>> = {};
+    for (const concurrency of CONFIG.concurrencies) {
+      comparisons[concurrency] = compare(loadRuns[concurrency] ?? {});
+      clients[concurrency] = summariseAll(loadRuns[concurrency] ?? {});
+    }
+    const sizes = Object.fromEntries(
+      (Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]).map((size) => [
+        size,
+        {
+          bodyBytes: server.bodyBytes[size],
+          clients: summariseAll(sizeRuns[size]),
+          comparison: compare(sizeRuns[size]),
+        },
+      ]),
+    ) as BenchDocument['sizes'];
+
+    const document: BenchDocument = {
+      machine: { ...machine, otherProcessesCpuPercent },
       config: CONFIG,
-      clients: { a, b0, b0d, b, c },
-      ratios: { throughputAB0: ratioAB0, throughputAB: ratioAB, throughputAC: ratioAC },
-      moduleCpuOverheadUsPerCall: {
-        vsConfiguredAxios: cpuOverheadAB0,
-        vsDefaultAxios: cpuOverheadAB,
-      },
-      deadlineCpuUsPerCall: {
-        isolatedPerAttempt: deadlineMicro.usPerAttempt,
-        underLoadMedian: deadlineCpuUs,
-        underLoadRounds: deadlineRounds,
-      },
-      heap,
+      targetsConfig: TARGETS,
+      standardBodyBytes: server.bodyBytes.standard,
+      clients,
+      comparisons,
+      sizes,
+      inflight,
+      heapGrowth,
       micro,
-      targets,
-      durationSeconds: (Date.now() - started) / 1000,
+      startup,
+      targets: evaluateTargets({
+        comparisons,
+        inflight,
+        heapGrowth,
+        deadlineUsPerAttempt: micro.deadline.usPerAttempt,
+      }),
+      durationSeconds: (performance.now() - benchStart) / 1000,
+      raw: { load: loadRuns, sizes: sizeRuns },
     };
+    process.stdout.write(renderReport(document));
+    const resultsFile = path.join(__dirname, 'results.json');
     writeFileSync(resultsFile, `${JSON.stringify(document, null, 2)}\n`);
     progress(
-      `wrote ${path.relative(process.cwd(), resultsFile)} in ${document.durationSeconds.toFixed(0)} s`,
+      `wrote ${path.relative(process.cwd(), resultsFile)}; ${document.durationSeconds.toFixed(0)} s in all`,
     );
   } finally {
-    for (const scenario of scenarios) await scenario.close();
-    child.kill();
+    for (const worker of workers.values()) await worker.stop();
+    server.stop();
   }
 }
 

@@ -1,63 +1,115 @@
 /**
  * The benchmark's stand-in for the Payments Service, run in a child process so that its CPU is not
- * counted against the clients. It does no work: every request gets the same contract-valid
- * collection record, and the only message to the parent is the port.
+ * counted against the clients. It does no work per request beyond draining it and writing a
+ * prebuilt answer. It listens on one port per kind of answer, so a client process only needs a
+ * base URL to pick one and no mode is shared between clients:
+ * - `standard`: the real service's answer to `collections.mpesa` (~200 bytes);
+ * - `kb1`, `kb100`: the same record with an extra key padding the body to ~1 KB and ~100 KB;
+ * - `hold`: the standard answer, but while holding (POST /_bench/hold) requests are kept
+ *   unanswered until POST /_bench/release; GET /_bench/held counts them.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-/** The real service's answer to `collections.mpesa` (docs/wire-contract.md). */
-export const RESPONSE_RECORD = {
-  payment_method: 'mobile',
-  status: 'SUCCESS',
-  transaction_reference: 'TX-1',
-  success: true,
-  message: 'Processed successfully',
-  trackingId: '',
-  reference: '',
-  result: null,
-} as const;
-
-/** Message the child sends once it listens. */
-export interface ServerReady {
-  port: number;
-}
-
-/** Reply to any message from the parent: the server's own CPU so far, to show it is not the bottleneck. */
-export interface ServerCpu {
-  cpuMicros: number;
-}
+import { RESPONSE_SIZES } from './config';
+import {
+  HOLD_PATHS,
+  paddedRecord,
+  RESPONSE_RECORD,
+  type ServerCpu,
+  type ServerPorts,
+  type ServerReady,
+} from './server-api';
 
 // Serialised once so the server's per-request cost stays constant and minimal.
-const BODY = Buffer.from(JSON.stringify(RESPONSE_RECORD));
-const HEADERS = {
-  'Content-Type': 'application/json',
-  'Content-Length': String(BODY.length),
+function answer(record: object): { body: Buffer; headers: Record<string, string> } {
+  const body = Buffer.from(JSON.stringify(record));
+  return {
+    body,
+    headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+  };
+}
+
+const ANSWERS = {
+  standard: answer(RESPONSE_RECORD),
+  kb1: answer(paddedRecord(RESPONSE_SIZES.kb1)),
+  kb100: answer(paddedRecord(RESPONSE_SIZES.kb100)),
+  hold: answer(RESPONSE_RECORD),
 };
 
-function main(): void {
-  const server = createServer((req, res) => {
-    // The body must be drained before the socket can serve the next keep-alive request.
+function reply(res: ServerResponse, kind: keyof ServerPorts): void {
+  res.writeHead(200, ANSWERS[kind].headers);
+  res.end(ANSWERS[kind].body);
+}
+
+function holdHandler(): (req: IncomingMessage, res: ServerResponse) => void {
+  let holding = false;
+  const held: ServerResponse[] = [];
+  const control = (res: ServerResponse, status: number, body: object) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', Connection: 'close' });
+    res.end(JSON.stringify(body));
+  };
+  return (req, res) => {
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, HEADERS);
-      res.end(BODY);
+      if (req.url === HOLD_PATHS.hold) {
+        holding = true;
+        control(res, 200, { held: held.length });
+      } else if (req.url === HOLD_PATHS.release) {
+        holding = false;
+        const released = held.splice(0);
+        for (const pending of released) reply(pending, 'hold');
+        control(res, 200, { released: released.length });
+      } else if (req.url === HOLD_PATHS.held) {
+        control(res, 200, { held: held.length });
+      } else if (holding) {
+        held.push(res);
+      } else {
+        reply(res, 'hold');
+      }
     });
+  };
+}
+
+function listen(kind: keyof ServerPorts): Promise<number> {
+  const handler =
+    kind === 'hold'
+      ? holdHandler()
+      : (req: IncomingMessage, res: ServerResponse) => {
+          // The body must be drained before the socket can serve the next keep-alive request.
+          req.resume();
+          req.on('end', () => reply(res, kind));
+        };
+  const server = createServer(handler);
+  // Idle gaps between a client's runs (the other clients' turns) must not close its sockets.
+  server.keepAliveTimeout = 600_000;
+  server.headersTimeout = 601_000;
+  // Held calls wait for the release far longer than any real request would.
+  server.requestTimeout = 0;
+  return new Promise((resolve) => {
+    // A deep backlog: the in-flight measurement opens thousands of connections at once.
+    server.listen({ port: 0, host: '127.0.0.1', backlog: 8_192 }, () =>
+      resolve((server.address() as AddressInfo).port),
+    );
   });
-  // Idle gaps between phases (GC, table printing) must not close the clients' pooled sockets.
-  server.keepAliveTimeout = 120_000;
-  server.headersTimeout = 121_000;
-  server.listen(0, '127.0.0.1', () => {
-    const ready: ServerReady = { port: (server.address() as AddressInfo).port };
-    process.send?.(ready);
-  });
+}
+
+async function main(): Promise<void> {
+  const kinds = ['standard', 'kb1', 'kb100', 'hold'] as const;
+  const ports = Object.fromEntries(
+    await Promise.all(kinds.map(async (kind) => [kind, await listen(kind)] as const)),
+  ) as ServerPorts;
+  const bodyBytes = Object.fromEntries(
+    kinds.map((kind) => [kind, ANSWERS[kind].body.length]),
+  ) as ServerReady['bodyBytes'];
+  const ready: ServerReady = { ports, bodyBytes };
+  process.send?.(ready);
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
-    const reply: ServerCpu = { cpuMicros: user + system };
-    process.send?.(reply);
+    const cpu: ServerCpu = { cpuMicros: user + system };
+    process.send?.(cpu);
   });
   // The parent owns the lifetime: exit with it, even if it dies without a signal.
   process.on('disconnect', () => process.exit(0));
 }
 
-if (require.main === module) main();
+if (require.main === module) void main();

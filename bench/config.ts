@@ -1,0 +1,82 @@
+/**
+ * Sizes of `npm run bench` and the targets of issue 14. Every size can be overridden through a
+ * BENCH_* environment variable for quick local runs; published figures use the defaults, chosen
+ * so that a full run takes about 6 minutes on a 2-core machine.
+ */
+import { CLIENT_KEYS, type ClientKey } from './clients';
+
+function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+function numberFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+function intListFromEnv(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map(Number);
+  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v < 1)) {
+    throw new Error(`${name} must be a comma-separated list of positive integers`);
+  }
+  return values;
+}
+
+function listFromEnv(name: string, fallback: readonly string[]): string[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [...fallback];
+  const values = raw.split(',').map((v) => v.trim());
+  const unknown = values.filter((v) => !fallback.includes(v));
+  if (unknown.length > 0) throw new Error(`${name}: unknown ${unknown.join(', ')}`);
+  return values;
+}
+
+export const CONFIG = {
+  // A subset for quick runs (comparisons and targets need (a) and (b0)); always all in print.
+  clients: listFromEnv('BENCH_CLIENTS', CLIENT_KEYS) as ClientKey[],
+  concurrencies: intListFromEnv('BENCH_CONCURRENCY', [1, 64, 512]),
+  // Interleaved rounds, reported as medians and paired ratios: one round on a shared 2-core VM
+  // is noisy.
+  rounds: intFromEnv('BENCH_ROUNDS', 6),
+  // Wall time a measured run aims at; its call count is fixed from the first round's warm-up so
+  // every round of a client does the same work.
+  secondsPerRun: numberFromEnv('BENCH_SECONDS', 1.2),
+  minCallsPerRun: intFromEnv('BENCH_MIN_CALLS', 500),
+  // Before every measured run: reopens the keep-alive pool at that concurrency (idle sockets
+  // may have been closed while the other clients ran) without timing the connects.
+  warmupCalls: intFromEnv('BENCH_WARMUP', 300),
+  // Once per client process, before the rounds, so V8 has optimised the call path.
+  initialWarmupCalls: intFromEnv('BENCH_INITIAL_WARMUP', 3_000),
+  sizeRounds: intFromEnv('BENCH_SIZE_ROUNDS', 4),
+  sizeWarmupCalls: intFromEnv('BENCH_SIZE_WARMUP', 1_000),
+  sizeConcurrency: intFromEnv('BENCH_SIZE_CONCURRENCY', 64),
+  inflightCalls: intFromEnv('BENCH_INFLIGHT_CALLS', 5_000),
+  heapCalls: intFromEnv('BENCH_HEAP_CALLS', 100_000),
+  microIterations: intFromEnv('BENCH_MICRO_ITERATIONS', 50_000),
+  startupRepetitions: intFromEnv('BENCH_STARTUP_REPS', 7),
+};
+
+export type BenchConfig = typeof CONFIG;
+
+/** Issue 14's targets; all but the deadline's are read at this concurrency. */
+export const TARGET_CONCURRENCY = 64;
+
+export const TARGETS = {
+  minThroughputRatioAB0: 0.95,
+  maxCpuOverheadUsPerCall: 10,
+  maxInflightHeapOverB0Bytes: 1_024,
+  maxHeapGrowthBytes: 1_000_000,
+  maxDeadlineUsPerAttempt: 5,
+};
+
+/** Response sizes of the size runs, besides the real ~200-byte answer of the main rounds. */
+export const RESPONSE_SIZES = { kb1: 1_024, kb100: 100 * 1_024 } as const;

@@ -1,0 +1,23 @@
+/** Messages between the orchestrating parent (run.ts) and a worker process (worker.ts). */
+import type { LoadResult } from './load';
+import type { HeapGrowthResult, InflightResult } from './memory';
+import type { DeadlineMicroResult, MicroResult } from './micro';
+
+export type WorkerCommand =
+  /** Calls through the worker's client against the server listening on `port`. */
+  | { type: 'load'; port: number; calls: number; concurrency: number }
+  | { type: 'inflight'; port: number; calls: number; warmupCalls: number }
+  | { type: 'heapGrowth'; port: number; calls: number; concurrency: number; warmupCalls: number }
+  | { type: 'micro'; iterations: number }
+  | { type: 'close' };
+
+/** What each command answers with. */
+export interface WorkerResults {
+  load: LoadResult;
+  inflight: InflightResult;
+  heapGrowth: HeapGrowthResult;
+  micro: { operations: MicroResult[]; deadline: DeadlineMicroResult };
+  close: null;
+}
+
+export type WorkerReply = { ok: true; value: unknown } | { ok: false; error: string };

@@ -1,0 +1,308 @@
+/** The results document (bench/results.json) and its markdown rendering on stdout. */
+import type { ClientSummary, PairedComparison, RunsByClient, Target } from './analysis';
+import { CLIENT_KEYS, CLIENT_LABELS, type ClientKey } from './clients';
+import { TARGET_CONCURRENCY, type BenchConfig, type RESPONSE_SIZES, type TARGETS } from './config';
+import type { MachineInfo } from './machine';
+import type { HeapGrowthResult, InflightResult } from './memory';
+import type { WorkerResults } from './protocol';
+import type { StartupResult } from './startup';
+import type { Spread } from './stats';
+
+type SizeKey = keyof typeof RESPONSE_SIZES;
+
+const SIZE_NAMES: Record<SizeKey, string> = {
+  kb1: 'padded to ~1 KB',
+  kb100: 'padded to ~100 KB',
+};
+
+export interface BenchDocument {
+  machine: MachineInfo & { otherProcessesCpuPercent: number | undefined };
+  config: BenchConfig;
+  targetsConfig: typeof TARGETS;
+  standardBodyBytes: number;
+  /** By concurrency, then client. */
+  clients: Record<number, Partial<Record<ClientKey, ClientSummary>>>;
+  comparisons: Record<number, PairedComparison>;
+  sizes: Record<
+    SizeKey,
+    {
+      bodyBytes: number;
+      clients: Partial<Record<ClientKey, ClientSummary>>;
+      comparison: PairedComparison;
+    }
+  >;
+  inflight: Partial<Record<ClientKey, InflightResult>>;
+  heapGrowth: HeapGrowthResult;
+  micro: WorkerResults['micro'];
+  startup: StartupResult;
+  targets: Target[];
+  durationSeconds: number;
+  /** Every run, in round order, for anyone who wants other statistics. */
+  raw: { load: Record<number, RunsByClient>; sizes: Record<SizeKey, RunsByClient> };
+}
+
+const fixed = (value: number | undefined, digits: number) =>
+  value === undefined || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', {
+        minimumFractionDigits: digits,
+        maximumFractionDigits: digits,
+      });
+const signed = (value: number | undefined, digits: number) =>
+  value !== undefined && value > 0 ? `+${fixed(value, digits)}` : fixed(value, digits);
+/** "median (min–max)". */
+const spreadText = (s: Spread | undefined, digits: number, sign = false) => {
+  if (s === undefined) return '–';
+  const show = sign ? signed : fixed;
+  return `${show(s.median, digits)} (${show(s.min, digits)} – ${show(s.max, digits)})`;
+};
+const kb = (bytes: number) => `${fixed(bytes / 1024, bytes < 10_240 ? 1 : 0)} KB`;
+
+function markdownTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+function header(doc: BenchDocument): string[] {
+  const { machine, config } = doc;
+  const library = machine.library;
+  return [
+    '# Cost per call of @malipo/nestjs',
+    '',
+    `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.totalMemoryGB} GiB, ${machine.os}, Node ${machine.node}`,
+    `- Date: ${machine.date}; library commit ${library?.commit ?? '?'} (${library?.branch ?? '?'}), ${library?.uncommittedLibraryFiles ?? '?'} uncommitted files in libs/payments`,
+    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each run ~${config.secondsPerRun} s (call count fixed per client and concurrency), after ${config.warmupCalls}+ warm-up calls; every client and the server in a process of its own`,
+    `- Other processes used ${machine.otherProcessesCpuPercent ?? '?'}% of the machine during the load rounds (a quiet machine shows ≤ 5%)`,
+    '',
+  ];
+}
+
+function loadTables(doc: BenchDocument): string[] {
+  const out: string[] = ['## Throughput and CPU per call', ''];
+  for (const concurrency of doc.config.concurrencies) {
+    const summaries = doc.clients[concurrency] ?? {};
+    out.push(
+      `### Concurrency ${concurrency}`,
+      '',
+      markdownTable(
+        [
+          'client',
+          'calls/s',
+          'CPU µs/call',
+          'CPU range',
+          'p50 ms',
+          'p99 ms',
+          'event loop busy',
+          'server µs/call',
+        ],
+        CLIENT_KEYS.filter((key) => summaries[key] !== undefined).map((key) => {
+          const s = summaries[key] as ClientSummary;
+          return [
+            CLIENT_LABELS[key],
+            fixed(s.callsPerSecond.median, 0),
+            fixed(s.cpuUsPerCall.median, 1),
+            `${fixed(s.cpuUsPerCall.min, 0)}–${fixed(s.cpuUsPerCall.max, 0)}`,
+            fixed(s.p50Ms, 2),
+            fixed(s.p99Ms, 2),
+            `${fixed(s.eventLoopUtilization * 100, 0)}%`,
+            fixed(s.serverCpuUsPerCall, 1),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+  out.push(
+    '### Paired by round: median (min – max)',
+    '',
+    'Throughput ratios and CPU differences computed within each round, then summarised.',
+    '',
+    markdownTable(
+      ['concurrency', 'a/b0', 'a/b', 'a/c', 'a/d', 'CPU a − b0 µs/call', 'CPU (b0+d) − b0 µs/call'],
+      doc.config.concurrencies.map((concurrency) => {
+        const c = doc.comparisons[concurrency];
+        return [
+          String(concurrency),
+          spreadText(c?.throughput.b0, 2),
+          spreadText(c?.throughput.b, 2),
+          spreadText(c?.throughput.c, 2),
+          spreadText(c?.throughput.d, 2),
+          spreadText(c?.cpuOverAB0Us, 1, true),
+          spreadText(c?.deadlineUnderLoadUs, 1, true),
+        ];
+      }),
+    ),
+    '',
+  );
+  return out;
+}
+
+function sizeTable(doc: BenchDocument): string[] {
+  const standard = doc.clients[doc.config.sizeConcurrency];
+  const standardComparison = doc.comparisons[doc.config.sizeConcurrency];
+  const rows: { name: string; bytes: number; clients: typeof standard; c: PairedComparison }[] = [];
+  if (standard !== undefined && standardComparison !== undefined) {
+    rows.push({
+      name: 'real answer',
+      bytes: doc.standardBodyBytes,
+      clients: standard,
+      c: standardComparison,
+    });
+  }
+  for (const [size, entry] of Object.entries(doc.sizes) as [
+    SizeKey,
+    BenchDocument['sizes'][SizeKey],
+  ][]) {
+    rows.push({
+      name: SIZE_NAMES[size],
+      bytes: entry.bodyBytes,
+      clients: entry.clients,
+      c: entry.comparison,
+    });
+  }
+  return [
+    `## Response size (concurrency ${doc.config.sizeConcurrency}, ${doc.config.sizeRounds} rounds)`,
+    '',
+    markdownTable(
+      [
+        'response',
+        'body',
+        '(a) calls/s',
+        '(a) CPU µs',
+        '(b0) calls/s',
+        '(b0) CPU µs',
+        'a/b0',
+        'CPU a − b0 µs/call',
+      ],
+      rows.map(({ name, bytes, clients, c }) => [
+        name,
+        kb(bytes),
+        fixed(clients.a?.callsPerSecond.median, 0),
+        fixed(clients.a?.cpuUsPerCall.median, 1),
+        fixed(clients.b0?.callsPerSecond.median, 0),
+        fixed(clients.b0?.cpuUsPerCall.median, 1),
+        spreadText(c.throughput.b0, 2),
+        spreadText(c.cpuOverAB0Us, 1, true),
+      ]),
+    ),
+    '',
+  ];
+}
+
+function memoryTables(doc: BenchDocument): string[] {
+  const { inflight, heapGrowth } = doc;
+  const calls = Object.values(inflight)[0]?.calls ?? doc.config.inflightCalls;
+  const overB0 = (key: ClientKey) =>
+    key === 'b0' || inflight[key] === undefined || inflight.b0 === undefined
+      ? ''
+      : signed((inflight[key]?.heapBytesPerCall ?? 0) - inflight.b0.heapBytesPerCall, 0);
+  return [
+    `## Memory per in-flight call (${calls.toLocaleString('en-US')} calls pending, forced GC, each client in a fresh process)`,
+    '',
+    markdownTable(
+      ['client', 'heap B/call', 'vs (b0)', 'RSS B/call', 'external B/call', 'settled in ms'],
+      CLIENT_KEYS.filter((key) => inflight[key] !== undefined).map((key) => {
+        const m = inflight[key] as InflightResult;
+        return [
+          CLIENT_LABELS[key],
+          fixed(m.heapBytesPerCall, 0),
+          overB0(key),
+          fixed(m.rssBytesPerCall, 0),
+          fixed(m.externalBytesPerCall, 0),
+          fixed(m.settleMs, 0),
+        ];
+      }),
+    ),
+    '',
+    `Heap after ${heapGrowth.calls.toLocaleString('en-US')} calls through (a), forced GC before and after: ${fixed(heapGrowth.heapUsedBeforeBytes / 1e6, 2)} → ${fixed(heapGrowth.heapUsedAfterBytes / 1e6, 2)} MB (**${signed(heapGrowth.heapGrowthBytes / 1e3, 1)} KB**); RSS ${signed(heapGrowth.rssGrowthBytes / 1e6, 2)} MB.`,
+    '',
+  ];
+}
+
+function microTables(doc: BenchDocument): string[] {
+  const { operations, deadline } = doc.micro;
+  const underLoad = doc.comparisons[TARGET_CONCURRENCY]?.deadlineUnderLoadUs;
+  return [
+    '## Micro-benchmarks (no I/O)',
+    '',
+    markdownTable(
+      ['validation + wire encoding', 'µs/call', 'bytes allocated/call', 'of which encoding µs'],
+      operations.map((m) => [
+        m.operation,
+        fixed(m.usPerCall, 2),
+        fixed(m.bytesPerCall, 0),
+        fixed(m.wireUsPerCall, 3),
+      ]),
+    ),
+    '',
+    `Per-attempt deadline (timer + close listener + clearing): **${fixed(deadline.usPerAttempt, 2)} µs/attempt** in isolation (rounds ${deadline.rounds.map((r) => fixed(r, 2)).join(', ')}); under load at concurrency ${TARGET_CONCURRENCY}, (b0+d) − (b0) = ${spreadText(underLoad, 1, true)} µs/call (paired rounds: a difference within the rounds' spread is noise).`,
+    '',
+  ];
+}
+
+function startupTable(doc: BenchDocument): string[] {
+  const s = doc.startup;
+  const row = (name: string, value: Spread) => [
+    name,
+    fixed(value.median, 1),
+    `${fixed(value.min, 1)}–${fixed(value.max, 1)}`,
+  ];
+  return [
+    `## Startup (compiled library, dist/libs/payments; ${s.repetitions} fresh processes each, medians)`,
+    '',
+    markdownTable(
+      ['measure', 'ms', 'range'],
+      [
+        row("require('@malipo/nestjs'), cold", s.libraryColdRequireMs),
+        row(
+          "require('@malipo/nestjs') after @nestjs/core and @nestjs/common",
+          s.libraryInNestRequireMs,
+        ),
+        row('empty Nest app: requires + createApplicationContext', s.emptyAppReadyMs),
+        row('app importing PaymentsModule.forRoot: requires + context', s.paymentsAppReadyMs),
+        row('createApplicationContext alone, empty app', s.emptyContextMs),
+        row('createApplicationContext alone, with PaymentsModule', s.paymentsContextMs),
+      ],
+    ),
+    '',
+    `PaymentsModule adds ${spreadText(s.libraryAddsMs, 1)} ms to a ready application context, ${spreadText(s.libraryAddsToContextMs, 1)} ms of it in createApplicationContext (paired by repetition).`,
+    '',
+  ];
+}
+
+function targetTable(doc: BenchDocument): string[] {
+  const at = doc.comparisons[TARGET_CONCURRENCY];
+  const digits = (unit: string) => (unit === 'µs' ? 1 : unit === 'B' ? 0 : 2);
+  return [
+    '## Targets (issue 14)',
+    '',
+    markdownTable(
+      ['target', 'measured', 'verdict'],
+      doc.targets.map((t) => [
+        t.description,
+        `${fixed(t.measured, digits(t.unit))}${t.unit === '' ? '' : ` ${t.unit}`}`,
+        t.pass ? 'PASS' : 'MISS',
+      ]),
+    ),
+    '',
+    `Distance to the platform's limit at concurrency ${TARGET_CONCURRENCY}: (a)/(c) node:http = ${spreadText(at?.throughput.c, 2)}, (a)/(d) undici = ${spreadText(at?.throughput.d, 2)} of their throughput.`,
+    '',
+    `Run took ${fixed(doc.durationSeconds, 0)} s; raw figures in bench/results.json.`,
+    '',
+  ];
+}
+
+export function renderReport(doc: BenchDocument): string {
+  return [
+    ...header(doc),
+    ...loadTables(doc),
+    ...sizeTable(doc),
+    ...memoryTables(doc),
+    ...microTables(doc),
+    ...startupTable(doc),
+    ...targetTable(doc),
+  ].join('\n');
+}
