@@ -1,8 +1,9 @@
 /**
  * Cost per call of the payments library against axios, node:http and undici (issue 14).
- * `npm run bench`; docs/performance.md describes the method. This process only orchestrates: the
- * server and every client run in processes of their own. Sizes can be overridden through BENCH_*
- * variables (config.ts) for quick runs; published figures use the defaults.
+ * `npm run bench`; docs/performance.md describes the method. This process only orchestrates and
+ * never loads the library: the server and every client run in processes of their own (fork.ts
+ * gives those the flags they need). Sizes can be overridden through BENCH_* variables
+ * (config.ts) for quick runs; published figures use the defaults.
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
