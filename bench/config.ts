@@ -1,7 +1,7 @@
 /**
  * Sizes of `npm run bench` and the targets of issue 14. Every size can be overridden through a
  * BENCH_* environment variable for quick local runs; published figures use the defaults, chosen
- * so that a full run takes about 6 minutes on a 2-core machine.
+ * so that a full run takes about 5 minutes on a 2-core machine.
  */
 import { CLIENT_KEYS, type ClientKey } from './clients';
 
@@ -47,10 +47,8 @@ export const CONFIG = {
   // Interleaved rounds, reported as medians and paired ratios: one round on a shared 2-core VM
   // is noisy.
   rounds: intFromEnv('BENCH_ROUNDS', 6),
-  // Wall time a measured run aims at; its call count is fixed from the first round's warm-up so
-  // every round of a client does the same work.
-  secondsPerRun: numberFromEnv('BENCH_SECONDS', 1.2),
-  minCallsPerRun: intFromEnv('BENCH_MIN_CALLS', 500),
+  // Length of a measured run: calls start during this time, then the last ones are awaited.
+  secondsPerRun: numberFromEnv('BENCH_SECONDS', 1),
   // Before every measured run: reopens the keep-alive pool at that concurrency (idle sockets
   // may have been closed while the other clients ran) without timing the connects.
   warmupCalls: intFromEnv('BENCH_WARMUP', 300),

@@ -19,40 +19,83 @@ export interface LoadResult {
   eventLoopUtilization: number;
 }
 
+/** Latencies in ms, in a typed array grown by doubling: recording one rarely allocates. */
+class Latencies {
+  private values: Float64Array;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.values = new Float64Array(Math.max(1, capacity));
+  }
+
+  push(ms: number): void {
+    if (this.length === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.length++] = ms;
+  }
+
+  sorted(): Float64Array {
+    return this.values.subarray(0, this.length).sort();
+  }
+}
+
 /**
- * Runs `calls` calls with at most `concurrency` in flight (closed loop: each worker starts its next
- * call when the previous one settles), timing each call and the whole run.
+ * Calls `call` with at most `concurrency` in flight (closed loop: each worker starts its next
+ * call when the previous one settles) while `more(started)` allows another call, `started`
+ * being the calls started so far; times each call and the whole run.
  */
-export async function runLoad(call: Call, calls: number, concurrency: number): Promise<LoadResult> {
-  // Preallocated so recording a latency allocates nothing during the run.
-  const latencies = new Float64Array(calls);
-  let next = 0;
+async function drive(
+  call: Call,
+  concurrency: number,
+  expectedCalls: number,
+  more: (started: number) => boolean,
+): Promise<LoadResult> {
+  const latencies = new Latencies(expectedCalls);
+  let started = 0;
   const worker = async (): Promise<void> => {
-    while (next < calls) {
-      const index = next++;
-      const started = performance.now();
+    while (more(started)) {
+      started++;
+      const callStarted = performance.now();
       await call();
-      latencies[index] = performance.now() - started;
+      latencies.push(performance.now() - callStarted);
     }
   };
   const eluStart = performance.eventLoopUtilization();
   const cpuStart = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(Array.from({ length: Math.min(concurrency, calls) }, worker));
-  const elapsedMs = performance.now() - started;
+  const runStarted = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsedMs = performance.now() - runStarted;
   const cpu = process.cpuUsage(cpuStart);
   const elu = performance.eventLoopUtilization(eluStart);
-  latencies.sort();
+  const sorted = latencies.sorted();
+  const calls = sorted.length;
   return {
     calls,
     concurrency,
     elapsedMs,
     callsPerSecond: calls / (elapsedMs / 1000),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
     cpuUsPerCall: (cpu.user + cpu.system) / calls,
     eventLoopUtilization: elu.utilization,
   };
+}
+
+/** Exactly `calls` calls at `concurrency`. */
+export function runLoad(call: Call, calls: number, concurrency: number): Promise<LoadResult> {
+  return drive(call, Math.min(concurrency, calls), calls, (started) => started < calls);
+}
+
+/**
+ * Calls started during `seconds` at `concurrency`, then the last ones awaited: a run lasts as
+ * long on a fast client as on a slow one, however wrong a guess of its rate would have been.
+ */
+export function runLoadFor(call: Call, seconds: number, concurrency: number): Promise<LoadResult> {
+  const deadline = performance.now() + seconds * 1000;
+  return drive(call, concurrency, 16_384, () => performance.now() < deadline);
 }
 
 /**

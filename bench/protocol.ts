@@ -6,6 +6,8 @@ import type { DeadlineMicroResult, MicroResult } from './micro';
 export type WorkerCommand =
   /** Calls through the worker's client against the server listening on `port`. */
   | { type: 'load'; port: number; calls: number; concurrency: number }
+  /** The same for a fixed time rather than a fixed number of calls. */
+  | { type: 'timedLoad'; port: number; seconds: number; concurrency: number }
   | { type: 'inflight'; port: number; calls: number; warmupCalls: number }
   | { type: 'heapGrowth'; port: number; calls: number; concurrency: number; warmupCalls: number }
   | { type: 'micro'; iterations: number }
@@ -14,6 +16,7 @@ export type WorkerCommand =
 /** What each command answers with. */
 export interface WorkerResults {
   load: LoadResult;
+  timedLoad: LoadResult;
   inflight: InflightResult;
   heapGrowth: HeapGrowthResult;
   micro: { operations: MicroResult[]; deadline: DeadlineMicroResult };

@@ -74,7 +74,7 @@ function header(doc: BenchDocument): string[] {
     '',
     `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.totalMemoryGB} GiB, ${machine.os}, Node ${machine.node}`,
     `- Date: ${machine.date}; library commit ${library?.commit ?? '?'} (${library?.branch ?? '?'}), ${library?.uncommittedLibraryFiles ?? '?'} uncommitted files in libs/payments`,
-    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each run ~${config.secondsPerRun} s (call count fixed per client and concurrency), after ${config.warmupCalls}+ warm-up calls; every client and the server in a process of its own`,
+    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each run ${config.secondsPerRun} s of calls (then the last ones awaited), after ${config.warmupCalls}+ warm-up calls at its concurrency; every client and the server in a process of its own`,
     `- Other processes used ${machine.otherProcessesCpuPercent ?? '?'}% of the machine during the load rounds (a quiet machine shows ≤ 5%)`,
     '',
   ];

@@ -1,8 +1,9 @@
 /**
  * Cost per call of the payments library against axios, node:http and undici (issue 14).
- * `npm run bench`; docs/performance.md describes the method. This process only orchestrates: the
- * server and every client run in processes of their own. Sizes can be overridden through BENCH_*
- * variables (config.ts) for quick runs; published figures use the defaults.
+ * `npm run bench`; docs/performance.md describes the method. This process only orchestrates and
+ * never loads the library: the server and every client run in processes of their own (fork.ts
+ * gives those the flags they need). Sizes can be overridden through BENCH_* variables
+ * (config.ts) for quick runs; published figures use the defaults.
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -54,35 +55,33 @@ function roundOrder<T>(items: readonly T[], round: number): T[] {
   return n % 2 === 1 && Math.floor(round / n) % 2 === 1 ? row.reverse() : row;
 }
 
-/**
- * Measures client runs, fixing each (client, server port, concurrency)'s call count at its first
- * run from the warm-up's rate, so that a run lasts about `CONFIG.secondsPerRun` on this machine.
- */
-class Runner {
-  private readonly plannedCalls = new Map<string, number>();
-
-  constructor(private readonly server: BenchServer) {}
-
-  async run(worker: Worker, port: number, concurrency: number, round: number) {
-    const warmup = await worker.ask({
-      type: 'load',
-      port,
-      calls: Math.max(CONFIG.warmupCalls, 2 * concurrency),
-      concurrency,
-    });
-    const plan = `${worker.key}:${port}:${concurrency}`;
-    const calls =
-      this.plannedCalls.get(plan) ??
-      Math.max(CONFIG.minCallsPerRun, Math.round(warmup.callsPerSecond * CONFIG.secondsPerRun));
-    this.plannedCalls.set(plan, calls);
-    const serverBefore = await serverCpuMicros(this.server);
-    // No forced GC before a run: after one, V8 runs with a shrunken young generation for a while,
-    // which made short runs cost up to a third more CPU per call than the steady state.
-    const result = await worker.ask({ type: 'load', port, calls, concurrency });
-    const serverCpuUsPerCall = ((await serverCpuMicros(this.server)) - serverBefore) / calls;
-    const measurement: RunMeasurement = { ...result, round, serverCpuUsPerCall };
-    return measurement;
-  }
+/** One measured run of a client, with the server's CPU over the same run. */
+async function measureRun(
+  server: BenchServer,
+  worker: Worker,
+  port: number,
+  concurrency: number,
+  round: number,
+): Promise<RunMeasurement> {
+  // Reopens the pool at this concurrency (idle sockets may have been closed during the other
+  // clients' turns), so that connecting is not timed.
+  await worker.ask({
+    type: 'load',
+    port,
+    calls: Math.max(CONFIG.warmupCalls, 2 * concurrency),
+    concurrency,
+  });
+  const serverBefore = await serverCpuMicros(server);
+  // No forced GC before a run: after one, V8 runs with a shrunken young generation for a while,
+  // which made short runs cost up to a third more CPU per call than the steady state.
+  const result = await worker.ask({
+    type: 'timedLoad',
+    port,
+    seconds: CONFIG.secondsPerRun,
+    concurrency,
+  });
+  const serverCpuUsPerCall = ((await serverCpuMicros(server)) - serverBefore) / result.calls;
+  return { ...result, round, serverCpuUsPerCall };
 }
 
 function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSummary>> {
@@ -95,14 +94,14 @@ function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSumma
 }
 
 /** The main rounds: every concurrency, every client once per round, in balanced order. */
-async function loadRounds(runner: Runner, workers: Map<ClientKey, Worker>, port: number) {
+async function loadRounds(server: BenchServer, workers: Map<ClientKey, Worker>, port: number) {
   const runs: Record<number, RunsByClient> = {};
   for (let round = 0; round < CONFIG.rounds; round++) {
     for (const concurrency of CONFIG.concurrencies) {
       for (const key of roundOrder(CONFIG.clients, round)) {
         const worker = workers.get(key);
         if (worker === undefined) continue;
-        const result = await runner.run(worker, port, concurrency, round);
+        const result = await measureRun(server, worker, port, concurrency, round);
         ((runs[concurrency] ??= {})[key] ??= []).push(result);
         progress(
           `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
@@ -115,7 +114,7 @@ async function loadRounds(runner: Runner, workers: Map<ClientKey, Worker>, port:
 
 /** (a) and (b0) against the padded answers, in rounds of their own. */
 async function sizeRounds(
-  runner: Runner,
+  server: BenchServer,
   workers: Map<ClientKey, Worker>,
   ports: ServerPorts,
 ): Promise<Record<keyof typeof RESPONSE_SIZES, RunsByClient>> {
@@ -134,7 +133,7 @@ async function sizeRounds(
       for (const key of roundOrder(SIZE_CLIENTS, round)) {
         const worker = workers.get(key);
         if (worker === undefined) continue;
-        const result = await runner.run(worker, ports[size], CONFIG.sizeConcurrency, round);
+        const result = await measureRun(server, worker, ports[size], CONFIG.sizeConcurrency, round);
         (runs[size][key] ??= []).push(result);
         progress(
           `size ${size} round ${round + 1}/${CONFIG.sizeRounds} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
@@ -218,9 +217,8 @@ async function main(): Promise<void> {
 
     const pids = [process.pid, server.child.pid, ...[...workers.values()].map((w) => w.pid)];
     const meter = backgroundMeter(pids.filter((pid): pid is number => pid !== undefined));
-    const runner = new Runner(server);
-    const loadRuns = await loadRounds(runner, workers, server.ports.standard);
-    const sizeRuns = await sizeRounds(runner, workers, server.ports);
+    const loadRuns = await loadRounds(server, workers, server.ports.standard);
+    const sizeRuns = await sizeRounds(server, workers, server.ports);
     const otherProcessesCpuPercent = meter.stop();
     for (const worker of workers.values()) await worker.stop();
     workers.clear();

@@ -4,7 +4,7 @@
  * its CPU, event loop and heap hold nothing of the other clients or of the orchestration.
  */
 import { createClient, isClientKey, type Client } from './clients';
-import { runLoad } from './load';
+import { runLoad, runLoadFor } from './load';
 import { measureHeapGrowth, measureInflight } from './memory';
 import type { WorkerCommand, WorkerReply } from './protocol';
 
@@ -27,6 +27,8 @@ async function execute(command: WorkerCommand): Promise<unknown> {
   switch (command.type) {
     case 'load':
       return runLoad((await clientFor(command.port)).call, command.calls, command.concurrency);
+    case 'timedLoad':
+      return runLoadFor((await clientFor(command.port)).call, command.seconds, command.concurrency);
     case 'inflight':
       return measureInflight(
         await clientFor(command.port),
