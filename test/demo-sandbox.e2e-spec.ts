@@ -28,6 +28,8 @@ describe('demo + sandbox end to end', () => {
   beforeEach(() => world.control('reset', 'POST'));
   afterAll(() => world.close());
 
+  const payoutAttempts = async (): Promise<unknown[]> =>
+    (await world.control<{ method: string }[]>('requests')).filter((r) => r.method === 'POST');
   const ledgerEntry = async (reference: string): Promise<SandboxTransaction[]> =>
     (await world.transactions()).filter((t) => t.reference === reference);
 
@@ -134,7 +136,8 @@ describe('demo + sandbox end to end', () => {
 
       expect(answer.status).toBe(502);
       expect(problem).toMatchObject({ mayHaveExecuted: true, code: 'SERVICE_ERROR' });
-      expect(await world.control<unknown[]>('requests')).toHaveLength(1);
+      // POSTs only: a late webhook of the previous test may still be confirmed (a GET) by the demo.
+      expect(await payoutAttempts()).toHaveLength(1);
       // The webhook carries the call's key as malipo_key: the order settles although the answer was lost.
       const settled = await world.settled(problem.idempotencyKey);
       expect(settled).toMatchObject({
@@ -156,7 +159,8 @@ describe('demo + sandbox end to end', () => {
 
       // A 503 answer is ambiguous (a proxy may answer it after the service executed): not retried.
       expect(answer.status).toBe(502);
-      expect(await world.control<unknown[]>('requests')).toHaveLength(1);
+      // POSTs only: a late webhook of the previous test may still be confirmed (a GET) by the demo.
+      expect(await payoutAttempts()).toHaveLength(1);
       expect(await world.transactions()).toHaveLength(0);
     });
 

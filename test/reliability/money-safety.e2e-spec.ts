@@ -15,6 +15,7 @@ import type { PaymentsModuleOptions } from '@malipo/nestjs';
 import { CapturingLogger, everythingVisibleIn } from '../../libs/payments/spec-support/capture';
 import { OPERATION_CASES, successBody } from '../../libs/payments/spec-support/operation-cases';
 import { RecordingServer } from '../../libs/payments/spec-support/recording-server';
+import { waitFor } from '../../libs/payments/spec-support/wait-for';
 
 const PASSWORD = 'S3cret-P4ss/word';
 const USERNAME = 'api-user';
@@ -96,6 +97,12 @@ describe('money safety under hostile conditions', () => {
       const error = await failure(client.payouts.mpesa(PAYOUT));
       await client.close();
 
+      // The server runs in this process: let it count what reached it before counting.
+      await waitFor(
+        () => (slow.requests >= 3 ? true : undefined),
+        'the attempts to arrive',
+        2_000,
+      ).catch(() => undefined);
       expect(slow.requests).toBe(3);
       expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: true });
     });
@@ -107,6 +114,12 @@ describe('money safety under hostile conditions', () => {
       const byCall = await failure(perCall.payouts.mpesa(PAYOUT, { retryAmbiguous: false }));
       await Promise.all([module.close(), perCall.close()]);
 
+      // The server runs in this process: let it count what reached it before counting.
+      await waitFor(
+        () => (slow.requests >= 2 ? true : undefined),
+        'the attempts to arrive',
+        2_000,
+      ).catch(() => undefined);
       expect(slow.requests).toBe(2);
       expect([byModule.attempts, byCall.attempts]).toEqual([1, 1]);
       expect(byModule.mayHaveExecuted && byCall.mayHaveExecuted).toBe(true);
