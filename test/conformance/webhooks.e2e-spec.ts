@@ -9,7 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PaymentsModule } from '@malipo/nestjs';
-import { OnPaymentEvent, PaymentsWebhookModule, type PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
+import {
+  OnPaymentEvent,
+  PaymentsWebhookModule,
+  type PaymentWebhookEvent,
+} from '@malipo/nestjs/webhooks';
 import { fixture, fixtureText } from './conformance-kit';
 
 /** Each example with the kind and outcome it must be dispatched as. */

@@ -4,7 +4,11 @@
 // test/redis/webhook-instance.ts`, configured by environment variables, reporting on stdout).
 import { Injectable, type INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { OnPaymentEvent, type PaymentWebhookEvent, PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
+import {
+  OnPaymentEvent,
+  type PaymentWebhookEvent,
+  PaymentsWebhookModule,
+} from '@malipo/nestjs/webhooks';
 import { RedisPaymentsWebhookStore } from '@malipo/nestjs/redis';
 
 /** The header the instances' `verify` hook expects (confirmation is off: no service here). */

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { PaymentsCallOptions, PaymentsClient, PaymentsResponse, ServiceAPIError } from '@malipo/nestjs';
+import {
+  PaymentsCallOptions,
+  PaymentsClient,
+  PaymentsResponse,
+  ServiceAPIError,
+} from '@malipo/nestjs';
 import { PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
 import { FINAL_STATUSES, Order, OrderStatus, PaymentOperationName } from './order';
 
