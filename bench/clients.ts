@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { MpesaCollectionRequest } from '@malipo/nestjs';
 import type { Call } from './load';
+import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
 import { EXPECTED_REFERENCE } from './server-api';
 
 export const API_USERNAME = 'bench-user';
@@ -31,25 +32,18 @@ export function isClientKey(value: string): value is ClientKey {
   return (CLIENT_KEYS as readonly string[]).includes(value);
 }
 
-/** The client-side request of every client. */
-export const MPESA_REQUEST: MpesaCollectionRequest = {
-  username: 'acme',
-  amount: 1500,
-  phoneNumber: '0712345678',
-  narration: 'Order 42',
-  callbackUrl: 'https://merchant.example.com/hook',
-};
+/**
+ * The client-side request of every client and its wire body: the M-Pesa collection of the specs'
+ * operation cases, so the baselines send exactly what the library sends for (a).
+ */
+const MPESA_CASE = OPERATION_CASES[0];
+export const MPESA_REQUEST: MpesaCollectionRequest = MPESA_CASE.request;
 
-/** Its wire body (docs/wire-contract.md), which the baselines send as is. */
+/** The wire body (docs/wire-contract.md), which the baselines send as is, key included. */
 export const MPESA_WIRE_BODY = {
-  username: 'acme',
-  channel: 'MOBILE_MONEY_KE',
-  amount: 1500,
-  phone_number: '0712345678',
-  narration: 'Order 42',
-  currency: 'KES',
-  callback_url: 'https://merchant.example.com/hook?malipo_key=bench',
-} as const;
+  ...MPESA_CASE.wire,
+  callback_url: `${MPESA_CASE.request.callbackUrl}?malipo_key=bench`,
+};
 
 const AUTHORIZATION = `Basic ${Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64')}`;
 
