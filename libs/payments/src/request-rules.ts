@@ -59,8 +59,8 @@ interface Check {
   readonly test: (value: unknown) => boolean;
 }
 
-/** When a field's checks apply: always, unless null/undefined (`IsOptional`), unless empty. */
-type Condition = 'always' | 'unlessAbsent' | 'unlessEmpty';
+/** When a field's checks are skipped: null/undefined (`Optional`), or empty (`FallsBackToDefault`). */
+type Condition = 'unlessAbsent' | 'unlessEmpty';
 
 interface FieldRules {
   conditions: Condition[];
@@ -286,8 +286,8 @@ interface CompiledField {
   readonly field: string;
   readonly skipAbsent: boolean;
   readonly skipEmpty: boolean;
-  /** Rule, message (with the field's name in) and test, in declaration order. */
-  readonly checks: readonly { rule: string; message: string; test: (value: unknown) => boolean }[];
+  /** In declaration order, each message with the field's name in place of `$property`. */
+  readonly checks: readonly Check[];
 }
 
 const COMPILED = new Map<object, readonly CompiledField[]>();
