@@ -1,24 +1,19 @@
 /**
- * Attribution of the module's CPU overhead, (a) − (b): the same call built up one library layer
+ * Attribution of the module's CPU overhead, (a) − (b0): the same call built up one library layer
  * at a time, each layer's cost being the difference to the previous row. Optional, not part of
- * `npm run bench`; see docs/performance.md. The layers mirror OperationRunner as of commit
- * 132fb8e (the axios instance called through its promise API); when the library changes, the last
- * row still measures the whole of it.
+ * `npm run bench`; see docs/performance.md. All rows run in this one process, so they share its
+ * heap and its garbage collections: read the steps, not the totals, and confirm with
+ * `npm run bench`, where each client has a process of its own.
  */
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
-import axios, { type AxiosRequestConfig } from 'axios';
-import {
-  API_PASSWORD,
-  API_USERNAME,
-  createClient,
-  MPESA_REQUEST,
-  MPESA_WIRE_BODY,
-  PATH,
-} from './clients';
+import axios from 'axios';
+import { API_PASSWORD, API_USERNAME, createClient, MPESA_REQUEST, PATH } from './clients';
 import {
   createPaymentsHttpService,
   encodeRequest,
+  HttpPaymentsWire,
+  OperationRunner,
   OPERATIONS,
   prepareRequest,
   resolvePaymentsOptions,
@@ -28,9 +23,6 @@ import { forceGc, runLoad, type Call } from './load';
 import { backgroundMeter } from './machine';
 import { startServer } from './server-process';
 import { median } from './stats';
-
-/** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
-const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 10_000);
 // Short rounds, many of them, in rotating order: drift of the machine hits every step alike.
@@ -50,39 +42,62 @@ async function main(): Promise<void> {
     apiPassword: API_PASSWORD,
     baseUrl,
   });
-  const libraryHttp = createPaymentsHttpService(options);
-  // The library's axios configuration without its interceptors, to price them.
-  const bareInstance = axios.create({
-    ...libraryHttp.axiosRef.defaults,
-    httpAgent: new http.Agent({ keepAlive: true }),
-  });
-  const nest = await createClient('a', server.ports.standard);
-  const baseline = await createClient('b', server.ports.standard);
-  const headers = (): AxiosRequestConfig => ({ headers: { 'Idempotency-Key': randomUUID() } });
   const operation = OPERATIONS.collectionsMpesa;
   const defaults = toDefaults(options);
-  const validatedBody = () => {
-    const prepared = prepareRequest(operation, MPESA_REQUEST, defaults);
-    return encodeRequest(operation, prepared, CONTEXT).body ?? {};
-  };
+  const encode = () =>
+    encodeRequest(operation, prepareRequest(operation, MPESA_REQUEST, defaults), {
+      idempotencyKey: 'bench-key',
+      correlate: true,
+    });
+  const wireBody = encode().body;
+  const libraryHttp = createPaymentsHttpService(options);
+  const { transport, ...libraryDefaults } = libraryHttp.axiosRef.defaults as {
+    transport: unknown;
+  } & Record<string, unknown>;
+  // The library's axios configuration without its transport and hooks: (b0).
+  const bareInstance = axios.create({
+    ...libraryDefaults,
+    httpAgent: new http.Agent({ keepAlive: true }),
+  });
+  const withTransport = axios.create({
+    ...libraryDefaults,
+    transport,
+    httpAgent: new http.Agent({ keepAlive: true }),
+  });
+  const wire = new HttpPaymentsWire(createPaymentsHttpService(options), options);
+  const runner = new OperationRunner(
+    new HttpPaymentsWire(createPaymentsHttpService(options), options),
+    options,
+  );
+  const nest = await createClient('a', server.ports.standard);
+  const post = (instance: typeof bareInstance) => async () =>
+    check(
+      (
+        await instance.request<string>({
+          method: 'POST',
+          url: PATH,
+          data: wireBody,
+          headers: { 'Idempotency-Key': randomUUID() },
+        })
+      ).data,
+    );
 
   const steps: [string, Call][] = [
-    ['(b) axios.post, default config', baseline.call],
+    ['(b0) library axios config, no transport/hooks', post(bareInstance)],
+    ['+ deadline transport', post(withTransport)],
+    ['+ retry and call hooks (library instance)', post(libraryHttp.axiosRef)],
     [
-      'library axios config, no interceptors',
-      async () => check((await bareInstance.post<string>(PATH, MPESA_WIRE_BODY, headers())).data),
+      '+ HttpPaymentsWire.send, encoded once',
+      async () => {
+        const request = encode();
+        check(
+          (await wire.send({ operation: operation.name, request, idempotencyKey: randomUUID() }))
+            .text,
+        );
+      },
     ],
-    [
-      '+ library interceptors (axios-retry, hooks)',
-      async () =>
-        check((await libraryHttp.axiosRef.post<string>(PATH, MPESA_WIRE_BODY, headers())).data),
-    ],
-    [
-      '+ prepareRequest + toWireBody',
-      async () =>
-        check((await libraryHttp.axiosRef.post<string>(PATH, validatedBody(), headers())).data),
-    ],
-    ['(a) the library: + the rest of execute()', nest.call],
+    ['+ validate, encode, decode: OperationRunner', () => runner.execute(operation, MPESA_REQUEST)],
+    ['(a) CollectionsService from Nest', nest.call],
   ];
 
   const background = backgroundMeter([process.pid, server.child.pid ?? 0]);
@@ -113,7 +128,8 @@ async function main(): Promise<void> {
     previous = values;
   }
   await nest.close();
-  await baseline.close();
+  await wire.close();
+  await runner.close();
   server.stop();
 }
 

@@ -119,7 +119,7 @@ async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Pr
     proxy: false,
     maxContentLength: 10 * 1024 * 1024,
     httpAgent: agent,
-    ...(withDeadline ? { transport: library.deadlineTransport(timeout) } : {}),
+    ...(withDeadline ? { transport: new library.DeadlineTransport(timeout) } : {}),
   });
   const key = withDeadline ? 'b0d' : 'b0';
   return {

@@ -5,8 +5,11 @@
  */
 export {
   createPaymentsHttpService,
-  deadlineTransport,
+  armDeadline,
+  DeadlineTransport,
+  HttpPaymentsWire,
 } from '../libs/payments/src/http-payments-wire';
+export { OperationRunner } from '../libs/payments/src/operation-runner';
 export { OPERATIONS } from '../libs/payments/src/operations';
 export type { PaymentsOperation } from '../libs/payments/src/operations';
 export type { PaymentsDefaults } from '../libs/payments/src/payments-options.interface';

@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
+import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
 import {
+  armDeadline,
   encodeRequest,
   OPERATION_CASES,
   OPERATIONS,
@@ -104,7 +106,7 @@ export function runMicro(iterations: number): MicroResult[] {
 /**
  * What the per-attempt deadline adds to an attempt, isolated from the network: the timer, its
  * close listener and their clearing, on an emitter standing in for the `ClientRequest`
- * (http-payments-wire.ts, `deadlineTransport`). The same loop without them is subtracted.
+ * (http-payments-wire.ts, `armDeadline`, run as is). The same loop without them is subtracted.
  */
 export interface DeadlineMicroResult {
   usPerAttempt: number;
@@ -115,8 +117,7 @@ export interface DeadlineMicroResult {
 export function runDeadlineMicro(iterations: number): DeadlineMicroResult {
   const withDeadline = () => {
     const request = new EventEmitter();
-    const timer = setTimeout(() => request.emit('error'), 30_000);
-    request.once('close', () => clearTimeout(timer));
+    armDeadline(request as http.ClientRequest, 30_000);
     request.emit('close');
     return 1;
   };

@@ -38,6 +38,36 @@ const DEADLINE_CODE = 'ETIMEDOUT';
 /** `code` of the error that ends an https attempt a proxy answered itself instead of tunnelling. */
 const NOT_TUNNELLED_CODE = 'EPROXYTUNNEL';
 
+/** The attempt's deadline timer, kept on its request so that one shared listener clears it. */
+const DEADLINE_TIMER = Symbol('malipo.deadline');
+
+type DeadlinedRequest = http.ClientRequest & { [DEADLINE_TIMER]?: NodeJS.Timeout };
+
+// Listeners shared by every attempt (`this` is the request): an attempt allocates no closure.
+function clearDeadline(this: DeadlinedRequest): void {
+  clearTimeout(this[DEADLINE_TIMER]);
+}
+
+function refuseUntunnelled(this: http.ClientRequest, socket: unknown): void {
+  if (socket instanceof TLSSocket) return;
+  this.destroy(
+    Object.assign(new Error('the proxy answered instead of opening a tunnel to the service'), {
+      code: NOT_TUNNELLED_CODE,
+    }),
+  );
+}
+
+function expire(request: http.ClientRequest, timeout: number): void {
+  const error = Object.assign(new Error(`no complete response within ${timeout} ms`), {
+    code: DEADLINE_CODE,
+  });
+  // A request still waiting for its socket (a proxy tunnel being opened by an agent that
+  // may never call back) reports nothing when destroyed until a socket comes: report now.
+  const waitingForSocket = !request.socket;
+  request.destroy(error);
+  if (waitingForSocket) request.emit('error', error);
+}
+
 /**
  * The Node transport with a wall-clock deadline per attempt: axios's own `timeout` becomes a
  * socket idle timeout once headers arrive, so a server dripping its body could hold a call for
@@ -46,39 +76,31 @@ const NOT_TUNNELLED_CODE = 'EPROXYTUNNEL';
  * An https attempt is only answered over TLS: through a proxy (HTTPS_PROXY or the `proxy`
  * option), axios's tunnelling agent plays a proxy's non-200 answer to CONNECT back as the
  * service's answer, so a proxy could otherwise forge a payout's success.
+ *
+ * A class, not an object literal: axios deep-copies a plain object of the config on every
+ * request, and passes an instance by reference.
  */
-export function deadlineTransport(timeout: number) {
-  return {
-    request(options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) {
-      const secure = options.protocol === 'https:';
-      const transport = secure ? https : http;
-      const request = transport.request(options, onResponse);
-      if (secure) {
-        // Registered before the tunnelling agent's own listener, which replays the proxy's bytes.
-        request.once('socket', (socket) => {
-          if (socket instanceof TLSSocket) return;
-          request.destroy(
-            Object.assign(
-              new Error('the proxy answered instead of opening a tunnel to the service'),
-              { code: NOT_TUNNELLED_CODE },
-            ),
-          );
-        });
-      }
-      const timer = setTimeout(() => {
-        const error = Object.assign(new Error(`no complete response within ${timeout} ms`), {
-          code: DEADLINE_CODE,
-        });
-        // A request still waiting for its socket (a proxy tunnel being opened by an agent that
-        // may never call back) reports nothing when destroyed until a socket comes: report now.
-        const waitingForSocket = !request.socket;
-        request.destroy(error);
-        if (waitingForSocket) request.emit('error', error);
-      }, timeout);
-      request.once('close', () => clearTimeout(timer));
-      return request;
-    },
-  };
+export class DeadlineTransport {
+  constructor(private readonly timeout: number) {}
+
+  request(
+    options: http.RequestOptions,
+    onResponse: (res: http.IncomingMessage) => void,
+  ): http.ClientRequest {
+    const secure = options.protocol === 'https:';
+    const request = (secure ? https : http).request(options, onResponse);
+    // Registered before the tunnelling agent's own listener, which replays the proxy's bytes.
+    if (secure) request.once('socket', refuseUntunnelled);
+    armDeadline(request, this.timeout);
+    return request;
+  }
+}
+
+/** Ends `request` with an ETIMEDOUT error unless it closes within `timeout` ms. @internal */
+export function armDeadline(request: http.ClientRequest, timeout: number): void {
+  (request as DeadlinedRequest)[DEADLINE_TIMER] = setTimeout(expire, timeout, request, timeout);
+  // A request closes once: `on` does what `once` would, without its wrapper.
+  request.on('close', clearDeadline);
 }
 
 /** Timeouts as axios reports them: ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError). */
@@ -116,16 +138,50 @@ function attemptMayHaveExecuted(error: AxiosError): boolean {
 }
 
 /**
+ * The calls of one wire, as `close()` needs them: a count rather than a set of every call, so
+ * that a call pays for no registration; only a call waiting for a retry is held by name.
+ */
+class WireCalls {
+  /** True once the client is closing: no retry may start. */
+  closing = false;
+  /** Calls between a failed attempt and their next one: `close()` cuts their wait short. */
+  readonly waitingForRetry = new Set<PaymentsCall>();
+  private unsettled = 0;
+  private drain: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  started(): void {
+    this.unsettled += 1;
+  }
+
+  settled(call: PaymentsCall): void {
+    this.waitingForRetry.delete(call);
+    this.unsettled -= 1;
+    if (this.unsettled === 0 && this.drain) {
+      this.drain.resolve();
+      this.drain = undefined;
+    }
+  }
+
+  /** Resolves once no call is unsettled. */
+  drained(): Promise<void> {
+    if (this.unsettled === 0) return Promise.resolve();
+    if (!this.drain) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.drain = { promise, resolve };
+    }
+    return this.drain.promise;
+  }
+}
+
+/**
  * State of one logical call, handed to the HTTP layer in the request config. A class, so axios
  * passes the same object to every retry instead of copying it like a plain object.
  */
 class PaymentsCall {
   /** Made at the first retry: a call that succeeds first time pays for no abort signal. */
   private controller: AbortController | undefined;
-  /** Between a failed attempt and the next one (the backoff wait). */
-  waitingForRetry = false;
   attemptsStarted = 0;
-  settled: Promise<unknown> | undefined;
   /** The trace of the attempt on the wire, when the call is traced. */
   attemptTrace: AttemptTracing | undefined;
   /**
@@ -135,8 +191,7 @@ class PaymentsCall {
   anAttemptMayHaveExecuted = false;
 
   constructor(
-    /** True once the client is closing: no retry may start. */
-    readonly stopping: () => boolean,
+    readonly calls: WireCalls,
     /** Whether a failure after the request was sent may be retried (a POST with `retryAmbiguous`). */
     readonly retryAmbiguous: boolean,
     /** The call's trace (OpenTelemetry installed), parent of one span per attempt. */
@@ -190,6 +245,19 @@ function isRetryable(
   return !ambiguous || (call?.retryAmbiguous ?? true);
 }
 
+/** Records a failed attempt on its call: whether it may have executed, and the end of its span. */
+function attemptFailed(error: AxiosError, call: PaymentsCall | undefined): void {
+  if (!call) return;
+  if (attemptMayHaveExecuted(error)) call.anAttemptMayHaveExecuted = true;
+  const status = error.response?.status;
+  call.attemptTrace?.end(
+    status === undefined
+      ? { errorType: error.code ?? 'Error' }
+      : { statusCode: status, errorType: String(status) },
+  );
+  call.attemptTrace = undefined;
+}
+
 function describeData(data: unknown, redactor: SecretRedactor): string {
   if (typeof data === 'string') return redactor.display(data);
   if (data === undefined) return '';
@@ -214,13 +282,17 @@ function attachDebugLogging(
   const tag = (config: InternalAxiosRequestConfig | undefined) =>
     `[${String(config?.headers?.['Idempotency-Key'] ?? '-')} attempt ${attemptOf(config)}/${maxAttempts}]`;
 
-  instance.interceptors.request.use((config) => {
-    log(
-      () => `${tag(config)} ${config.method?.toUpperCase() ?? 'POST'} ${instance.getUri(config)}`,
-    );
-    log(() => `${tag(config)} request body ${describeData(config.data, redactor)}`);
-    return config;
-  });
+  instance.interceptors.request.use(
+    (config) => {
+      log(
+        () => `${tag(config)} ${config.method?.toUpperCase() ?? 'POST'} ${instance.getUri(config)}`,
+      );
+      log(() => `${tag(config)} request body ${describeData(config.data, redactor)}`);
+      return config;
+    },
+    undefined,
+    { synchronous: true },
+  );
   instance.interceptors.response.use(
     (response: AxiosResponse) => {
       log(() =>
@@ -265,7 +337,7 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
     transformResponse: [(data: unknown) => data],
     // A payment API does not redirect; following one would resend the credentials.
     maxRedirects: 0,
-    transport: deadlineTransport(options.timeout),
+    transport: new DeadlineTransport(options.timeout),
     // An environment proxy (HTTP_PROXY) would receive a plain-http request, Basic header
     // included, in clear; https targets may still tunnel through one (CONNECT). An explicit
     // `proxy` option is the team's own choice.
@@ -282,51 +354,42 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       options.maxRetries + 1,
     );
   }
-  instance.interceptors.request.use((config) => {
-    const call = callOf(config);
-    if (call) {
-      call.waitingForRetry = false;
-      // A retry whose wait ended after close() began must not go out.
-      if (call.stopping() && call.attemptsStarted > 0) call.abort();
-      call.attemptsStarted += 1;
-      call.attemptTrace = call.trace?.attempt(
-        (config.method ?? 'post').toUpperCase(),
-        instance.getUri(config),
-        call.attemptsStarted,
-      );
-    }
-    return config;
-  });
-  // Before axios-retry's hook, so every attempt ends its span, not only the last one.
-  instance.interceptors.response.use(
-    (response) => {
-      callOf(response.config)?.attemptTrace?.end({ statusCode: response.status });
-      return response;
-    },
-    (error: Error) => {
-      if (error instanceof AxiosError) {
-        const status = error.response?.status;
-        const call = callOf(error.config);
-        if (call && attemptMayHaveExecuted(error)) call.anAttemptMayHaveExecuted = true;
-        call?.attemptTrace?.end(
-          status === undefined
-            ? { errorType: error.code ?? 'Error' }
-            : { statusCode: status, errorType: String(status) },
+  // Synchronous, as are all request hooks of this instance: axios then runs them in line instead
+  // of chaining a promise per hook.
+  instance.interceptors.request.use(
+    (config) => {
+      const call = callOf(config);
+      if (call) {
+        call.calls.waitingForRetry.delete(call);
+        // A retry whose wait ended after close() began must not go out.
+        if (call.calls.closing && call.attemptsStarted > 0) call.abort();
+        call.attemptsStarted += 1;
+        call.attemptTrace = call.trace?.attempt(
+          (config.method ?? 'post').toUpperCase(),
+          instance.getUri(config),
+          call.attemptsStarted,
         );
       }
-      return Promise.reject(error);
+      return config;
     },
+    undefined,
+    { synchronous: true },
   );
-  axiosRetry(instance, {
+  // axios-retry asks `retryCondition` about a failed attempt while retries remain, and calls
+  // `onMaxRetryTimesExceeded` once they are spent: between them every failed attempt is recorded
+  // once, with no response hook of ours (a promise per call). `send` ends a successful attempt.
+  const { requestInterceptorId } = axiosRetry(instance, {
     retries: options.maxRetries,
     retryCondition: (error) => {
       const call = callOf(error.config);
-      return !call?.stopping() && isRetryable(error, call, options.maxRetryAfterMs);
+      attemptFailed(error, call);
+      return !call?.calls.closing && isRetryable(error, call, options.maxRetryAfterMs);
     },
+    onMaxRetryTimesExceeded: (error) => attemptFailed(error, callOf(error.config)),
     onRetry: (_retryCount, _error, config) => {
       const call = callOf(config);
       if (!call) return;
-      call.waitingForRetry = true;
+      call.calls.waitingForRetry.add(call);
       // axios-retry reads the signal after this hook, to cut its wait short on close().
       config.signal = call.signal;
     },
@@ -335,6 +398,12 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
     // Each attempt gets the full timeout (section 8), not a share of one budget.
     shouldResetTimeout: true,
   });
+  // axios-retry's request hook copies its options onto every attempt's config (three objects
+  // and a clock read) and, not being synchronous, would make axios chain a promise per hook.
+  // With `shouldResetTimeout` and no `validateResponse` it sets nothing that its error hook does
+  // not set from the same options at the first failure; that state then travels with the config
+  // from retry to retry. The retry specs (operation-runner.spec.ts) hold it to that.
+  instance.interceptors.request.eject(requestInterceptorId);
   return new HttpService(instance);
 }
 
@@ -378,9 +447,7 @@ export function clientClosedError(
 @Injectable()
 export class HttpPaymentsWire extends PaymentsWire {
   private readonly redactor: SecretRedactor;
-  private readonly inflight = new Set<PaymentsCall>();
-  private isClosing = false;
-  private readonly stopping = () => this.isClosing;
+  private readonly calls = new WireCalls();
 
   constructor(
     @Inject(PAYMENTS_HTTP_SERVICE) private readonly http: HttpService,
@@ -391,15 +458,15 @@ export class HttpPaymentsWire extends PaymentsWire {
   }
 
   get closing(): boolean {
-    return this.isClosing;
+    return this.calls.closing;
   }
 
   send(wireCall: WireCall): Promise<WireAnswer> {
     const { operation, request, idempotencyKey } = wireCall;
-    if (this.isClosing) return Promise.reject(clientClosedError(operation, idempotencyKey, 0));
+    if (this.calls.closing) return Promise.reject(clientClosedError(operation, idempotencyKey, 0));
     const isPost = request.method === 'POST';
     const call = new PaymentsCall(
-      this.stopping,
+      this.calls,
       !isPost || (wireCall.retryAmbiguous ?? this.options.retryAmbiguous),
       wireCall.trace,
     );
@@ -413,10 +480,12 @@ export class HttpPaymentsWire extends PaymentsWire {
     };
     // The promise API of the module's HttpService instance: its Observable wrapper would add a
     // CancelToken and a subscription per call, and nothing here unsubscribes. One `then` settles
-    // the call and forgets it, so a call costs no promise beyond axios's own.
-    const settled = this.http.axiosRef.request<string>(config).then(
+    // the call and forgets it, so a call costs one promise beyond axios's own.
+    this.calls.started();
+    return this.http.axiosRef.request<string>(config).then(
       (response): WireAnswer => {
-        this.inflight.delete(call);
+        this.calls.settled(call);
+        call.attemptTrace?.end({ statusCode: response.status });
         return {
           status: response.status,
           text: typeof response.data === 'string' ? response.data : '',
@@ -427,15 +496,12 @@ export class HttpPaymentsWire extends PaymentsWire {
         };
       },
       (error: unknown) => {
-        this.inflight.delete(call);
+        this.calls.settled(call);
         const failure = this.toFailure(wireCall, call, error);
         if (failure instanceof ServiceAPIError) throw failure;
         return failure;
       },
     );
-    call.settled = settled;
-    this.inflight.add(call);
-    return settled;
   }
 
   /**
@@ -444,13 +510,11 @@ export class HttpPaymentsWire extends PaymentsWire {
    * keep-alive sockets are closed.
    */
   async close(): Promise<void> {
-    if (!this.isClosing) {
-      this.isClosing = true;
-      for (const call of this.inflight) if (call.waitingForRetry) call.abort();
+    if (!this.calls.closing) {
+      this.calls.closing = true;
+      for (const call of this.calls.waitingForRetry) call.abort();
     }
-    const settled = Promise.allSettled(
-      [...this.inflight].map((call) => call.settled ?? Promise.resolve()),
-    );
+    const settled = this.calls.drained();
     // Every attempt ends by its deadline; the grace only covers the last bytes and the timers.
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -500,7 +564,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const partialStatus = partialResponseStatus(error);
-    if (this.isClosing && !error.response) {
+    if (this.calls.closing && !error.response) {
       // Cut short by the deadline or the sockets' end while the client shuts down.
       const mayHaveExecuted =
         earlier || (isPost && (partialStatus !== undefined || requestWasSent(error)));
