@@ -45,7 +45,7 @@ export interface PairedComparison {
   throughput: Partial<Record<'b0' | 'b' | 'c' | 'd', Spread>>;
   /** CPU µs/call (a) − (b0): the library's own cost per call. */
   cpuOverAB0Us: Spread | undefined;
-  /** CPU µs/call (b0+d) − (b0): the per-attempt deadline under load. */
+  /** CPU µs/call (b0+d) − (b0): the per-attempt deadline, in place of axios's timeout, under load. */
   deadlineUnderLoadUs: Spread | undefined;
 }
 

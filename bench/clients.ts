@@ -22,7 +22,7 @@ export const CLIENT_KEYS: readonly ClientKey[] = ['a', 'b0', 'b0d', 'b', 'c', 'd
 export const CLIENT_LABELS: Record<ClientKey, string> = {
   a: '(a) CollectionsService.mpesa',
   b0: '(b0) axios like (a)',
-  b0d: '(b0+d) (b0) + deadline',
+  b0d: '(b0+d) (b0), deadline for timeout',
   b: '(b) axios.post, defaults',
   c: '(c) node:http',
   d: '(d) undici Pool',
@@ -94,8 +94,10 @@ async function libraryClient(baseUrl: string): Promise<Client> {
  * (b0) axios configured as `createPaymentsHttpService` (http-payments-wire.ts) configures the
  * library's own instance: keep-alive agent, no redirects, no proxy, the body read as text and
  * parsed once, the same headers and size limit; a fresh Idempotency-Key per call, as the library
- * makes. Keep it in step with that function: it is the fair baseline. With `withDeadline`, also
- * the library's per-attempt deadline transport, so (b0+d) − (b0) is what the deadline costs.
+ * makes. Keep it in step with that function: it is the fair baseline. (b0) keeps axios's own
+ * `timeout`, as any sane axios client does; with `withDeadline` the library's per-attempt
+ * deadline transport replaces it, as in the library, so (b0+d) − (b0) is what the deadline costs
+ * over axios's timer.
  */
 async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Promise<Client> {
   const [{ default: axios }, library] = await Promise.all([
@@ -106,7 +108,7 @@ async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Pr
   const agent = new http.Agent({ keepAlive: true });
   const instance = axios.create({
     baseURL: baseUrl,
-    timeout,
+    ...(withDeadline ? { transport: new library.DeadlineTransport(timeout) } : { timeout }),
     headers: {
       Authorization: library.basicAuthorization(API_USERNAME, API_PASSWORD),
       'Content-Type': 'application/json',
@@ -119,7 +121,6 @@ async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Pr
     proxy: false,
     maxContentLength: 10 * 1024 * 1024,
     httpAgent: agent,
-    ...(withDeadline ? { transport: new library.DeadlineTransport(timeout) } : {}),
   });
   const key = withDeadline ? 'b0d' : 'b0';
   return {

@@ -46,14 +46,14 @@ export const CONFIG = {
   concurrencies: intListFromEnv('BENCH_CONCURRENCY', [1, 64, 512]),
   // Interleaved rounds, reported as medians and paired ratios: one round on a shared 2-core VM
   // is noisy.
-  rounds: intFromEnv('BENCH_ROUNDS', 6),
+  rounds: intFromEnv('BENCH_ROUNDS', 8),
   // Length of a measured run: calls start during this time, then the last ones are awaited.
-  secondsPerRun: numberFromEnv('BENCH_SECONDS', 1),
+  secondsPerRun: numberFromEnv('BENCH_SECONDS', 1.5),
   // Before every measured run: reopens the keep-alive pool at that concurrency (idle sockets
   // may have been closed while the other clients ran) without timing the connects.
   warmupCalls: intFromEnv('BENCH_WARMUP', 300),
   // Once per client process, before the rounds, so V8 has optimised the call path.
-  initialWarmupCalls: intFromEnv('BENCH_INITIAL_WARMUP', 3_000),
+  initialWarmupCalls: intFromEnv('BENCH_INITIAL_WARMUP', 6_000),
   sizeRounds: intFromEnv('BENCH_SIZE_ROUNDS', 4),
   sizeWarmupCalls: intFromEnv('BENCH_SIZE_WARMUP', 1_000),
   sizeConcurrency: intFromEnv('BENCH_SIZE_CONCURRENCY', 64),

@@ -238,7 +238,7 @@ function microTables(doc: BenchDocument): string[] {
       ]),
     ),
     '',
-    `Per-attempt deadline (timer + close listener + clearing): **${fixed(deadline.usPerAttempt, 2)} µs/attempt** in isolation (rounds ${deadline.rounds.map((r) => fixed(r, 2)).join(', ')}); under load at concurrency ${TARGET_CONCURRENCY}, (b0+d) − (b0) = ${spreadText(underLoad, 1, true)} µs/call (paired rounds: a difference within the rounds' spread is noise).`,
+    `Per-attempt deadline (timer + close listener + clearing): **${fixed(deadline.usPerAttempt, 2)} µs/attempt** in isolation (rounds ${deadline.rounds.map((r) => fixed(r, 2)).join(', ')}); under load at concurrency ${TARGET_CONCURRENCY}, (b0+d) − (b0), the deadline in place of axios's own timeout, = ${spreadText(underLoad, 1, true)} µs/call (paired rounds: a difference within the rounds' spread is noise).`,
     '',
   ];
 }

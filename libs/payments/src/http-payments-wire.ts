@@ -325,7 +325,8 @@ function attachDebugLogging(
 export function createPaymentsHttpService(options: ResolvedPaymentsOptions): HttpService {
   const instance = axios.create({
     baseURL: options.baseUrl,
-    timeout: options.timeout,
+    // No axios `timeout`: the transport's deadline covers the whole attempt, connect included,
+    // and a second timer per attempt would only repeat it.
     headers: {
       Authorization: basicAuthorization(options.apiUsername, options.apiPassword),
       'Content-Type': 'application/json',

@@ -523,6 +523,28 @@ describe('transport: retries, errors, debug logging', () => {
       expect(response._raw).toEqual(successBody('payout'));
     });
 
+    it('gives a large answer the same redacted _raw, parsed on first read and then kept', async () => {
+      const lines = Array.from({ length: 600 }, (_, i) => ({ sku: `SKU-${i}`, quantity: i }));
+      const body = { ...successBody('payout'), echo: `Basic ${BASIC_TOKEN}`, lines };
+      expect(JSON.stringify(body).length).toBeGreaterThan(16 * 1024);
+      server.reply({ status: 200, body });
+
+      const response = await client().payouts.mpesa(MPESA_PAYOUT.request);
+
+      const expected = { ...body, echo: 'Basic [REDACTED]' };
+      expect(Object.keys(response)).toContain('_raw');
+      expect(JSON.parse(JSON.stringify(response))).toMatchObject({ _raw: expected });
+      expect(response._raw).toEqual(expected);
+      expect(response._raw).toBe(response._raw);
+      expect(Object.getOwnPropertyDescriptor(response, '_raw')).toMatchObject({
+        value: expected,
+        writable: true,
+        enumerable: true,
+      });
+      response._raw = { replaced: true };
+      expect(response._raw).toEqual({ replaced: true });
+    });
+
     it('redacts a secret the service echoes back in an error body', async () => {
       server.reply({ status: 400, body: { message: `denied ${PASSWORD}` } });
 

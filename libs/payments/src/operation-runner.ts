@@ -10,8 +10,56 @@ import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
 import { prepareRequest, resolveIdempotencyKey } from './request-rules';
 import { callTracing } from './payments-telemetry';
+import type { CallTrace } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
 import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';
+import type { EncodedRequest, JsonObject } from './wire';
+
+/**
+ * Answers at least this long (in characters) keep their text rather than their parsed tree until
+ * `_raw` is first read. The promise a call resolves was made when the call started and is in the
+ * old generation by then: a parsed tree it points to survives every scavenge until a full
+ * collection, so a large one would be copied and promoted for nothing (docs/performance.md).
+ */
+const RAW_PARSED_ON_READ_FROM = 16 * 1024;
+
+/**
+ * Replaces `record._raw` by an enumerable accessor that parses and redacts `text` on first read
+ * and then becomes the plain data property it stands for.
+ */
+function parseRawOnRead(record: JsonObject, text: string, redactor: SecretRedactor): void {
+  const settle = (value: unknown) =>
+    Object.defineProperty(record, '_raw', {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  Object.defineProperty(record, '_raw', {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      const raw = redactor.json(text);
+      settle(raw);
+      return raw;
+    },
+    set: settle,
+  });
+}
+
+/** Ends the trace of a failed call; returns `error`, as it came, for the caller to throw. */
+function failed(
+  operation: { readonly method: string },
+  trace: CallTrace | undefined,
+  error: unknown,
+): Error {
+  trace?.end(
+    error instanceof ServiceAPIError
+      ? error
+      : { code: 'UNEXPECTED', mayHaveExecuted: operation.method === 'POST' },
+  );
+  return error as Error;
+}
 
 /**
  * Runs one operation: validate → encode → `wire.send` → decode and check. Shared by every
@@ -33,37 +81,57 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 
   /** Validates `request`, sends it once (plus retries) and maps the response. Always settles. */
-  async execute<TRequest extends object, TResponse>(
+  execute<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
     request: TRequest,
     callOptions?: PaymentsCallOptions,
   ): Promise<TResponse> {
-    const prepared = prepareRequest(operation, request, this.defaults);
-    const idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
-    const encoded = encodeRequest(operation, prepared, {
-      idempotencyKey,
-      correlate: this.options.correlateCallbacks,
-    });
-    const trace = this.startTrace?.(operation.name);
+    // Not `async`: a call settles through the wire's promise and one `then`, with no generator
+    // and no extra promise per call; what throws before sending still becomes a rejection.
+    let prepared: TRequest;
+    let idempotencyKey: string;
+    let encoded: EncodedRequest;
     try {
-      const answer = await this.wire.send({
+      prepared = prepareRequest(operation, request, this.defaults);
+      idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
+      encoded = encodeRequest(operation, prepared, {
+        idempotencyKey,
+        correlate: this.options.correlateCallbacks,
+      });
+    } catch (error: unknown) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+      return Promise.reject(error);
+    }
+    const trace = this.startTrace?.(operation.name);
+    let sent: Promise<WireAnswer>;
+    try {
+      sent = this.wire.send({
         operation: operation.name,
         request: encoded,
         idempotencyKey,
         retryAmbiguous: callOptions?.retryAmbiguous,
         trace,
       });
-      const response = this.decodeSafely(operation, prepared, idempotencyKey, answer);
-      trace?.end();
-      return response;
     } catch (error: unknown) {
-      trace?.end(
-        error instanceof ServiceAPIError
-          ? error
-          : { code: 'UNEXPECTED', mayHaveExecuted: operation.method === 'POST' },
-      );
-      throw error;
+      // A wire (a test double) that throws instead of rejecting still settles the call.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+      sent = Promise.reject(error);
     }
+    return sent.then(
+      (answer) => {
+        let response: TResponse;
+        try {
+          response = this.decodeSafely(operation, prepared, idempotencyKey, answer);
+        } catch (error: unknown) {
+          throw failed(operation, trace, error);
+        }
+        trace?.end();
+        return response;
+      },
+      (error: unknown) => {
+        throw failed(operation, trace, error);
+      },
+    );
   }
 
   /** `decode`, with anything unforeseen turned into a typed error. */
@@ -140,7 +208,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
           code: 'INVALID_RESPONSE',
           problem: `HTTP ${answer.status} with a body that is not a JSON object`,
         } as const);
-    if (decoded.ok) return decoded.record as TResponse;
+    if (decoded.ok) {
+      if (answer.text.length >= RAW_PARSED_ON_READ_FROM) {
+        parseRawOnRead(decoded.record, answer.text, this.redactor);
+      }
+      return decoded.record as TResponse;
+    }
     // The error's details are built only for an unusable answer: the success path allocates none.
     throw new ServiceAPIError(
       `${operation.name}: ${decoded.problem}${isPost ? `; ${MAY_HAVE_EXECUTED}` : ''}`,

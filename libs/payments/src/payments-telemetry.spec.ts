@@ -1,4 +1,4 @@
-import { metrics, trace } from '@opentelemetry/api';
+import { metrics, ProxyTracer, trace } from '@opentelemetry/api';
 import {
   AggregationTemporality,
   DataPointType,
@@ -14,6 +14,7 @@ import {
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
+import { callTracing } from './payments-telemetry';
 import type { ServiceAPIError } from './errors';
 
 const PASSWORD = 'telemetry-secret-password';
@@ -134,5 +135,33 @@ describe('OpenTelemetry: one span per call, one client span per attempt, the dur
       expect(everything).not.toContain(secret);
     }
     expect(everything).toContain('GET');
+  });
+});
+
+describe('callTracing without an SDK', () => {
+  afterEach(() => {
+    trace.disable();
+    metrics.disable();
+  });
+
+  it('starts no span while only the API is installed, and follows a tracer provider registered later', () => {
+    const startTrace = callTracing();
+    expect(startTrace).toBeDefined();
+    // With no SDK the library's tracer is the API's proxy, which would hand out no-op spans.
+    const startSpan = jest.spyOn(ProxyTracer.prototype, 'startSpan');
+    expect(startTrace?.('collectionsMpesa')).toBeUndefined();
+    expect(startSpan).not.toHaveBeenCalled();
+    startSpan.mockRestore();
+
+    const spans = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+    );
+    const callTrace = startTrace?.('collectionsMpesa');
+    expect(callTrace).toBeDefined();
+    callTrace?.end();
+    expect(spans.getFinishedSpans().map((span) => span.name)).toEqual([
+      'payments collectionsMpesa',
+    ]);
   });
 });

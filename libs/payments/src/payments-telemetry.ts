@@ -28,6 +28,8 @@ interface Instruments {
   readonly duration: Histogram;
   /** No meter provider is registered: the histogram records nothing. */
   readonly metricsOff: boolean;
+  /** The class of the API's no-op tracer provider, whose spans record nothing. */
+  readonly noopTracerProvider: unknown;
 }
 
 let cached: { provider: unknown; instruments: Instruments } | undefined;
@@ -53,10 +55,22 @@ function instruments(): Instruments | undefined {
           description: 'Duration of HTTP client requests.',
         }),
         metricsOff: meter.constructor === otel.createNoopMeter().constructor,
+        noopTracerProvider: new otel.ProxyTracerProvider().getDelegate().constructor,
       },
     };
   }
   return cached.instruments;
+}
+
+/**
+ * Whether the global tracer provider is the API's no-op one (no SDK registered): read per call,
+ * since an app may register its SDK after the module started.
+ */
+function tracingOff(otel: Instruments): boolean {
+  const provider = otel.api.trace.getTracerProvider();
+  const delegate =
+    provider instanceof otel.api.ProxyTracerProvider ? provider.getDelegate() : provider;
+  return delegate.constructor === otel.noopTracerProvider;
 }
 
 /**
@@ -82,12 +96,13 @@ export class CallTrace implements CallTracing {
   /** Starts the call's span, or returns undefined when OpenTelemetry is not installed. */
   static start(operation: string): CallTrace | undefined {
     const otel = instruments();
-    if (!otel) return undefined;
+    // The API without an SDK: nothing would be recorded, so no span is even started.
+    if (!otel || (otel.metricsOff && tracingOff(otel))) return undefined;
     const span = otel.tracer.startSpan(`payments ${operation}`, {
       kind: otel.api.SpanKind.INTERNAL,
       attributes: { 'malipo.operation': operation },
     });
-    // The API without an SDK: nothing would be recorded, so nothing more is done per attempt.
+    // A sampler that drops the call: nothing would be recorded, so nothing more is done per attempt.
     if (!span.isRecording() && otel.metricsOff) return undefined;
     return new CallTrace(otel, span, otel.api.trace.setSpan(otel.api.context.active(), span));
   }

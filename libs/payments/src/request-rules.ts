@@ -108,7 +108,8 @@ function maxLength(max: number): Check {
   return {
     rule: 'maxLength',
     message: `$property must be at most ${max} characters`,
-    test: (v) => typeof v === 'string' && isLength(v, { min: 0, max }),
+    // isLength counts a surrogate pair as one character, so it never counts more than `length`.
+    test: (v) => typeof v === 'string' && (v.length <= max || isLength(v, { min: 0, max })),
   };
 }
 function matches(rule: string, pattern: RegExp, message: string): Check {
