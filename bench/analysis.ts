@@ -42,9 +42,14 @@ export function summarise(runs: readonly RunMeasurement[]): ClientSummary {
 /** Comparisons of (a) within each round, so that drift of a shared machine cancels out. */
 export interface PairedComparison {
   /** Throughput ratios (a)/(x). */
-  throughput: Partial<Record<'b0' | 'b' | 'c' | 'd', Spread>>;
+  throughput: Partial<Record<'b0' | 'b0d' | 'b' | 'c' | 'd', Spread>>;
   /** CPU µs/call (a) − (b0): the library's own cost per call. */
   cpuOverAB0Us: Spread | undefined;
+  /**
+   * CPU µs/call (a) − (b0+d): against the library's own axios configuration, deadline included,
+   * without its hooks and layers (the strictest baseline).
+   */
+  cpuOverAB0dUs: Spread | undefined;
   /** CPU µs/call (b0+d) − (b0): the per-attempt deadline, in place of axios's timeout, under load. */
   deadlineUnderLoadUs: Spread | undefined;
 }
@@ -52,18 +57,19 @@ export interface PairedComparison {
 export function compare(runs: RunsByClient): PairedComparison {
   const throughput = (key: ClientKey) => runs[key]?.map((r) => r.callsPerSecond) ?? [];
   const cpu = (key: ClientKey) => runs[key]?.map((r) => r.cpuUsPerCall) ?? [];
-  const ratio = (key: 'b0' | 'b' | 'c' | 'd') =>
+  const ratio = (key: 'b0' | 'b0d' | 'b' | 'c' | 'd') =>
     runs.a && runs[key] ? paired(throughput('a'), throughput(key), (x, y) => x / y) : undefined;
   const difference = (x: ClientKey, y: ClientKey) =>
     runs[x] && runs[y] ? paired(cpu(x), cpu(y), (p, q) => p - q) : undefined;
   const ratios: PairedComparison['throughput'] = {};
-  for (const key of ['b0', 'b', 'c', 'd'] as const) {
+  for (const key of ['b0', 'b0d', 'b', 'c', 'd'] as const) {
     const value = ratio(key);
     if (value !== undefined) ratios[key] = value;
   }
   return {
     throughput: ratios,
     cpuOverAB0Us: difference('a', 'b0'),
+    cpuOverAB0dUs: difference('a', 'b0d'),
     deadlineUnderLoadUs: difference('b0d', 'b0'),
   };
 }

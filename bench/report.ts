@@ -121,16 +121,28 @@ function loadTables(doc: BenchDocument): string[] {
     'Throughput ratios and CPU differences computed within each round, then summarised.',
     '',
     markdownTable(
-      ['concurrency', 'a/b0', 'a/b', 'a/c', 'a/d', 'CPU a − b0 µs/call', 'CPU (b0+d) − b0 µs/call'],
+      [
+        'concurrency',
+        'a/b0',
+        'a/(b0+d)',
+        'a/b',
+        'a/c',
+        'a/d',
+        'CPU a − b0 µs/call',
+        'CPU a − (b0+d) µs/call',
+        'CPU (b0+d) − b0 µs/call',
+      ],
       doc.config.concurrencies.map((concurrency) => {
         const c = doc.comparisons[concurrency];
         return [
           String(concurrency),
           spreadText(c?.throughput.b0, 2),
+          spreadText(c?.throughput.b0d, 2),
           spreadText(c?.throughput.b, 2),
           spreadText(c?.throughput.c, 2),
           spreadText(c?.throughput.d, 2),
           spreadText(c?.cpuOverAB0Us, 1, true),
+          spreadText(c?.cpuOverAB0dUs, 1, true),
           spreadText(c?.deadlineUnderLoadUs, 1, true),
         ];
       }),
