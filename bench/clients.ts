@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
+import type { AxiosInstance } from 'axios';
 import type { MpesaCollectionRequest } from '@malipo/nestjs';
 import type { Call } from './load';
 import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
@@ -99,14 +100,17 @@ async function libraryClient(baseUrl: string): Promise<Client> {
  * deadline transport replaces it, as in the library, so (b0+d) − (b0) is what the deadline costs
  * over axios's timer.
  */
-async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Promise<Client> {
+export async function createConfiguredAxios(
+  baseUrl: string,
+  withDeadline: boolean,
+  agent: http.Agent,
+): Promise<AxiosInstance> {
   const [{ default: axios }, library] = await Promise.all([
     import('axios'),
     import('./library-internals'),
   ]);
   const timeout = 30_000;
-  const agent = new http.Agent({ keepAlive: true });
-  const instance = axios.create({
+  return axios.create({
     baseURL: baseUrl,
     ...(withDeadline ? { transport: new library.DeadlineTransport(timeout) } : { timeout }),
     headers: {
@@ -122,6 +126,11 @@ async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Pr
     maxContentLength: 10 * 1024 * 1024,
     httpAgent: agent,
   });
+}
+
+async function configuredAxiosClient(baseUrl: string, withDeadline: boolean): Promise<Client> {
+  const agent = new http.Agent({ keepAlive: true });
+  const instance = await createConfiguredAxios(baseUrl, withDeadline, agent);
   const key = withDeadline ? 'b0d' : 'b0';
   return {
     key,

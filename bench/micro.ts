@@ -1,18 +1,33 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type * as http from 'node:http';
+import * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import * as v8 from 'node:v8';
+import type { AxiosAdapter } from 'axios';
+import {
+  API_PASSWORD,
+  API_USERNAME,
+  createConfiguredAxios,
+  MPESA_REQUEST,
+  MPESA_WIRE_BODY,
+  PATH,
+} from './clients';
 import {
   armDeadline,
+  createPaymentsHttpService,
   encodeRequest,
+  HttpPaymentsWire,
   OPERATION_CASES,
+  OperationRunner,
   OPERATIONS,
   prepareRequest,
+  resolvePaymentsOptions,
   type PaymentsDefaults,
   type PaymentsOperation,
 } from './library-internals';
 import { gcFunction } from './load';
-import { median } from './stats';
+import { EXPECTED_REFERENCE, RESPONSE_RECORD } from './server-api';
+import { median, spread, type Spread } from './stats';
 
 /** Encoding context of a benchmarked call: a fixed key, correlation on as by default. */
 const CONTEXT = { idempotencyKey: 'bench-key', correlate: true };
@@ -131,4 +146,82 @@ export function runDeadlineMicro(iterations: number): DeadlineMicroResult {
     samples.push(time(iterations, withDeadline) - time(iterations, without));
   }
   return { usPerAttempt: median(samples), rounds: samples };
+}
+
+/**
+ * One whole call with the network taken out: both sides get an axios adapter that answers at once
+ * with the real answer. (a) is the library's `OperationRunner` on its own axios instance
+ * (validation, encoding, the wire with its hooks and axios-retry, decoding, redaction); (b0) is
+ * the (b0) instance's `request` plus `JSON.parse`. CPU µs per call at concurrency 64, in paired
+ * rounds: what the library's own code costs, apart from what load on real sockets adds to it.
+ */
+export interface WholeCallMicroResult {
+  callsPerRound: number;
+  libraryUsPerCall: number;
+  axiosUsPerCall: number;
+  /** Per round, (a) − (b0). */
+  overheadUs: Spread;
+}
+
+export async function runWholeCallMicro(callsPerRound: number): Promise<WholeCallMicroResult> {
+  const baseUrl = 'http://127.0.0.1:9';
+  const answer = JSON.stringify(RESPONSE_RECORD);
+  const answerAtOnce: AxiosAdapter = (config) =>
+    Promise.resolve({ data: answer, status: 200, statusText: 'OK', headers: {}, config });
+  const options = resolvePaymentsOptions({
+    apiUsername: API_USERNAME,
+    apiPassword: API_PASSWORD,
+    baseUrl,
+  });
+  const libraryHttp = createPaymentsHttpService(options);
+  libraryHttp.axiosRef.defaults.adapter = answerAtOnce;
+  const runner = new OperationRunner(new HttpPaymentsWire(libraryHttp, options), options);
+  const agent = new http.Agent({ keepAlive: true });
+  const axiosB0 = await createConfiguredAxios(baseUrl, false, agent);
+  axiosB0.defaults.adapter = answerAtOnce;
+
+  const library = async () => {
+    const response = await runner.execute(OPERATIONS.collectionsMpesa, MPESA_REQUEST);
+    if (response.transactionReference !== EXPECTED_REFERENCE) throw new Error('(a): bad answer');
+  };
+  const baseline = async () => {
+    const response = await axiosB0.request<string>({
+      method: 'POST',
+      url: PATH,
+      data: MPESA_WIRE_BODY,
+      headers: { 'Idempotency-Key': randomUUID() },
+    });
+    const record = JSON.parse(response.data) as { transaction_reference?: unknown };
+    if (record.transaction_reference !== EXPECTED_REFERENCE) throw new Error('(b0): bad answer');
+  };
+  const cpuPerCall = async (call: () => Promise<void>) => {
+    const started = process.cpuUsage();
+    for (let done = 0; done < callsPerRound; done += 64) {
+      await Promise.all(Array.from({ length: 64 }, call));
+    }
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / callsPerRound;
+  };
+  await cpuPerCall(library);
+  await cpuPerCall(baseline);
+  const libraryRounds: number[] = [];
+  const axiosRounds: number[] = [];
+  for (let round = 0; round < 8; round++) {
+    // Alternating which goes first, so drift of the machine hits both alike.
+    if (round % 2 === 0) {
+      libraryRounds.push(await cpuPerCall(library));
+      axiosRounds.push(await cpuPerCall(baseline));
+    } else {
+      axiosRounds.push(await cpuPerCall(baseline));
+      libraryRounds.push(await cpuPerCall(library));
+    }
+  }
+  await runner.close();
+  agent.destroy();
+  return {
+    callsPerRound,
+    libraryUsPerCall: median(libraryRounds),
+    axiosUsPerCall: median(axiosRounds),
+    overheadUs: spread(libraryRounds.map((value, round) => value - axiosRounds[round])),
+  };
 }

@@ -1,7 +1,7 @@
 /** Messages between the orchestrating parent (run.ts) and a worker process (worker.ts). */
 import type { LoadResult } from './load';
 import type { HeapGrowthResult, InflightResult } from './memory';
-import type { DeadlineMicroResult, MicroResult } from './micro';
+import type { DeadlineMicroResult, MicroResult, WholeCallMicroResult } from './micro';
 
 export type WorkerCommand =
   /** Calls through the worker's client against the server listening on `port`. */
@@ -19,7 +19,11 @@ export interface WorkerResults {
   timedLoad: LoadResult;
   inflight: InflightResult;
   heapGrowth: HeapGrowthResult;
-  micro: { operations: MicroResult[]; deadline: DeadlineMicroResult };
+  micro: {
+    operations: MicroResult[];
+    deadline: DeadlineMicroResult;
+    wholeCall: WholeCallMicroResult;
+  };
   close: null;
 }
 

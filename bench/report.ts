@@ -235,7 +235,7 @@ function memoryTables(doc: BenchDocument): string[] {
 }
 
 function microTables(doc: BenchDocument): string[] {
-  const { operations, deadline } = doc.micro;
+  const { operations, deadline, wholeCall } = doc.micro;
   const underLoad = doc.comparisons[TARGET_CONCURRENCY]?.deadlineUnderLoadUs;
   return [
     '## Micro-benchmarks (no I/O)',
@@ -249,6 +249,8 @@ function microTables(doc: BenchDocument): string[] {
         fixed(m.wireUsPerCall, 3),
       ]),
     ),
+    '',
+    `Whole call without I/O (axios adapter answering at once, concurrency 64, 8 paired rounds of ${wholeCall.callsPerRound.toLocaleString('en-US')} calls): (a) \`OperationRunner\` ${fixed(wholeCall.libraryUsPerCall, 1)} µs/call, (b0) \`request\` + \`JSON.parse\` ${fixed(wholeCall.axiosUsPerCall, 1)} µs/call; (a) − (b0) = **${spreadText(wholeCall.overheadUs, 1, true)} µs/call**: the library's own code, before what load on real sockets adds.`,
     '',
     `Per-attempt deadline (timer + close listener + clearing): **${fixed(deadline.usPerAttempt, 2)} µs/attempt** in isolation (rounds ${deadline.rounds.map((r) => fixed(r, 2)).join(', ')}); under load at concurrency ${TARGET_CONCURRENCY}, (b0+d) − (b0), the deadline in place of axios's own timeout, = ${spreadText(underLoad, 1, true)} µs/call (paired rounds: a difference within the rounds' spread is noise).`,
     '',

@@ -45,10 +45,11 @@ async function execute(command: WorkerCommand): Promise<unknown> {
       );
     case 'micro': {
       // Loaded on demand: it imports library internals, which a client process should not hold.
-      const { runDeadlineMicro, runMicro } = await import('./micro');
+      const { runDeadlineMicro, runMicro, runWholeCallMicro } = await import('./micro');
       return {
         operations: runMicro(command.iterations),
         deadline: runDeadlineMicro(command.iterations),
+        wholeCall: await runWholeCallMicro(command.iterations / 5),
       };
     }
     case 'close':
