@@ -103,35 +103,30 @@ export class OperationRunner implements BeforeApplicationShutdown {
       return Promise.reject(error);
     }
     const trace = this.startTrace?.(operation.name);
-    let sent: Promise<WireAnswer>;
-    try {
-      sent = this.wire.send({
+    // Both wires (HTTP and the testing fake) reject rather than throw, so no guard is needed here.
+    return this.wire
+      .send({
         operation: operation.name,
         request: encoded,
         idempotencyKey,
         retryAmbiguous: callOptions?.retryAmbiguous,
         trace,
-      });
-    } catch (error: unknown) {
-      // A wire (a test double) that throws instead of rejecting still settles the call.
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
-      sent = Promise.reject(error);
-    }
-    return sent.then(
-      (answer) => {
-        let response: TResponse;
-        try {
-          response = this.decodeSafely(operation, prepared, idempotencyKey, answer);
-        } catch (error: unknown) {
+      })
+      .then(
+        (answer) => {
+          let response: TResponse;
+          try {
+            response = this.decodeSafely(operation, prepared, idempotencyKey, answer);
+          } catch (error: unknown) {
+            throw failed(operation, trace, error);
+          }
+          trace?.end();
+          return response;
+        },
+        (error: unknown) => {
           throw failed(operation, trace, error);
-        }
-        trace?.end();
-        return response;
-      },
-      (error: unknown) => {
-        throw failed(operation, trace, error);
-      },
-    );
+        },
+      );
   }
 
   /** `decode`, with anything unforeseen turned into a typed error. */

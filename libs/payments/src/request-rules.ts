@@ -360,29 +360,6 @@ const FALLBACK_FIELDS = [
   },
 ] as const;
 
-/** What `prepareRequest` needs of an operation, worked out once per operation. */
-interface RequestPlan {
-  readonly fields: ReadonlySet<string>;
-  readonly fallbacks: readonly (typeof FALLBACK_FIELDS)[number][];
-  readonly defaultsWallet: boolean;
-}
-
-const PLANS = new WeakMap<object, RequestPlan>();
-
-function planOf(operation: { readonly requestFields: readonly string[] }): RequestPlan {
-  let plan = PLANS.get(operation);
-  if (!plan) {
-    const fields = operation.requestFields;
-    plan = {
-      fields: new Set(fields),
-      fallbacks: FALLBACK_FIELDS.filter(({ field }) => fields.includes(field)),
-      defaultsWallet: fields.includes('walletType'),
-    };
-    PLANS.set(operation, plan);
-  }
-  return plan;
-}
-
 /** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -440,7 +417,6 @@ export function prepareRequest<TRequest extends object>(
     ]);
   }
   const fields: readonly string[] = operation.requestFields;
-  const plan = planOf(operation);
   const errors: PaymentsFieldError[] = [];
   // An instance without running the constructor: DTOs have none, and every field is set below.
   const request = Object.create(operation.requestClass.prototype as object) as Record<
@@ -449,7 +425,7 @@ export function prepareRequest<TRequest extends object>(
   >;
 
   for (const key of Object.keys(input)) {
-    if (!plan.fields.has(key)) {
+    if (!fields.includes(key)) {
       const shown = key.slice(0, MAX_ECHOED_KEY_LENGTH);
       errors.push({
         field: shown,
@@ -462,8 +438,8 @@ export function prepareRequest<TRequest extends object>(
     request[field] = readField(input, field);
   }
 
-  for (const { field, option, fromDefaults } of plan.fallbacks) {
-    if (!isEmptyValue(request[field])) continue;
+  for (const { field, option, fromDefaults } of FALLBACK_FIELDS) {
+    if (!fields.includes(field) || !isEmptyValue(request[field])) continue;
     const fallback = fromDefaults(defaults);
     if (isEmptyValue(fallback)) {
       errors.push({
@@ -475,7 +451,7 @@ export function prepareRequest<TRequest extends object>(
       request[field] = fallback;
     }
   }
-  if (plan.defaultsWallet && isEmptyValue(request.walletType)) {
+  if (fields.includes('walletType') && isEmptyValue(request.walletType)) {
     request.walletType = defaults.walletType;
   }
 

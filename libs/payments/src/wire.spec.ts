@@ -12,12 +12,4 @@ describe('correlatedUrl', () => {
   it.each(cases)('appends the key to %s', (url, key, expected) => {
     expect(correlatedUrl(url, key)).toBe(expected);
   });
-
-  it('gives the same answers whatever URL came before (the last URL is remembered)', () => {
-    const order = [0, 0, 1, 0, 2, 2, 3, 1, 4, 3, 0];
-    for (const index of order) {
-      const [url, key, expected] = cases[index];
-      expect(correlatedUrl(url, key)).toBe(expected);
-    }
-  });
 });

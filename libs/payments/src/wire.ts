@@ -70,28 +70,12 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-/** `malipo_key=`, the start of the correlation parameter. */
-const CORRELATION_PARAMETER = `${CORRELATION_QUERY_KEY}=`;
-
-/**
- * The last callback URL and what the key is appended to (undefined when it must go through
- * `URL`): most apps send one callback URL, so its scans are done once, not per call.
- */
-let lastCallbackUrl: string | undefined;
-let lastCallbackPrefix: string | undefined;
-
 /** `value` with the call's idempotency key appended as `malipo_key`, keeping the URL's own query. */
 export function correlatedUrl(value: string, idempotencyKey: string): string {
-  if (value !== lastCallbackUrl) {
-    // The common case, appended as text: the caller's URL stays byte for byte as given.
-    lastCallbackPrefix =
-      value.includes('#') || value.includes(CORRELATION_PARAMETER)
-        ? undefined
-        : `${value}${value.includes('?') ? '&' : '?'}${CORRELATION_PARAMETER}`;
-    lastCallbackUrl = value;
-  }
-  if (lastCallbackPrefix !== undefined) {
-    return lastCallbackPrefix + encodeURIComponent(idempotencyKey);
+  // The common case, appended as text: the caller's URL stays byte for byte as given.
+  if (!value.includes('#') && !value.includes(`${CORRELATION_QUERY_KEY}=`)) {
+    const separator = value.includes('?') ? '&' : '?';
+    return `${value}${separator}${CORRELATION_QUERY_KEY}=${encodeURIComponent(idempotencyKey)}`;
   }
   const url = new URL(value);
   url.searchParams.set(CORRELATION_QUERY_KEY, idempotencyKey);
@@ -340,9 +324,10 @@ function decodeAcceptance(
   if (decoding.amountFromRequest && !(typeof record.amount === 'number' && record.amount > 0)) {
     record.amount = (request as { amount?: unknown }).amount;
   }
-  const isMissing = (field: ResponseField) => !isPresent(record[field]) || record[field] === '';
-  if (decoding.required?.some(isMissing)) {
-    const missing = decoding.required.filter(isMissing);
+  const missing = (decoding.required ?? []).filter(
+    (field) => !isPresent(record[field]) || record[field] === '',
+  );
+  if (missing.length > 0) {
     return {
       ok: false,
       code: 'MISSING_FIELD',
