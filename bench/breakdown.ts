@@ -7,8 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
-import axios from 'axios';
-import { API_PASSWORD, API_USERNAME, createClient, MPESA_REQUEST, PATH } from './clients';
+import {
+  API_PASSWORD,
+  API_USERNAME,
+  createClient,
+  createConfiguredAxios,
+  MPESA_REQUEST,
+  PATH,
+} from './clients';
 import {
   createPaymentsHttpService,
   encodeRequest,
@@ -51,19 +57,17 @@ async function main(): Promise<void> {
     });
   const wireBody = encode().body;
   const libraryHttp = createPaymentsHttpService(options);
-  const { transport, ...libraryDefaults } = libraryHttp.axiosRef.defaults as {
-    transport: unknown;
-  } & Record<string, unknown>;
-  // The library's axios configuration without its transport and hooks: (b0).
-  const bareInstance = axios.create({
-    ...libraryDefaults,
-    httpAgent: new http.Agent({ keepAlive: true }),
-  });
-  const withTransport = axios.create({
-    ...libraryDefaults,
-    transport,
-    httpAgent: new http.Agent({ keepAlive: true }),
-  });
+  // (b0) and (b0+d) exactly as `npm run bench` builds them.
+  const bareInstance = await createConfiguredAxios(
+    baseUrl,
+    false,
+    new http.Agent({ keepAlive: true }),
+  );
+  const withTransport = await createConfiguredAxios(
+    baseUrl,
+    true,
+    new http.Agent({ keepAlive: true }),
+  );
   const wire = new HttpPaymentsWire(createPaymentsHttpService(options), options);
   const runner = new OperationRunner(
     new HttpPaymentsWire(createPaymentsHttpService(options), options),
@@ -83,8 +87,8 @@ async function main(): Promise<void> {
     );
 
   const steps: [string, Call][] = [
-    ['(b0) library axios config, no transport/hooks', post(bareInstance)],
-    ['+ deadline transport', post(withTransport)],
+    ['(b0) axios like the library, axios timeout', post(bareInstance)],
+    ['(b0+d) deadline transport for the timeout', post(withTransport)],
     ['+ retry and call hooks (library instance)', post(libraryHttp.axiosRef)],
     [
       '+ HttpPaymentsWire.send, encoded once',
