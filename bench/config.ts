@@ -49,6 +49,10 @@ export const CONFIG = {
   rounds: intFromEnv('BENCH_ROUNDS', 8),
   // Length of a measured run: calls start during this time, then the last ones are awaited.
   secondsPerRun: numberFromEnv('BENCH_SECONDS', 1.5),
+  // A run is made of this many slices, interleaved with the other clients' slices of the round:
+  // this VM's speed shifts by up to half for seconds at a time, so clients a few seconds apart
+  // are not compared on the same machine (docs/performance.md, "Method").
+  slicesPerRun: intFromEnv('BENCH_SLICES', 6),
   // Before every measured run: reopens the keep-alive pool at that concurrency (idle sockets
   // may have been closed while the other clients ran) without timing the connects.
   warmupCalls: intFromEnv('BENCH_WARMUP', 300),

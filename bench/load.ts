@@ -17,6 +17,8 @@ export interface LoadResult {
   cpuUsPerCall: number;
   /** Share of the run the client's event loop was busy; near 1 means the client is the bottleneck. */
   eventLoopUtilization: number;
+  /** Every call's latency in ms, ascending: timed runs only, so that slices can be combined. */
+  latenciesMs?: number[];
 }
 
 /** Latencies in ms, in a typed array grown by doubling: recording one rarely allocates. */
@@ -52,6 +54,7 @@ async function drive(
   concurrency: number,
   expectedCalls: number,
   more: (started: number) => boolean,
+  keepLatencies: boolean,
 ): Promise<LoadResult> {
   const latencies = new Latencies(expectedCalls);
   let started = 0;
@@ -81,21 +84,23 @@ async function drive(
     p99Ms: percentile(sorted, 99),
     cpuUsPerCall: (cpu.user + cpu.system) / calls,
     eventLoopUtilization: elu.utilization,
+    ...(keepLatencies ? { latenciesMs: Array.from(sorted) } : {}),
   };
 }
 
 /** Exactly `calls` calls at `concurrency`. */
 export function runLoad(call: Call, calls: number, concurrency: number): Promise<LoadResult> {
-  return drive(call, Math.min(concurrency, calls), calls, (started) => started < calls);
+  return drive(call, Math.min(concurrency, calls), calls, (started) => started < calls, false);
 }
 
 /**
  * Calls started during `seconds` at `concurrency`, then the last ones awaited: a run lasts as
  * long on a fast client as on a slow one, however wrong a guess of its rate would have been.
+ * Answers with every latency, so that the parent can combine slices of one run.
  */
 export function runLoadFor(call: Call, seconds: number, concurrency: number): Promise<LoadResult> {
   const deadline = performance.now() + seconds * 1000;
-  return drive(call, concurrency, 16_384, () => performance.now() < deadline);
+  return drive(call, concurrency, 16_384, () => performance.now() < deadline, true);
 }
 
 /**

@@ -74,7 +74,7 @@ function header(doc: BenchDocument): string[] {
     '',
     `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.totalMemoryGB} GiB, ${machine.os}, Node ${machine.node}`,
     `- Date: ${machine.date}; library commit ${library?.commit ?? '?'} (${library?.branch ?? '?'}), ${library?.uncommittedLibraryFiles ?? '?'} uncommitted files in libs/payments`,
-    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each run ${config.secondsPerRun} s of calls (then the last ones awaited), after ${config.warmupCalls}+ warm-up calls at its concurrency; every client and the server in a process of its own`,
+    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each client's run ${config.secondsPerRun} s of calls in ${config.slicesPerRun} slices taken in turn with the other clients' slices (the last calls of each slice awaited), after ${config.warmupCalls}+ warm-up calls at its concurrency; every client and the server in a process of its own`,
     `- Other processes used ${machine.otherProcessesCpuPercent ?? '?'}% of the machine during the load rounds (a quiet machine shows ≤ 5%)`,
     '',
   ];
@@ -289,7 +289,8 @@ function startupTable(doc: BenchDocument): string[] {
 
 function targetTable(doc: BenchDocument): string[] {
   const at = doc.comparisons[TARGET_CONCURRENCY];
-  const digits = (unit: string) => (unit === 'µs' ? 1 : unit === 'B' ? 0 : 2);
+  // A ratio to three places, so that one just under its bound does not print as the bound.
+  const digits = (unit: string) => (unit === 'µs' ? 1 : unit === 'B' ? 0 : unit === '' ? 3 : 2);
   return [
     '## Targets (issue 14)',
     '',

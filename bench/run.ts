@@ -26,6 +26,7 @@ import { renderReport, type BenchDocument } from './report';
 import { serverCpuMicros, startServer, type BenchServer } from './server-process';
 import type { ServerPorts } from './server-api';
 import { ensureLibraryBuilt, measureStartup } from './startup';
+import { percentile } from './stats';
 import { startWorker, type Worker } from './workers';
 
 const SIZE_CLIENTS: readonly ClientKey[] = ['a', 'b0'];
@@ -55,33 +56,87 @@ function roundOrder<T>(items: readonly T[], round: number): T[] {
   return n % 2 === 1 && Math.floor(round / n) % 2 === 1 ? row.reverse() : row;
 }
 
-/** One measured run of a client, with the server's CPU over the same run. */
-async function measureRun(
+/** What the slices of one client's run add up to. */
+interface SliceTotals {
+  calls: number;
+  elapsedMs: number;
+  cpuMicros: number;
+  serverCpuMicros: number;
+  busyMs: number;
+  latencies: number[][];
+}
+
+function combineSlices(totals: SliceTotals, concurrency: number, round: number): RunMeasurement {
+  const latencies = Float64Array.from(totals.latencies.flat()).sort();
+  return {
+    calls: totals.calls,
+    concurrency,
+    elapsedMs: totals.elapsedMs,
+    callsPerSecond: totals.calls / (totals.elapsedMs / 1000),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    cpuUsPerCall: totals.cpuMicros / totals.calls,
+    eventLoopUtilization: totals.busyMs / totals.elapsedMs,
+    round,
+    serverCpuUsPerCall: totals.serverCpuMicros / totals.calls,
+  };
+}
+
+/**
+ * One round of `clients` at one concurrency: each client's run is `CONFIG.slicesPerRun` slices,
+ * taken in turn with the other clients' slices, the order reversed every other slice, so that
+ * every client meets the same stretch of the machine's time. A client's figures are its slices
+ * summed: calls over time, CPU over calls.
+ */
+async function measureRound(
   server: BenchServer,
-  worker: Worker,
+  workers: Map<ClientKey, Worker>,
+  clients: readonly ClientKey[],
   port: number,
   concurrency: number,
   round: number,
-): Promise<RunMeasurement> {
-  // Reopens the pool at this concurrency (idle sockets may have been closed during the other
-  // clients' turns), so that connecting is not timed.
-  await worker.ask({
-    type: 'load',
-    port,
-    calls: Math.max(CONFIG.warmupCalls, 2 * concurrency),
-    concurrency,
-  });
-  const serverBefore = await serverCpuMicros(server);
-  // No forced GC before a run: after one, V8 runs with a shrunken young generation for a while,
-  // which made short runs cost up to a third more CPU per call than the steady state.
-  const result = await worker.ask({
-    type: 'timedLoad',
-    port,
-    seconds: CONFIG.secondsPerRun,
-    concurrency,
-  });
-  const serverCpuUsPerCall = ((await serverCpuMicros(server)) - serverBefore) / result.calls;
-  return { ...result, round, serverCpuUsPerCall };
+): Promise<Map<ClientKey, RunMeasurement>> {
+  const order = roundOrder(clients, round).filter((key) => workers.has(key));
+  const totals = new Map<ClientKey, SliceTotals>();
+  for (const key of order) {
+    // Reopens the pool at this concurrency (idle sockets may have been closed during the other
+    // clients' turns), so that connecting is not timed.
+    await workers.get(key)?.ask({
+      type: 'load',
+      port,
+      calls: Math.max(CONFIG.warmupCalls, 2 * concurrency),
+      concurrency,
+    });
+    totals.set(key, {
+      calls: 0,
+      elapsedMs: 0,
+      cpuMicros: 0,
+      serverCpuMicros: 0,
+      busyMs: 0,
+      latencies: [],
+    });
+  }
+  const seconds = CONFIG.secondsPerRun / CONFIG.slicesPerRun;
+  for (let slice = 0; slice < CONFIG.slicesPerRun; slice++) {
+    for (const key of slice % 2 === 0 ? order : [...order].reverse()) {
+      const worker = workers.get(key);
+      const sum = totals.get(key);
+      if (worker === undefined || sum === undefined) continue;
+      const serverBefore = await serverCpuMicros(server);
+      // No forced GC before a slice: after one, V8 runs with a shrunken young generation for a
+      // while, which made short runs cost up to a third more CPU per call than the steady state.
+      const result = await worker.ask({ type: 'timedLoad', port, seconds, concurrency });
+      sum.serverCpuMicros += (await serverCpuMicros(server)) - serverBefore;
+      sum.calls += result.calls;
+      sum.elapsedMs += result.elapsedMs;
+      sum.cpuMicros += result.cpuUsPerCall * result.calls;
+      sum.busyMs += result.eventLoopUtilization * result.elapsedMs;
+      sum.latencies.push(result.latenciesMs ?? []);
+    }
+  }
+  return new Map(
+    [...totals].map(([key, sum]) => [key, combineSlices(sum, concurrency, round)] as const),
+  );
 }
 
 function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSummary>> {
@@ -98,10 +153,8 @@ async function loadRounds(server: BenchServer, workers: Map<ClientKey, Worker>, 
   const runs: Record<number, RunsByClient> = {};
   for (let round = 0; round < CONFIG.rounds; round++) {
     for (const concurrency of CONFIG.concurrencies) {
-      for (const key of roundOrder(CONFIG.clients, round)) {
-        const worker = workers.get(key);
-        if (worker === undefined) continue;
-        const result = await measureRun(server, worker, port, concurrency, round);
+      const results = await measureRound(server, workers, CONFIG.clients, port, concurrency, round);
+      for (const [key, result] of results) {
         ((runs[concurrency] ??= {})[key] ??= []).push(result);
         progress(
           `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
@@ -130,10 +183,15 @@ async function sizeRounds(
       });
     }
     for (let round = 0; round < CONFIG.sizeRounds; round++) {
-      for (const key of roundOrder(SIZE_CLIENTS, round)) {
-        const worker = workers.get(key);
-        if (worker === undefined) continue;
-        const result = await measureRun(server, worker, ports[size], CONFIG.sizeConcurrency, round);
+      const results = await measureRound(
+        server,
+        workers,
+        SIZE_CLIENTS,
+        ports[size],
+        CONFIG.sizeConcurrency,
+        round,
+      );
+      for (const [key, result] of results) {
         (runs[size][key] ??= []).push(result);
         progress(
           `size ${size} round ${round + 1}/${CONFIG.sizeRounds} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
