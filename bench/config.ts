@@ -56,7 +56,7 @@ export const CONFIG = {
   // Before every measured run: reopens the keep-alive pool at that concurrency (idle sockets
   // may have been closed while the other clients ran) without timing the connects.
   warmupCalls: intFromEnv('BENCH_WARMUP', 300),
-  // Once per client process, before the rounds, so V8 has optimised the call path.
+  // Once per client process (every round has new ones), so V8 has optimised the call path.
   initialWarmupCalls: intFromEnv('BENCH_INITIAL_WARMUP', 6_000),
   sizeRounds: intFromEnv('BENCH_SIZE_ROUNDS', 4),
   sizeWarmupCalls: intFromEnv('BENCH_SIZE_WARMUP', 1_000),

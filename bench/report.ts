@@ -74,8 +74,8 @@ function header(doc: BenchDocument): string[] {
     '',
     `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.totalMemoryGB} GiB, ${machine.os}, Node ${machine.node}`,
     `- Date: ${machine.date}; library commit ${library?.commit ?? '?'} (${library?.branch ?? '?'}), ${library?.uncommittedLibraryFiles ?? '?'} uncommitted files in libs/payments`,
-    `- Load: ${config.rounds} interleaved rounds, clients in balanced Latin-square order; each client's run ${config.secondsPerRun} s of calls in ${config.slicesPerRun} slices taken in turn with the other clients' slices (the last calls of each slice awaited), after ${config.warmupCalls}+ warm-up calls at its concurrency; every client and the server in a process of its own`,
-    `- Other processes used ${machine.otherProcessesCpuPercent ?? '?'}% of the machine during the load rounds (a quiet machine shows ≤ 5%)`,
+    `- Load: ${config.rounds} interleaved rounds, new processes for every client in each round (warmed with ${config.initialWarmupCalls} calls), clients in balanced Latin-square order; each client's run ${config.secondsPerRun} s of calls in ${config.slicesPerRun} slices taken in turn with the other clients' slices (the last calls of each slice awaited), after ${config.warmupCalls}+ warm-up calls at its concurrency; every client and the server in a process of its own`,
+    `- Other processes used at most ${machine.otherProcessesCpuPercent ?? '?'}% of the machine during any load round (a quiet machine shows ≤ 5%)`,
     '',
   ];
 }

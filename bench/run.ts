@@ -24,7 +24,6 @@ import { backgroundMeter, machineInfo } from './machine';
 import type { WorkerResults } from './protocol';
 import { renderReport, type BenchDocument } from './report';
 import { serverCpuMicros, startServer, type BenchServer } from './server-process';
-import type { ServerPorts } from './server-api';
 import { ensureLibraryBuilt, measureStartup } from './startup';
 import { percentile } from './stats';
 import { startWorker, type Worker } from './workers';
@@ -148,55 +147,106 @@ function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSumma
   return summaries;
 }
 
-/** The main rounds: every concurrency, every client once per round, in balanced order. */
-async function loadRounds(server: BenchServer, workers: Map<ClientKey, Worker>, port: number) {
+/**
+ * Fresh client processes for `keys`, started together (startup, ts-node compiling the library,
+ * is not measured) and warmed up as one process each, then `body`, then stopped. Whatever share
+ * of the machine other processes took meanwhile is pushed to `background`.
+ */
+async function withFreshClients<T>(
+  server: BenchServer,
+  keys: readonly ClientKey[],
+  background: number[],
+  body: (workers: Map<ClientKey, Worker>) => Promise<T>,
+): Promise<T> {
+  const workers = new Map<ClientKey, Worker>();
+  try {
+    for (const worker of await Promise.all(keys.map((key) => startWorker(key)))) {
+      if (worker.key !== 'none') workers.set(worker.key, worker);
+    }
+    for (const worker of workers.values()) {
+      await worker.ask({
+        type: 'load',
+        port: server.ports.standard,
+        calls: CONFIG.initialWarmupCalls,
+        concurrency: WARMUP_CONCURRENCY,
+      });
+    }
+    const pids = [process.pid, server.child.pid, ...[...workers.values()].map((w) => w.pid)];
+    const meter = backgroundMeter(pids.filter((pid): pid is number => pid !== undefined));
+    const result = await body(workers);
+    const share = meter.stop();
+    if (share !== undefined) background.push(share);
+    return result;
+  } finally {
+    for (const worker of workers.values()) await worker.stop();
+  }
+}
+
+/**
+ * The main rounds: every concurrency, every client once per round, in balanced order. Each round
+ * has processes of its own: the same code in a new process can cost tens of µs per call more or
+ * less (docs/performance.md, "Method"), so the rounds sample processes as well as time.
+ */
+async function loadRounds(server: BenchServer, background: number[]) {
   const runs: Record<number, RunsByClient> = {};
   for (let round = 0; round < CONFIG.rounds; round++) {
-    for (const concurrency of CONFIG.concurrencies) {
-      const results = await measureRound(server, workers, CONFIG.clients, port, concurrency, round);
-      for (const [key, result] of results) {
-        ((runs[concurrency] ??= {})[key] ??= []).push(result);
-        progress(
-          `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+    progress(`round ${round + 1}/${CONFIG.rounds}: starting ${CONFIG.clients.length} clients`);
+    await withFreshClients(server, CONFIG.clients, background, async (workers) => {
+      for (const concurrency of CONFIG.concurrencies) {
+        const results = await measureRound(
+          server,
+          workers,
+          CONFIG.clients,
+          server.ports.standard,
+          concurrency,
+          round,
         );
+        for (const [key, result] of results) {
+          ((runs[concurrency] ??= {})[key] ??= []).push(result);
+          progress(
+            `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+          );
+        }
       }
-    }
+    });
   }
   return runs;
 }
 
-/** (a) and (b0) against the padded answers, in rounds of their own. */
+/** (a) and (b0) against the padded answers, in rounds of their own, with processes of their own. */
 async function sizeRounds(
   server: BenchServer,
-  workers: Map<ClientKey, Worker>,
-  ports: ServerPorts,
+  background: number[],
 ): Promise<Record<keyof typeof RESPONSE_SIZES, RunsByClient>> {
   const runs: Record<keyof typeof RESPONSE_SIZES, RunsByClient> = { kb1: {}, kb100: {} };
   for (const size of Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]) {
-    for (const key of SIZE_CLIENTS) {
-      // A new client per port: warm it as the main clients were.
-      await workers.get(key)?.ask({
-        type: 'load',
-        port: ports[size],
-        calls: CONFIG.sizeWarmupCalls,
-        concurrency: CONFIG.sizeConcurrency,
-      });
-    }
+    const port = server.ports[size];
     for (let round = 0; round < CONFIG.sizeRounds; round++) {
-      const results = await measureRound(
-        server,
-        workers,
-        SIZE_CLIENTS,
-        ports[size],
-        CONFIG.sizeConcurrency,
-        round,
-      );
-      for (const [key, result] of results) {
-        (runs[size][key] ??= []).push(result);
-        progress(
-          `size ${size} round ${round + 1}/${CONFIG.sizeRounds} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+      await withFreshClients(server, SIZE_CLIENTS, background, async (workers) => {
+        for (const worker of workers.values()) {
+          // Then warmed at this size too.
+          await worker.ask({
+            type: 'load',
+            port,
+            calls: CONFIG.sizeWarmupCalls,
+            concurrency: CONFIG.sizeConcurrency,
+          });
+        }
+        const results = await measureRound(
+          server,
+          workers,
+          SIZE_CLIENTS,
+          port,
+          CONFIG.sizeConcurrency,
+          round,
         );
-      }
+        for (const [key, result] of results) {
+          (runs[size][key] ??= []).push(result);
+          progress(
+            `size ${size} round ${round + 1}/${CONFIG.sizeRounds} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+          );
+        }
+      });
     }
   }
   return runs;
@@ -255,31 +305,12 @@ async function main(): Promise<void> {
   if (ensureLibraryBuilt()) progress('built dist/libs/payments for the startup figures');
 
   const server = await startServer();
-  const workers = new Map<ClientKey, Worker>();
   try {
-    progress(
-      `server ports ${JSON.stringify(server.ports)}; starting ${CONFIG.clients.length} clients`,
-    );
-    // Started together: startup (ts-node compiling the library) is not measured.
-    for (const worker of await Promise.all(CONFIG.clients.map((key) => startWorker(key)))) {
-      if (worker.key !== 'none') workers.set(worker.key, worker);
-    }
-    for (const worker of workers.values()) {
-      await worker.ask({
-        type: 'load',
-        port: server.ports.standard,
-        calls: CONFIG.initialWarmupCalls,
-        concurrency: WARMUP_CONCURRENCY,
-      });
-    }
-
-    const pids = [process.pid, server.child.pid, ...[...workers.values()].map((w) => w.pid)];
-    const meter = backgroundMeter(pids.filter((pid): pid is number => pid !== undefined));
-    const loadRuns = await loadRounds(server, workers, server.ports.standard);
-    const sizeRuns = await sizeRounds(server, workers, server.ports);
-    const otherProcessesCpuPercent = meter.stop();
-    for (const worker of workers.values()) await worker.stop();
-    workers.clear();
+    progress(`server ports ${JSON.stringify(server.ports)}`);
+    const background: number[] = [];
+    const loadRuns = await loadRounds(server, background);
+    const sizeRuns = await sizeRounds(server, background);
+    const otherProcessesCpuPercent = background.length === 0 ? undefined : Math.max(...background);
 
     const { inflight, heapGrowth, micro } = await memoryAndMicro(server);
     progress(`startup: ${CONFIG.startupRepetitions} fresh processes per measure`);
@@ -330,7 +361,6 @@ async function main(): Promise<void> {
       `wrote ${path.relative(process.cwd(), resultsFile)}; ${document.durationSeconds.toFixed(0)} s in all`,
     );
   } finally {
-    for (const worker of workers.values()) await worker.stop();
     server.stop();
   }
 }
