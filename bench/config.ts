@@ -1,7 +1,7 @@
 /**
  * Sizes of `npm run bench` and the targets of issue 14. Every size can be overridden through a
  * BENCH_* environment variable for quick local runs; published figures use the defaults, chosen
- * so that a full run takes about 5 minutes on a 2-core machine.
+ * so that a full run takes about 8.5 minutes on a 2-core machine.
  */
 import { CLIENT_KEYS, type ClientKey } from './clients';
 
