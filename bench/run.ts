@@ -26,7 +26,7 @@ import { renderReport, type BenchDocument } from './report';
 import { serverCpuMicros, startServer, type BenchServer } from './server-process';
 import { ensureLibraryBuilt, measureStartup } from './startup';
 import { percentile } from './stats';
-import { startWorker, type Worker } from './workers';
+import { startWorkers, type Worker } from './workers';
 
 const SIZE_CLIENTS: readonly ClientKey[] = ['a', 'b0'];
 /** Of the first warm-up of each client and of the heap-growth run, as in earlier versions. */
@@ -160,7 +160,7 @@ async function withFreshClients<T>(
 ): Promise<T> {
   const workers = new Map<ClientKey, Worker>();
   try {
-    for (const worker of await Promise.all(keys.map((key) => startWorker(key)))) {
+    for (const worker of await startWorkers(keys)) {
       if (worker.key !== 'none') workers.set(worker.key, worker);
     }
     for (const worker of workers.values()) {
@@ -259,11 +259,9 @@ async function sizeRounds(
  */
 async function memoryAndMicro(server: BenchServer) {
   progress('memory and micro-benchmarks: starting fresh workers');
-  const [inflightWorkers, heapWorker, microWorker] = await Promise.all([
-    Promise.all(CONFIG.clients.map((key) => startWorker(key))),
-    startWorker('a'),
-    startWorker('none'),
-  ]);
+  const started = await startWorkers([...CONFIG.clients, 'a', 'none']);
+  const inflightWorkers = started.slice(0, CONFIG.clients.length);
+  const [heapWorker, microWorker] = started.slice(CONFIG.clients.length);
   try {
     const inflight: Partial<Record<ClientKey, InflightResult>> = {};
     for (const worker of inflightWorkers) {

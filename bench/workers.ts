@@ -55,3 +55,20 @@ export async function startWorker(key: ClientKey | 'none'): Promise<Worker> {
     },
   };
 }
+
+/**
+ * One worker per key, started together. If any fails to start, the others are stopped before
+ * the failure is passed on: a worker left running would hold the parent's IPC channel open.
+ */
+export async function startWorkers(keys: readonly (ClientKey | 'none')[]): Promise<Worker[]> {
+  const outcomes = await Promise.allSettled(keys.map((key) => startWorker(key)));
+  const started = outcomes.flatMap((outcome) =>
+    outcome.status === 'fulfilled' ? [outcome.value] : [],
+  );
+  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failure !== undefined) {
+    for (const worker of started) await worker.stop();
+    throw failure.reason;
+  }
+  return started;
+}
