@@ -1,7 +1,7 @@
 /**
  * Sizes of `npm run bench` and the targets of issue 14. Every size can be overridden through a
  * BENCH_* environment variable for quick local runs; published figures use the defaults, chosen
- * so that a full run takes about 8.5 minutes on a 2-core machine.
+ * so that a full run takes about 15 minutes on a 2-core machine.
  */
 import { CLIENT_KEYS, type ClientKey } from './clients';
 
@@ -44,9 +44,10 @@ export const CONFIG = {
   // A subset for quick runs (comparisons and targets need (a) and (b0)); always all in print.
   clients: listFromEnv('BENCH_CLIENTS', CLIENT_KEYS) as ClientKey[],
   concurrencies: intListFromEnv('BENCH_CONCURRENCY', [1, 64, 512]),
-  // Interleaved rounds, reported as medians and paired ratios: one round on a shared 2-core VM
-  // is noisy.
-  rounds: intFromEnv('BENCH_ROUNDS', 8),
+  // Interleaved rounds, reported as medians and paired ratios. Each round has new processes, and
+  // the same code in a new process lands tens of µs per call either way: with 8 rounds the median
+  // CPU difference moved by ±13 µs from run to run (docs/performance.md, "Method").
+  rounds: intFromEnv('BENCH_ROUNDS', 16),
   // Length of a measured run: calls start during this time, then the last ones are awaited.
   secondsPerRun: numberFromEnv('BENCH_SECONDS', 1.5),
   // A run is made of this many slices, interleaved with the other clients' slices of the round:

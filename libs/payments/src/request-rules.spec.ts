@@ -2,7 +2,14 @@ import { IsEmail, validateSync } from 'class-validator';
 import fc from 'fast-check';
 import type { PaymentsFieldError } from './errors';
 import { OPERATIONS } from './operations';
-import { checkRequest, REQUEST_RULES } from './request-rules';
+import { PaymentsValidationError } from './errors';
+import type { PaymentsDefaults } from './payments-options.interface';
+import {
+  checkRequest,
+  prepareRequest,
+  prepareRequestByTables,
+  REQUEST_RULES,
+} from './request-rules';
 
 /** What class-validator's `validateSync` reports for `values`, in the shape of our errors. */
 function classValidatorErrors(
@@ -185,4 +192,56 @@ describe('precompiled request checks', () => {
       /Unknown has 1 class-validator rules but 0 declared/,
     );
   });
+});
+
+/** The outcome of a preparation: the request with its prototype, or the validation errors. */
+function outcome(prepare: () => object): unknown {
+  try {
+    const request = prepare();
+    return { prototype: Object.getPrototypeOf(request) as unknown, request: { ...request } };
+  } catch (error: unknown) {
+    if (!(error instanceof PaymentsValidationError)) throw error;
+    return { target: error.target, errors: error.errors };
+  }
+}
+
+describe('generated request preparation (generated-function.ts)', () => {
+  const defaults = fc.record<PaymentsDefaults>(
+    {
+      username: fc.option(fc.constantFrom('acme', ''), { nil: undefined }),
+      callbackUrl: fc.option(fc.constantFrom('https://shop.example.com/cb', ''), {
+        nil: undefined,
+      }),
+      walletType: fc.constantFrom('local', 'USD'),
+    },
+    { requiredKeys: ['walletType'] },
+  );
+  const strayKey = fc.constantFrom('__proto__', 'constructor', 'toString', 'isAdmin', 'extra');
+
+  const rows = OPERATION_ROWS as Parameters<typeof prepareRequest>[0][];
+
+  it.each(rows.map((row) => [row.name, row] as const))(
+    '%s: returns and throws exactly what the table-driven loop does',
+    (_name, operation) => {
+      const fields = fc.record(
+        Object.fromEntries(operation.requestFields.map((field) => [field, anyValue])),
+        { requiredKeys: [] },
+      );
+      const input = fc.tuple(fields, fc.option(fc.tuple(strayKey, anyValue), { nil: undefined }));
+      fc.assert(
+        fc.property(input, defaults, fc.boolean(), ([values, stray], chosen, inherited) => {
+          // Inherited fields are read as own ones, except from Object.prototype.
+          const request: Record<string, unknown> = inherited
+            ? (Object.create(values) as Record<string, unknown>)
+            : { ...values };
+          if (stray)
+            Object.defineProperty(request, stray[0], { value: stray[1], enumerable: true });
+          expect(outcome(() => prepareRequest(operation, request, chosen))).toEqual(
+            outcome(() => prepareRequestByTables(operation, request, chosen)),
+          );
+        }),
+        { numRuns: 1_000 },
+      );
+    },
+  );
 });

@@ -9,6 +9,7 @@ import { PaymentsValidationError } from './errors';
 import type { PaymentsOperation } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { WALLET_TYPES } from './payments-options.interface';
+import { generateFunction, literal, property } from './generated-function';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
@@ -335,15 +336,8 @@ export function checkRequest(
   request: Readonly<Record<string, unknown>>,
   errors: PaymentsFieldError[],
 ): void {
-  for (const { field, skipAbsent, skipEmpty, checks } of compiledChecks(requestClass)) {
-    const value = request[field];
-    if (skipAbsent && (value === undefined || value === null)) continue;
-    if (skipEmpty && isEmptyValue(value)) continue;
-    let failed: Map<string, string> | undefined;
-    for (const { rule, message, test } of checks) {
-      if (!test(value)) (failed ??= new Map()).set(rule, message);
-    }
-    if (failed) for (const [rule, message] of failed) errors.push({ field, rule, message });
+  for (const compiled of compiledChecks(requestClass)) {
+    checkField(compiled, request[compiled.field], errors);
   }
 }
 
@@ -399,10 +393,171 @@ export function resolveIdempotencyKey(
 /** Longest unknown key echoed back in an error message. */
 const MAX_ECHOED_KEY_LENGTH = 64;
 
+function unknownKeyError(target: string, key: string): PaymentsFieldError {
+  const shown = key.slice(0, MAX_ECHOED_KEY_LENGTH);
+  return { field: shown, rule: 'whitelist', message: `${shown} is not a field of ${target}` };
+}
+
+function missingDefaultError(field: string, option: string): PaymentsFieldError {
+  return {
+    field,
+    rule: 'isNotEmpty',
+    message: `${field} is required: the request has none and ${option} is not configured`,
+  };
+}
+
+/** Reports a field's failed rules, a rule named twice once with its last message. */
+function checkField(compiled: CompiledField, value: unknown, errors: PaymentsFieldError[]): void {
+  const { field, skipAbsent, skipEmpty, checks } = compiled;
+  if (skipAbsent && (value === undefined || value === null)) return;
+  if (skipEmpty && isEmptyValue(value)) return;
+  let failed: Map<string, string> | undefined;
+  for (const { rule, message, test } of checks) {
+    if (!test(value)) (failed ??= new Map()).set(rule, message);
+  }
+  if (failed) reportFailed(errors, field, failed);
+}
+
+function reportFailed(
+  errors: PaymentsFieldError[],
+  field: string,
+  failed: ReadonlyMap<string, string>,
+): void {
+  for (const [rule, message] of failed) errors.push({ field, rule, message });
+}
+
+/** What a preparation needs of an operation: its request class and fields. */
+interface RequestShape {
+  readonly requestClass: new () => object;
+  readonly requestFields: readonly string[];
+}
+
+/** What `prepareRequest` does once `input` is known to be an object. */
+type Preparation = (input: object, defaults: PaymentsDefaults) => object;
+
+/** The preparation of `operation` as a loop over its tables: the reference the generated one must match. */
+function interpretedPreparation(operation: RequestShape): Preparation {
+  const target = operation.requestClass.name;
+  const fields = operation.requestFields;
+  const prototype = operation.requestClass.prototype as object;
+  return (input, defaults) => {
+    const errors: PaymentsFieldError[] = [];
+    for (const key of Object.keys(input)) {
+      if (!fields.includes(key)) errors.push(unknownKeyError(target, key));
+    }
+    // An instance without running the constructor: DTOs have none, and every field is set below.
+    const request = Object.create(prototype) as Record<string, unknown>;
+    for (const field of fields) request[field] = readField(input, field);
+    for (const { field, option, fromDefaults } of FALLBACK_FIELDS) {
+      if (!fields.includes(field) || !isEmptyValue(request[field])) continue;
+      const fallback = fromDefaults(defaults);
+      if (isEmptyValue(fallback)) errors.push(missingDefaultError(field, option));
+      else request[field] = fallback;
+    }
+    if (fields.includes('walletType') && isEmptyValue(request.walletType)) {
+      request.walletType = defaults.walletType;
+    }
+    for (const compiled of compiledChecks(operation.requestClass)) {
+      checkField(compiled, request[compiled.field], errors);
+    }
+    if (errors.length > 0) throw new PaymentsValidationError(target, errors);
+    return request;
+  };
+}
+
+/**
+ * The same steps as `interpretedPreparation`, written out field by field with literal names
+ * (generated-function.ts); `undefined` where code generation is disallowed.
+ */
+function generatedPreparation(operation: RequestShape): Preparation | undefined {
+  const fields = operation.requestFields;
+  const bindings: Record<string, unknown> = {
+    TARGET: operation.requestClass.name,
+    PROTOTYPE: operation.requestClass.prototype,
+    FIELDS: new Set(fields),
+    PaymentsValidationError,
+    readField,
+    isEmptyValue,
+    unknownKeyError,
+    missingDefaultError,
+    reportFailed,
+  };
+  const lines = [
+    'const errors = [];',
+    'for (const key of Object.keys(input)) if (!FIELDS.has(key)) errors.push(unknownKeyError(TARGET, key));',
+    'const request = Object.create(PROTOTYPE);',
+  ];
+  for (const field of fields) {
+    const name = literal(field);
+    lines.push(
+      `${property('request', field)} = Object.hasOwn(input, ${name}) ? ${property('input', field)} : readField(input, ${name});`,
+    );
+  }
+  FALLBACK_FIELDS.forEach(({ field, option, fromDefaults }, index) => {
+    if (!fields.includes(field)) return;
+    bindings[`FALLBACK_${index}`] = fromDefaults;
+    lines.push(
+      `if (isEmptyValue(${property('request', field)})) {`,
+      `  const fallback = FALLBACK_${index}(defaults);`,
+      `  if (isEmptyValue(fallback)) errors.push(missingDefaultError(${literal(field)}, ${literal(option)}));`,
+      `  else ${property('request', field)} = fallback;`,
+      '}',
+    );
+  });
+  if (fields.includes('walletType')) {
+    lines.push(`if (isEmptyValue(request.walletType)) request.walletType = defaults.walletType;`);
+  }
+  compiledChecks(operation.requestClass).forEach(
+    ({ field, skipAbsent, skipEmpty, checks }, fieldIndex) => {
+      const skip = [
+        ...(skipAbsent ? ['value === undefined || value === null'] : []),
+        ...(skipEmpty ? ['isEmptyValue(value)'] : []),
+      ];
+      lines.push(`{`, `  const value = ${property('request', field)};`);
+      lines.push(skip.length > 0 ? `  if (!(${skip.join(' || ')})) {` : '  {');
+      lines.push('    let failed;');
+      checks.forEach(({ rule, message, test }, checkIndex) => {
+        const testName = `TEST_${fieldIndex}_${checkIndex}`;
+        bindings[testName] = test;
+        lines.push(
+          `    if (!${testName}(value)) (failed ??= new Map()).set(${literal(rule)}, ${literal(message)});`,
+        );
+      });
+      lines.push(
+        `    if (failed !== undefined) reportFailed(errors, ${literal(field)}, failed);`,
+        '  }',
+        '}',
+      );
+    },
+  );
+  lines.push(
+    'if (errors.length > 0) throw new PaymentsValidationError(TARGET, errors);',
+    'return request;',
+  );
+  return generateFunction<Preparation>(
+    `prepare${operation.requestClass.name}`,
+    bindings,
+    ['input', 'defaults'],
+    lines.join('\n'),
+  );
+}
+
+const PREPARATIONS = new WeakMap<object, Preparation>();
+
+/** @internal The table-driven preparation, for the specs that hold the generated one to it. */
+export function prepareRequestByTables<TRequest extends object>(
+  operation: PaymentsOperation<TRequest, unknown>,
+  input: object,
+  defaults: PaymentsDefaults,
+): TRequest {
+  return interpretedPreparation(operation)(input, defaults) as TRequest;
+}
+
 /**
  * Copies the operation's own fields of `input` into a new request instance, applies the fallback
- * rule (2.2) and the wallet rule (2.4, 4.2), and runs the precompiled checks of the class. The caller's object is not
- * modified; keys that are not fields of the operation (including `__proto__`) are rejected.
+ * rule (2.2) and the wallet rule (2.4, 4.2), and runs the precompiled checks of the class. The
+ * caller's object is not modified; keys that are not fields of the operation (including
+ * `__proto__`) are rejected.
  * @throws PaymentsValidationError listing every failed field and rule.
  */
 export function prepareRequest<TRequest extends object>(
@@ -410,52 +565,15 @@ export function prepareRequest<TRequest extends object>(
   input: unknown,
   defaults: PaymentsDefaults,
 ): TRequest {
-  const target = operation.requestClass.name;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new PaymentsValidationError(target, [
+    throw new PaymentsValidationError(operation.requestClass.name, [
       { field: 'request', rule: 'isObject', message: 'request must be an object' },
     ]);
   }
-  const fields: readonly string[] = operation.requestFields;
-  const errors: PaymentsFieldError[] = [];
-  // An instance without running the constructor: DTOs have none, and every field is set below.
-  const request = Object.create(operation.requestClass.prototype as object) as Record<
-    string,
-    unknown
-  >;
-
-  for (const key of Object.keys(input)) {
-    if (!fields.includes(key)) {
-      const shown = key.slice(0, MAX_ECHOED_KEY_LENGTH);
-      errors.push({
-        field: shown,
-        rule: 'whitelist',
-        message: `${shown} is not a field of ${target}`,
-      });
-    }
+  let preparation = PREPARATIONS.get(operation);
+  if (preparation === undefined) {
+    preparation = generatedPreparation(operation) ?? interpretedPreparation(operation);
+    PREPARATIONS.set(operation, preparation);
   }
-  for (const field of fields) {
-    request[field] = readField(input, field);
-  }
-
-  for (const { field, option, fromDefaults } of FALLBACK_FIELDS) {
-    if (!fields.includes(field) || !isEmptyValue(request[field])) continue;
-    const fallback = fromDefaults(defaults);
-    if (isEmptyValue(fallback)) {
-      errors.push({
-        field,
-        rule: 'isNotEmpty',
-        message: `${field} is required: the request has none and ${option} is not configured`,
-      });
-    } else {
-      request[field] = fallback;
-    }
-  }
-  if (fields.includes('walletType') && isEmptyValue(request.walletType)) {
-    request.walletType = defaults.walletType;
-  }
-
-  checkRequest(operation.requestClass, request, errors);
-  if (errors.length > 0) throw new PaymentsValidationError(target, errors);
-  return request as TRequest;
+  return preparation(input, defaults) as TRequest;
 }

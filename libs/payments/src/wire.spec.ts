@@ -1,4 +1,15 @@
-import { correlatedUrl } from './wire';
+import fc from 'fast-check';
+import { OPERATIONS } from './operations';
+import type { AcceptanceDecoding } from './wire';
+import {
+  correlatedUrl,
+  decodeAcceptanceByTable,
+  decodeResponse,
+  encodeBody,
+  encodeBodyByTable,
+  REQUEST_WIRE_KEYS,
+  RESPONSE_WIRE_KEYS,
+} from './wire';
 
 describe('correlatedUrl', () => {
   const cases: [string, string, string][] = [
@@ -12,4 +23,96 @@ describe('correlatedUrl', () => {
   it.each(cases)('appends the key to %s', (url, key, expected) => {
     expect(correlatedUrl(url, key)).toBe(expected);
   });
+});
+
+/** Values of every JSON type, with the empty and absent ones the decoders treat apart. */
+const wireValue = fc.oneof(
+  fc.constantFrom<unknown>(undefined, null, '', 0, -1, 1500, true, false, [], {}, 'PENDING'),
+  fc.string({ maxLength: 20 }),
+  fc.double(),
+  fc.jsonValue({ maxDepth: 2 }),
+);
+
+const OPERATION_ROWS = Object.values(OPERATIONS);
+
+describe('generated body encoding (generated-function.ts)', () => {
+  const requestFields = Object.keys(REQUEST_WIRE_KEYS);
+  const rows = OPERATION_ROWS.filter((row) => row.body !== undefined);
+
+  it.each(rows.map((row) => [row.name, row] as const))(
+    '%s: writes the same keys, values and order as the table-driven loop',
+    (_name, { body }) => {
+      const entries = body ?? [];
+      const request = fc.record(Object.fromEntries(requestFields.map((f) => [f, wireValue])), {
+        requiredKeys: [],
+      });
+      fc.assert(
+        fc.property(
+          request,
+          fc.string({ minLength: 1, maxLength: 40 }),
+          fc.boolean(),
+          (values, idempotencyKey, correlate) => {
+            const context = { idempotencyKey, correlate };
+            // Encoding follows validation; unvalidated values may throw (a callback URL that
+            // is not one), and must throw alike.
+            const encoded = (encode: () => object) => {
+              try {
+                const body = encode();
+                return { entries: Object.entries(body), json: JSON.stringify(body) };
+              } catch (error: unknown) {
+                return { error: String(error) };
+              }
+            };
+            expect(encoded(() => encodeBody(values, entries, context))).toEqual(
+              encoded(() => encodeBodyByTable(values, entries, context)),
+            );
+          },
+        ),
+        { numRuns: 500 },
+      );
+    },
+  );
+});
+
+describe('generated acceptance decoding (generated-function.ts)', () => {
+  const rows = OPERATION_ROWS.filter((row) => row.response.kind === 'acceptance');
+  const wireKeys = [...new Set(Object.values(RESPONSE_WIRE_KEYS).flat())];
+
+  it('covers the acceptance of every operation that moves money', () => {
+    expect(rows.map((row) => row.name)).toEqual(
+      expect.arrayContaining([
+        'collections.mpesa',
+        'collections.card',
+        'collections.panAfrican',
+        'payouts.mpesa',
+        'payouts.panAfrican',
+        'payouts.merchant',
+      ]),
+    );
+  });
+
+  it.each(rows.map((row) => [row.name, row] as const))(
+    '%s: decodes and refuses exactly as the table-driven loop does',
+    (_name, { response }) => {
+      const decoding = response as AcceptanceDecoding;
+      // Mostly well-formed answers, so that the success path is exercised as much as the refusals.
+      const body = fc.record(
+        {
+          ...Object.fromEntries(wireKeys.map((key) => [key, wireValue])),
+          success: fc.oneof(fc.constant(true), wireValue),
+          transaction_reference: fc.oneof(fc.constant('TX-1'), wireValue),
+        },
+        { requiredKeys: [] },
+      );
+      const request = fc.record({ amount: fc.oneof(fc.double(), fc.constant(undefined)) });
+      fc.assert(
+        fc.property(body, request, (answer, sent) => {
+          expect(decodeResponse(answer, decoding, sent)).toEqual(
+            decodeAcceptanceByTable(answer, decoding, sent),
+          );
+        }),
+        { numRuns: 1_000 },
+      );
+    },
+  );
 });

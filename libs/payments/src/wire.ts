@@ -4,6 +4,8 @@
  * (operations.ts) differ only by the rows they pick from these tables.
  */
 
+import { generateFunction, literal, property } from './generated-function';
+
 /** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
   username: 'username',
@@ -95,8 +97,10 @@ function formatValue(format: WireFormat, value: unknown, context: EncodingContex
   }
 }
 
+type BodyEncoder = (request: object, context: EncodingContext) => JsonObject;
+
 /** The JSON body of a validated request, keys in table order, absent optional fields left out. */
-export function encodeBody(
+export function encodeBodyByTable(
   request: object,
   entries: readonly BodyEntry[],
   context: EncodingContext,
@@ -116,6 +120,59 @@ export function encodeBody(
     }
   }
   return body;
+}
+
+/**
+ * `encodeBodyByTable` for one table, written out entry by entry with literal keys
+ * (generated-function.ts); `undefined` where code generation is disallowed.
+ */
+function generatedBodyEncoder(entries: readonly BodyEntry[]): BodyEncoder | undefined {
+  const bindings: Record<string, unknown> = { formatValue };
+  const lines = ['const body = {};'];
+  const copy = (from: string, key: string) =>
+    lines.push(
+      `{ const value = ${from}; if (value !== undefined && value !== null) ${property('body', key)} = value; }`,
+    );
+  entries.forEach((entry, index) => {
+    if (typeof entry === 'string') {
+      copy(property('request', entry), REQUEST_WIRE_KEYS[entry]);
+    } else if ('format' in entry) {
+      copy(
+        `formatValue(${literal(entry.format)}, ${property('request', entry.field)}, context)`,
+        REQUEST_WIRE_KEYS[entry.field],
+      );
+    } else if ('value' in entry) {
+      bindings[`VALUE_${index}`] = entry.value;
+      lines.push(`${property('body', entry.key)} = VALUE_${index};`);
+    } else {
+      copy(property('request', entry.copyOf), entry.key);
+    }
+  });
+  lines.push('return body;');
+  return generateFunction<BodyEncoder>(
+    'encodeBody',
+    bindings,
+    ['request', 'context'],
+    lines.join('\n'),
+  );
+}
+
+const BODY_ENCODERS = new WeakMap<readonly BodyEntry[], BodyEncoder>();
+
+/** The JSON body of a validated request, keys in table order, absent optional fields left out. */
+export function encodeBody(
+  request: object,
+  entries: readonly BodyEntry[],
+  context: EncodingContext,
+): JsonObject {
+  let encoder = BODY_ENCODERS.get(entries);
+  if (encoder === undefined) {
+    encoder =
+      generatedBodyEncoder(entries) ??
+      ((source, encoding) => encodeBodyByTable(source, entries, encoding));
+    BODY_ENCODERS.set(entries, encoder);
+  }
+  return encoder(request, context);
 }
 
 /**
@@ -292,7 +349,20 @@ function firstPresent(body: JsonObject, keys: readonly string[]): unknown {
   return found;
 }
 
-function decodeAcceptance(
+function invalidAnswer(invalid: readonly string[]): Decoded {
+  return {
+    ok: false,
+    code: 'INVALID_RESPONSE',
+    problem: `the response has a missing or mistyped ${[...new Set(invalid)].join(', ')}`,
+  };
+}
+
+function missingFields(missing: readonly string[]): Decoded {
+  return { ok: false, code: 'MISSING_FIELD', problem: `the response has no ${missing.join(', ')}` };
+}
+
+/** An acceptance decoded by a loop over its table: the reference the generated decoder must match. */
+export function decodeAcceptanceByTable(
   body: JsonObject,
   decoding: AcceptanceDecoding,
   request: object,
@@ -313,13 +383,7 @@ function decodeAcceptance(
   if (record.success === true && typeof record.transactionReference !== 'string') {
     invalid.push('transactionReference');
   }
-  if (invalid.length > 0) {
-    return {
-      ok: false,
-      code: 'INVALID_RESPONSE',
-      problem: `the response has a missing or mistyped ${[...new Set(invalid)].join(', ')}`,
-    };
-  }
+  if (invalid.length > 0) return invalidAnswer(invalid);
   if (decoding.fields.includes('message') && !isPresent(record.message)) record.message = '';
   if (decoding.amountFromRequest && !(typeof record.amount === 'number' && record.amount > 0)) {
     record.amount = (request as { amount?: unknown }).amount;
@@ -327,15 +391,98 @@ function decodeAcceptance(
   const missing = (decoding.required ?? []).filter(
     (field) => !isPresent(record[field]) || record[field] === '',
   );
-  if (missing.length > 0) {
-    return {
-      ok: false,
-      code: 'MISSING_FIELD',
-      problem: `the response has no ${missing.join(', ')}`,
-    };
-  }
+  if (missing.length > 0) return missingFields(missing);
   record._raw = body;
   return { ok: true, record };
+}
+
+type AcceptanceDecoder = (body: JsonObject, request: object) => Decoded;
+
+/**
+ * `decodeAcceptanceByTable` for one table, written out field by field with literal keys
+ * (generated-function.ts); `undefined` where code generation is disallowed.
+ */
+function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDecoder | undefined {
+  const bindings: Record<string, unknown> = {
+    decodeShape,
+    invalidAnswer,
+    missingFields,
+  };
+  const lines = ['const record = {};', 'const invalid = [];'];
+  decoding.fields.forEach((field, index) => {
+    const constant = decoding.constants?.[field];
+    if (constant !== undefined) {
+      bindings[`CONSTANT_${index}`] = constant;
+      lines.push(`${property('record', field)} = CONSTANT_${index};`);
+      return;
+    }
+    // firstPresent, unrolled: the first key with a value wins; an empty or null value counts
+    // only when no other key has a value.
+    bindings[`SHAPE_${index}`] = RESPONSE_FIELD_SHAPES[field];
+    lines.push('{', '  let found;', '  pick: {');
+    for (const key of RESPONSE_WIRE_KEYS[field]) {
+      lines.push(
+        `    if (Object.hasOwn(body, ${literal(key)})) {`,
+        `      const value = ${property('body', key)};`,
+        `      if (value !== undefined && value !== null && value !== '') { found = value; break pick; }`,
+        `      if (found === undefined || (found === null && value === '')) found = value;`,
+        '    }',
+      );
+    }
+    lines.push(
+      '  }',
+      `  if (found !== undefined) ${property('record', field)} = decodeShape(found, SHAPE_${index}, ${literal(field)}, invalid);`,
+      '}',
+    );
+  });
+  lines.push(
+    `if (typeof record.success !== 'boolean') invalid.push('success');`,
+    `if (record.success === true && typeof record.transactionReference !== 'string') invalid.push('transactionReference');`,
+    'if (invalid.length > 0) return invalidAnswer(invalid);',
+  );
+  if (decoding.fields.includes('message')) {
+    lines.push(`if (record.message === undefined || record.message === null) record.message = '';`);
+  }
+  if (decoding.amountFromRequest) {
+    lines.push(
+      `if (!(typeof record.amount === 'number' && record.amount > 0)) record.amount = request.amount;`,
+    );
+  }
+  const required = decoding.required ?? [];
+  if (required.length > 0) {
+    lines.push('let missing;');
+    for (const field of required) {
+      const value = property('record', field);
+      lines.push(
+        `if (${value} === undefined || ${value} === null || ${value} === '') (missing ??= []).push(${literal(field)});`,
+      );
+    }
+    lines.push('if (missing !== undefined) return missingFields(missing);');
+  }
+  lines.push('record._raw = body;', 'return { ok: true, record };');
+  return generateFunction<AcceptanceDecoder>(
+    'decodeAcceptance',
+    bindings,
+    ['body', 'request'],
+    lines.join('\n'),
+  );
+}
+
+const ACCEPTANCE_DECODERS = new WeakMap<AcceptanceDecoding, AcceptanceDecoder>();
+
+function decodeAcceptance(
+  body: JsonObject,
+  decoding: AcceptanceDecoding,
+  request: object,
+): Decoded {
+  let decoder = ACCEPTANCE_DECODERS.get(decoding);
+  if (decoder === undefined) {
+    decoder =
+      generatedAcceptanceDecoder(decoding) ??
+      ((answer, sent) => decodeAcceptanceByTable(answer, decoding, sent));
+    ACCEPTANCE_DECODERS.set(decoding, decoder);
+  }
+  return decoder(body, request);
 }
 
 function decodeRecord(body: JsonObject, decoding: RecordDecoding): Decoded {
@@ -395,13 +542,15 @@ export interface RequestLayout {
   readonly query?: readonly RequestField[];
 }
 
+const NO_QUERY: readonly RequestField[] = [];
+
 /** A validated request as it goes on the wire: method, URL and JSON body. */
 export function encodeRequest(
   layout: RequestLayout,
   request: object,
   context: EncodingContext,
 ): EncodedRequest {
-  const url = encodePath(request, layout.path, layout.query ?? []);
+  const url = encodePath(request, layout.path, layout.query ?? NO_QUERY);
   return layout.body
     ? { method: layout.method, url, body: encodeBody(request, layout.body, context) }
     : { method: layout.method, url };

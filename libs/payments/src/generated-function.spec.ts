@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { probeGeneratedSteps } from '../spec-support/generated-steps-probe';
+import { generateFunction, literal, property } from './generated-function';
+
+describe('generateFunction', () => {
+  it('builds a function that sees its bindings as constants', () => {
+    const add = generateFunction<(a: number) => number>(
+      'add',
+      { OFFSET: 40 },
+      ['a'],
+      'return a + OFFSET;',
+    );
+    expect(add?.(2)).toBe(42);
+    expect(add?.name).toBe('add');
+  });
+
+  it('writes names as literals, so no name can become code', () => {
+    const read = generateFunction<(o: Record<string, unknown>) => unknown>(
+      'read',
+      {},
+      ['o'],
+      `return ${property('o', '"]; throw new Error("injected"); //')};`,
+    );
+    expect(read?.({ '"]; throw new Error("injected"); //': 7 })).toBe(7);
+    expect(literal('a\nb')).toBe('"a\\nb"');
+  });
+
+  it('refuses a __proto__ property, which would set a prototype instead', () => {
+    expect(() => property('body', '__proto__')).toThrow(/__proto__/);
+  });
+
+  it('lets the library work the same where code generation is disallowed', () => {
+    const probe = path.join(__dirname, '../spec-support/generated-steps-probe.ts');
+    const output = execFileSync(
+      process.execPath,
+      ['--disallow-code-generation-from-strings', '-r', 'ts-node/register/transpile-only', probe],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TS_NODE_PROJECT: path.join(__dirname, '../../../tsconfig.json') },
+      },
+    );
+    const restricted = JSON.parse(output) as { canGenerate: boolean; cases: unknown[] };
+    const here = JSON.parse(JSON.stringify(probeGeneratedSteps())) as typeof restricted;
+
+    expect(here.canGenerate).toBe(true);
+    expect(restricted.canGenerate).toBe(false);
+    expect(restricted.cases).toHaveLength(6);
+    expect(restricted.cases).toEqual(here.cases);
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * Functions generated once from the library's own tables (request fields, checks, body keys), so
+ * that a call reads and writes each property by a literal name. A table-driven loop reads them by
+ * a variable key, which V8 serves from one process-wide cache shared with every other megamorphic
+ * access: on a busy process that cache misses and each access becomes a runtime call
+ * (docs/performance.md, "Generated steps"). Only names from the library's tables and constants
+ * it owns ever reach the generated text; values are passed in as bindings, never as text.
+ */
+
+/**
+ * A function with `params` and `body`, which sees each of `bindings` as a constant of that name.
+ * `undefined` when the runtime forbids code generation from strings
+ * (`--disallow-code-generation-from-strings`): the caller then keeps its table-driven loop.
+ * @internal
+ */
+export function generateFunction<F extends (...args: never[]) => unknown>(
+  name: string,
+  bindings: Readonly<Record<string, unknown>>,
+  params: readonly string[],
+  body: string,
+): F | undefined {
+  const names = Object.keys(bindings);
+  let factory: (...values: unknown[]) => F;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the point of this file
+    factory = new Function(
+      ...names,
+      `"use strict";\nreturn function ${name}(${params.join(', ')}) {\n${body}\n};`,
+    ) as (...values: unknown[]) => F;
+  } catch (error: unknown) {
+    if (error instanceof EvalError) return undefined;
+    throw error;
+  }
+  return factory(...names.map((key) => bindings[key]));
+}
+
+/** `name` as a JavaScript string literal. */
+export function literal(name: string): string {
+  return JSON.stringify(name);
+}
+
+/**
+ * `object[name]` with `name` as a literal. A `__proto__` target would set a prototype instead of
+ * a property: no table holds one, and this refuses it should one ever be added.
+ */
+export function property(object: string, name: string): string {
+  if (name === '__proto__') throw new Error('__proto__ cannot be a generated property');
+  return `${object}[${literal(name)}]`;
+}
