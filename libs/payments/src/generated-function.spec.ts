@@ -30,6 +30,12 @@ describe('generateFunction', () => {
     expect(() => property('body', '__proto__')).toThrow(/__proto__/);
   });
 
+  it('refuses names that are not identifiers, and bindings a parameter would shadow', () => {
+    expect(() => generateFunction('a-b', {}, [], '')).toThrow(/not an identifier/);
+    expect(() => generateFunction('f', { 'x; y': 1 }, [], '')).toThrow(/not an identifier/);
+    expect(() => generateFunction('f', { input: 1 }, ['input'], '')).toThrow(/shadowed/);
+  });
+
   it('lets the library work the same where code generation is disallowed', () => {
     const probe = path.join(__dirname, '../spec-support/generated-steps-probe.ts');
     const output = execFileSync(
@@ -41,11 +47,11 @@ describe('generateFunction', () => {
       },
     );
     const restricted = JSON.parse(output) as { canGenerate: boolean; cases: unknown[] };
-    const here = JSON.parse(JSON.stringify(probeGeneratedSteps())) as typeof restricted;
+    const here = JSON.stringify(probeGeneratedSteps());
 
-    expect(here.canGenerate).toBe(true);
     expect(restricted.canGenerate).toBe(false);
     expect(restricted.cases).toHaveLength(6);
-    expect(restricted.cases).toEqual(here.cases);
+    // As text, so that the order of every body's and record's keys is compared too.
+    expect(output.replace('"canGenerate":false', '"canGenerate":true')).toBe(here);
   });
 });

@@ -7,6 +7,9 @@
  * it owns ever reach the generated text; values are passed in as bindings, never as text.
  */
 
+/** Names of the generated function, its parameters and its bindings: plain identifiers only. */
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
 /**
  * A function with `params` and `body`, which sees each of `bindings` as a constant of that name.
  * `undefined` when the runtime forbids code generation from strings
@@ -20,6 +23,11 @@ export function generateFunction<F extends (...args: never[]) => unknown>(
   body: string,
 ): F | undefined {
   const names = Object.keys(bindings);
+  for (const identifier of [name, ...params, ...names]) {
+    if (!IDENTIFIER.test(identifier)) throw new Error(`${identifier} is not an identifier`);
+  }
+  const shadowed = names.filter((binding) => params.includes(binding));
+  if (shadowed.length > 0) throw new Error(`bindings shadowed by parameters: ${shadowed.join()}`);
   let factory: (...values: unknown[]) => F;
   try {
     // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the point of this file

@@ -194,14 +194,42 @@ describe('precompiled request checks', () => {
   });
 });
 
-/** The outcome of a preparation: the request with its prototype, or the validation errors. */
+/** The outcome of a preparation: the request with its prototype and key order, or the errors. */
 function outcome(prepare: () => object): unknown {
   try {
     const request = prepare();
-    return { prototype: Object.getPrototypeOf(request) as unknown, request: { ...request } };
+    return {
+      prototype: Object.getPrototypeOf(request) as unknown,
+      keys: Object.keys(request),
+      request: { ...request },
+    };
   } catch (error: unknown) {
     if (!(error instanceof PaymentsValidationError)) throw error;
     return { target: error.target, errors: error.errors };
+  }
+}
+
+/** The same values as a plain object, inherited from one, on a null prototype, or as getters. */
+type InputForm = 'plain' | 'inherited' | 'nullPrototype' | 'getters' | 'inheritedGetters';
+function inputOf(values: Record<string, unknown>, form: InputForm): Record<string, unknown> {
+  const getters = () => {
+    const target = {};
+    for (const [key, value] of Object.entries(values)) {
+      Object.defineProperty(target, key, { get: () => value, enumerable: true });
+    }
+    return target;
+  };
+  switch (form) {
+    case 'plain':
+      return { ...values };
+    case 'inherited':
+      return Object.create(values) as Record<string, unknown>;
+    case 'nullPrototype':
+      return Object.assign(Object.create(null) as Record<string, unknown>, values);
+    case 'getters':
+      return getters();
+    case 'inheritedGetters':
+      return Object.create(getters()) as Record<string, unknown>;
   }
 }
 
@@ -217,8 +245,17 @@ describe('generated request preparation (generated-function.ts)', () => {
     { requiredKeys: ['walletType'] },
   );
   const strayKey = fc.constantFrom('__proto__', 'constructor', 'toString', 'isAdmin', 'extra');
-
+  const form = fc.constantFrom<InputForm>(
+    'plain',
+    'inherited',
+    'nullPrototype',
+    'getters',
+    'inheritedGetters',
+  );
   const rows = OPERATION_ROWS as Parameters<typeof prepareRequest>[0][];
+  const allFields = [...new Set(rows.flatMap((row) => row.requestFields))];
+  /** Fields set on Object.prototype during one check: read by neither preparation. */
+  const pollution = fc.dictionary(fc.constantFrom(...allFields), anyValue, { maxKeys: 3 });
 
   it.each(rows.map((row) => [row.name, row] as const))(
     '%s: returns and throws exactly what the table-driven loop does',
@@ -229,17 +266,29 @@ describe('generated request preparation (generated-function.ts)', () => {
       );
       const input = fc.tuple(fields, fc.option(fc.tuple(strayKey, anyValue), { nil: undefined }));
       fc.assert(
-        fc.property(input, defaults, fc.boolean(), ([values, stray], chosen, inherited) => {
-          // Inherited fields are read as own ones, except from Object.prototype.
-          const request: Record<string, unknown> = inherited
-            ? (Object.create(values) as Record<string, unknown>)
-            : { ...values };
-          if (stray)
-            Object.defineProperty(request, stray[0], { value: stray[1], enumerable: true });
-          expect(outcome(() => prepareRequest(operation, request, chosen))).toEqual(
-            outcome(() => prepareRequestByTables(operation, request, chosen)),
-          );
-        }),
+        fc.property(
+          input,
+          form,
+          defaults,
+          pollution,
+          ([values, stray], shape, chosen, polluted) => {
+            const request = inputOf(values, shape);
+            if (stray) {
+              Object.defineProperty(request, stray[0], { value: stray[1], enumerable: true });
+            }
+            const prototype = Object.prototype as Record<string, unknown>;
+            let generated: unknown;
+            let byTables: unknown;
+            try {
+              Object.assign(prototype, polluted);
+              generated = outcome(() => prepareRequest(operation, request, chosen));
+              byTables = outcome(() => prepareRequestByTables(operation, request, chosen));
+            } finally {
+              for (const key of Object.keys(polluted)) delete prototype[key];
+            }
+            expect(generated).toStrictEqual(byTables);
+          },
+        ),
         { numRuns: 1_000 },
       );
     },

@@ -535,7 +535,7 @@ function generatedPreparation(operation: RequestShape): Preparation | undefined 
     'return request;',
   );
   return generateFunction<Preparation>(
-    `prepare${operation.requestClass.name}`,
+    'prepareRequest',
     bindings,
     ['input', 'defaults'],
     lines.join('\n'),

@@ -133,19 +133,24 @@ function generatedBodyEncoder(entries: readonly BodyEntry[]): BodyEncoder | unde
     lines.push(
       `{ const value = ${from}; if (value !== undefined && value !== null) ${property('body', key)} = value; }`,
     );
+  // The table is read once, here: own properties only, so that a polluted Object.prototype at
+  // that moment cannot become part of the encoder.
   entries.forEach((entry, index) => {
     if (typeof entry === 'string') {
       copy(property('request', entry), REQUEST_WIRE_KEYS[entry]);
-    } else if ('format' in entry) {
+    } else if (Object.hasOwn(entry, 'format')) {
+      const { field, format } = entry as Extract<BodyEntry, { format: WireFormat }>;
       copy(
-        `formatValue(${literal(entry.format)}, ${property('request', entry.field)}, context)`,
-        REQUEST_WIRE_KEYS[entry.field],
+        `formatValue(${literal(format)}, ${property('request', field)}, context)`,
+        REQUEST_WIRE_KEYS[field],
       );
-    } else if ('value' in entry) {
-      bindings[`VALUE_${index}`] = entry.value;
-      lines.push(`${property('body', entry.key)} = VALUE_${index};`);
+    } else if (Object.hasOwn(entry, 'value')) {
+      const { key, value } = entry as Extract<BodyEntry, { value: string }>;
+      bindings[`VALUE_${index}`] = value;
+      lines.push(`${property('body', key)} = VALUE_${index};`);
     } else {
-      copy(property('request', entry.copyOf), entry.key);
+      const { key, copyOf } = entry as Extract<BodyEntry, { copyOf: RequestField }>;
+      copy(property('request', copyOf), key);
     }
   });
   lines.push('return body;');
@@ -409,8 +414,11 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
     missingFields,
   };
   const lines = ['const record = {};', 'const invalid = [];'];
+  // The tables are read once, here: only their own properties, so that a polluted
+  // Object.prototype at that moment cannot become part of the decoder.
+  const constants = decoding.constants ?? {};
   decoding.fields.forEach((field, index) => {
-    const constant = decoding.constants?.[field];
+    const constant = Object.hasOwn(constants, field) ? constants[field] : undefined;
     if (constant !== undefined) {
       bindings[`CONSTANT_${index}`] = constant;
       lines.push(`${property('record', field)} = CONSTANT_${index};`);
@@ -443,12 +451,12 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
   if (decoding.fields.includes('message')) {
     lines.push(`if (record.message === undefined || record.message === null) record.message = '';`);
   }
-  if (decoding.amountFromRequest) {
+  if (Object.hasOwn(decoding, 'amountFromRequest') && decoding.amountFromRequest) {
     lines.push(
       `if (!(typeof record.amount === 'number' && record.amount > 0)) record.amount = request.amount;`,
     );
   }
-  const required = decoding.required ?? [];
+  const required = Object.hasOwn(decoding, 'required') ? (decoding.required ?? []) : [];
   if (required.length > 0) {
     lines.push('let missing;');
     for (const field of required) {
