@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { probeGeneratedSteps } from '../spec-support/generated-steps-probe';
-import { generateFunction, literal, property } from './generated-function';
+import { generateFunction, literal, property, stepPerTable } from './generated-function';
 
 describe('generateFunction', () => {
   it('builds a function that sees its bindings as constants', () => {
@@ -34,6 +34,24 @@ describe('generateFunction', () => {
     expect(() => generateFunction('a-b', {}, [], '')).toThrow(/not an identifier/);
     expect(() => generateFunction('f', { 'x; y': 1 }, [], '')).toThrow(/not an identifier/);
     expect(() => generateFunction('f', { input: 1 }, ['input'], '')).toThrow(/shadowed/);
+  });
+
+  it('makes the step of each table once, falling back to the loop when generation is refused', () => {
+    type Step = () => string;
+    const generate = jest.fn((table: { n: number }): Step | undefined =>
+      table.n > 0 ? () => 'generated' : undefined,
+    );
+    const byTable = jest.fn((): Step => () => 'by table');
+    const stepOf = stepPerTable(generate, byTable);
+    const positive = { n: 1 };
+    const refused = { n: 0 };
+
+    expect(stepOf(positive)()).toBe('generated');
+    expect(stepOf(positive)()).toBe('generated');
+    expect(stepOf(refused)()).toBe('by table');
+    expect(stepOf(refused)()).toBe('by table');
+    expect(generate).toHaveBeenCalledTimes(2);
+    expect(byTable).toHaveBeenCalledTimes(1);
   });
 
   it('lets the library work the same where code generation is disallowed', () => {

@@ -9,7 +9,7 @@ import { PaymentsValidationError } from './errors';
 import type { PaymentsOperation } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { WALLET_TYPES } from './payments-options.interface';
-import { generateFunction, literal, property } from './generated-function';
+import { generateFunction, literal, property, stepPerTable } from './generated-function';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
@@ -542,7 +542,7 @@ function generatedPreparation(operation: RequestShape): Preparation | undefined 
   );
 }
 
-const PREPARATIONS = new WeakMap<object, Preparation>();
+const preparationOf = stepPerTable(generatedPreparation, interpretedPreparation);
 
 /** @internal The table-driven preparation, for the specs that hold the generated one to it. */
 export function prepareRequestByTables<TRequest extends object>(
@@ -570,10 +570,5 @@ export function prepareRequest<TRequest extends object>(
       { field: 'request', rule: 'isObject', message: 'request must be an object' },
     ]);
   }
-  let preparation = PREPARATIONS.get(operation);
-  if (preparation === undefined) {
-    preparation = generatedPreparation(operation) ?? interpretedPreparation(operation);
-    PREPARATIONS.set(operation, preparation);
-  }
-  return preparation(input, defaults) as TRequest;
+  return preparationOf(operation)(input, defaults) as TRequest;
 }

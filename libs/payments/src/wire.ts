@@ -4,7 +4,7 @@
  * (operations.ts) differ only by the rows they pick from these tables.
  */
 
-import { generateFunction, literal, property } from './generated-function';
+import { generateFunction, literal, property, stepPerTable } from './generated-function';
 
 /** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
@@ -162,7 +162,12 @@ function generatedBodyEncoder(entries: readonly BodyEntry[]): BodyEncoder | unde
   );
 }
 
-const BODY_ENCODERS = new WeakMap<readonly BodyEntry[], BodyEncoder>();
+const bodyEncoderOf = stepPerTable(
+  generatedBodyEncoder,
+  (entries: readonly BodyEntry[]): BodyEncoder =>
+    (request, context) =>
+      encodeBodyByTable(request, entries, context),
+);
 
 /** The JSON body of a validated request, keys in table order, absent optional fields left out. */
 export function encodeBody(
@@ -170,14 +175,7 @@ export function encodeBody(
   entries: readonly BodyEntry[],
   context: EncodingContext,
 ): JsonObject {
-  let encoder = BODY_ENCODERS.get(entries);
-  if (encoder === undefined) {
-    encoder =
-      generatedBodyEncoder(entries) ??
-      ((source, encoding) => encodeBodyByTable(source, entries, encoding));
-    BODY_ENCODERS.set(entries, encoder);
-  }
-  return encoder(request, context);
+  return bodyEncoderOf(entries)(request, context);
 }
 
 /**
@@ -476,21 +474,19 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
   );
 }
 
-const ACCEPTANCE_DECODERS = new WeakMap<AcceptanceDecoding, AcceptanceDecoder>();
+const acceptanceDecoderOf = stepPerTable(
+  generatedAcceptanceDecoder,
+  (decoding: AcceptanceDecoding): AcceptanceDecoder =>
+    (body, request) =>
+      decodeAcceptanceByTable(body, decoding, request),
+);
 
 function decodeAcceptance(
   body: JsonObject,
   decoding: AcceptanceDecoding,
   request: object,
 ): Decoded {
-  let decoder = ACCEPTANCE_DECODERS.get(decoding);
-  if (decoder === undefined) {
-    decoder =
-      generatedAcceptanceDecoder(decoding) ??
-      ((answer, sent) => decodeAcceptanceByTable(answer, decoding, sent));
-    ACCEPTANCE_DECODERS.set(decoding, decoder);
-  }
-  return decoder(body, request);
+  return acceptanceDecoderOf(decoding)(body, request);
 }
 
 function decodeRecord(body: JsonObject, decoding: RecordDecoding): Decoded {
