@@ -457,9 +457,7 @@ function interpretedPreparation(operation: RequestShape): Preparation {
     if (fields.includes('walletType') && isEmptyValue(request.walletType)) {
       request.walletType = defaults.walletType;
     }
-    for (const compiled of compiledChecks(operation.requestClass)) {
-      checkField(compiled, request[compiled.field], errors);
-    }
+    checkRequest(operation.requestClass, request, errors);
     if (errors.length > 0) throw new PaymentsValidationError(target, errors);
     return request;
   };
