@@ -190,7 +190,7 @@ describe('demo: error mapping and webhook hygiene (provider on loopback)', () =>
     it('refuses a forged success the look-up contradicts, and runs no handler', async () => {
       const reference = `9BD${Date.now()}eR`;
       const order = await pendingOrder(reference);
-      provider.fallback = () => statusOf(reference, 'pending');
+      provider.fallback = () => statusOf(reference, 'failed');
 
       const forged = await post('/webhooks/payments', kenyaSuccess(reference));
 

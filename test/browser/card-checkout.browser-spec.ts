@@ -42,8 +42,12 @@ describe('hosted card checkout in a real browser', () => {
 
     const page = await browser.newPage();
     await page.goto(order.checkoutUrl!);
-    await page.getByRole('button', { name: 'Pay' }).click();
-    await page.waitForLoadState('load');
+    // Wait for the page the click leads to, not for the load state of the one still shown: the
+    // form's navigation may not have begun when click() returns.
+    await Promise.all([
+      page.waitForURL((url) => url.toString() !== order.checkoutUrl),
+      page.getByRole('button', { name: 'Pay' }).click(),
+    ]);
     const artifacts = join(__dirname, 'artifacts');
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: join(artifacts, 'after-pay.png') });

@@ -6,7 +6,11 @@ import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import { createWebhookInstance, type WebhookInstance } from './webhook-instance';
 
 const ROOT = join(__dirname, '..', '..');
-const LEASE_MS = 1000;
+/**
+ * Long enough that the early re-delivery comes well inside the lease even on a busy machine; the
+ * test then waits it out once.
+ */
+const LEASE_MS = 5000;
 
 /** An instance in a child process: its stdout lines, parsed. */
 function spawnInstance(redisUrl: string): { child: ChildProcess; lines: Record<string, string>[] } {
@@ -47,16 +51,19 @@ describe('several instances: an instance killed mid-handler', () => {
     await redis?.close();
   });
 
+  // A bound for a broken run only: the child's start and the lease take about 8 s on a quiet machine.
   it('is taken over after the lease by a re-delivery to another instance: handled once', async () => {
     const { child, lines } = spawnInstance(redis.url);
     crashing = child;
     const { url } = await waitFor(
       () => lines.find((line) => line.step === 'listening'),
       'the child instance to listen',
-      8000,
+      30_000,
     );
 
-    // The first delivery reaches the child; its handler starts, then the child is killed.
+    // The first delivery reaches the child; its handler starts, then the child is killed. Its
+    // claim, and so its lease, starts after `sentAt` and before the handler reports its start.
+    const sentAt = Date.now();
     const first = fetch(url, {
       method: 'POST',
       headers: {
@@ -73,7 +80,11 @@ describe('several instances: an instance killed mid-handler', () => {
       (response) => response.status,
       () => 'connection lost' as const,
     );
-    await waitFor(() => lines.find((line) => line.step === 'started'), 'the handler to start');
+    await waitFor(
+      () => lines.find((line) => line.step === 'started'),
+      'the handler to start',
+      30_000,
+    );
     const claimedAt = Date.now();
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
@@ -82,7 +93,10 @@ describe('several instances: an instance killed mid-handler', () => {
     // The service re-delivers to the other instance: the lease still holds, so it is refused.
     const early = await survivor.deliver('9BD900000001eR');
     const earlyAfterMs = Date.now() - claimedAt;
-    // It re-delivers again once the lease ended.
+    // Whether the early delivery was answered while the lease surely held (it started after
+    // `sentAt`): on a machine stalled for the whole lease, the 503 is not the promise any more.
+    const earlyInsideLease = Date.now() - sentAt < LEASE_MS;
+    // It re-delivers again once the lease ended (it started before `claimedAt`).
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, LEASE_MS + 50 - earlyAfterMs)));
     const late = await survivor.deliver('9BD900000001eR');
     const lateAfterMs = Date.now() - claimedAt;
@@ -95,10 +109,11 @@ describe('several instances: an instance killed mid-handler', () => {
         `(killed instance: ${lines.filter((line) => line.step === 'finished').length})`,
     );
     expect(await first).toBe('connection lost');
-    expect(early).toBe(503);
+    if (earlyInsideLease) expect(early).toBe(503);
+    else console.log('crash takeover: the early re-delivery came after the lease; not checked');
     expect(late).toBe(200);
     expect(again).toBe(200);
     expect(lines.filter((line) => line.step === 'finished')).toEqual([]);
     expect(survivor.handled).toEqual(['9BD900000001eR']);
-  });
+  }, 90_000);
 });

@@ -21,6 +21,8 @@ export interface WebhookInstanceOptions {
   leaseMs: number;
   /** How long the handler works (ms). */
   handlerMs?: number;
+  /** The handler works until this resolves (after `handlerMs`), so a test decides when it ends. */
+  hold?: (reference: string) => Promise<void>;
   /** Called when the handler starts and when it finishes (the child prints these). */
   report?: (line: { step: 'started' | 'finished'; reference: string }) => void;
 }
@@ -58,6 +60,7 @@ export async function createWebhookInstance(
     async fulfil(event: PaymentWebhookEvent): Promise<void> {
       options.report?.({ step: 'started', reference: event.transactionReference });
       if (options.handlerMs) await new Promise((r) => setTimeout(r, options.handlerMs));
+      if (options.hold) await options.hold(event.transactionReference);
       handled.push(event.transactionReference);
       options.report?.({ step: 'finished', reference: event.transactionReference });
     }

@@ -3,6 +3,7 @@
 // an explicit proxy is validated. Environment variables are set per test and restored.
 import { createPaymentsClient, PaymentsValidationError } from '@malipo/nestjs';
 import type { PaymentsClient, PaymentsModuleOptions } from '@malipo/nestjs';
+import { steady } from '../../libs/payments/spec-support/steady';
 import {
   answer,
   failure,
@@ -75,7 +76,8 @@ describe('hostile proxies', () => {
     proxy.onConnect = 'forge';
     const env = { ...NO_PROXY_ENV, HTTPS_PROXY: proxy.url, https_proxy: proxy.url };
     const error = await withEnv(env, () =>
-      failure(clientOf('https://payments.example.com', { timeout: 1_000 }).payouts.mpesa(PAYOUT)),
+      // The proxy answers at once: a generous timeout, so a busy machine cannot turn it into one.
+      failure(clientOf('https://payments.example.com', { timeout: 10_000 }).payouts.mpesa(PAYOUT)),
     );
 
     expect(error).toMatchObject({ code: 'NETWORK_ERROR', mayHaveExecuted: false, attempts: 3 });
@@ -88,19 +90,21 @@ describe('hostile proxies', () => {
   it('settles a call whose HTTPS_PROXY drops the CONNECT, at the deadline, as not sent', async () => {
     proxy.onConnect = 'refuse';
     const env = { ...NO_PROXY_ENV, HTTPS_PROXY: proxy.url, https_proxy: proxy.url };
-    const started = performance.now();
+    // Nothing ever answers the tunnel: without its deadline the call would never settle, and
+    // jest's timeout would fail the test.
     const error = await withEnv(env, () =>
       failure(
-        clientOf('https://payments.example.com', { timeout: 300, maxRetries: 0 }).payouts.mpesa(
+        clientOf('https://payments.example.com', { timeout: 1_000, maxRetries: 0 }).payouts.mpesa(
           PAYOUT,
         ),
       ),
     );
-    const ms = performance.now() - started;
 
     expect(error).toMatchObject({ code: 'TIMEOUT', mayHaveExecuted: false, attempts: 1 });
-    expect(ms).toBeLessThan(800);
-    expect(proxy.connects).toHaveLength(1);
+    const connects = await steady(() => proxy.connects.length, 'the CONNECT to arrive', {
+      done: (n) => n >= 1,
+    });
+    expect(connects).toBe(1);
   });
 
   it('tunnels an https call through HTTPS_PROXY with TLS end to end: the proxy sees only CONNECT host:443', async () => {

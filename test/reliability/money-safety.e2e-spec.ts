@@ -15,12 +15,17 @@ import type { PaymentsModuleOptions } from '@malipo/nestjs';
 import { CapturingLogger, everythingVisibleIn } from '../../libs/payments/spec-support/capture';
 import { OPERATION_CASES, successBody } from '../../libs/payments/spec-support/operation-cases';
 import { RecordingServer } from '../../libs/payments/spec-support/recording-server';
+import { steady } from '../../libs/payments/spec-support/steady';
 import { waitFor } from '../../libs/payments/spec-support/wait-for';
 
 const PASSWORD = 'S3cret-P4ss/word';
 const USERNAME = 'api-user';
 const PAYOUT = OPERATION_CASES[3].request;
 const PAYOUT_ANSWER = successBody('payout');
+/** A client timeout for the deadline scenarios: long enough for any attempt to be sent. */
+const TIMEOUT_MS = 1_000;
+/** How late the slow server answers: far beyond TIMEOUT_MS, however busy the machine. */
+const SLOW_MS = 10_000;
 
 /** A loopback server whose every request is answered by `handle`; it counts requests. */
 class HostileServer {
@@ -82,59 +87,49 @@ describe('money safety under hostile conditions', () => {
   describe('retries must not pay twice', () => {
     let slow: HostileServer;
     beforeAll(async () => {
-      // Ignores Idempotency-Key and answers after the client's timeout: every attempt "executes".
-      slow = await HostileServer.start((res) =>
-        setTimeout(() => res.end(JSON.stringify(PAYOUT_ANSWER)), 400),
-      );
+      // Ignores Idempotency-Key and answers long after the client's timeout: every attempt
+      // "executes", none is answered in time.
+      slow = await HostileServer.start((res) => {
+        const timer = setTimeout(() => res.end(JSON.stringify(PAYOUT_ANSWER)), SLOW_MS);
+        res.on('close', () => clearTimeout(timer));
+      });
     });
+    /** The requests that reached the server, once they stopped coming (it runs in this process). */
+    const executions = (atLeast: number) =>
+      steady(() => slow.requests, 'the attempts to arrive', { done: (n) => n >= atLeast });
     afterEach(() => {
       slow.requests = 0;
     });
     afterAll(() => slow.close());
 
     it('executes a slow payout 3 times by default (the document rule), and says it may have', async () => {
-      const client = clientOf(slow.url, { timeout: 150 });
+      const client = clientOf(slow.url, { timeout: TIMEOUT_MS });
       const error = await failure(client.payouts.mpesa(PAYOUT));
       await client.close();
 
-      // The server runs in this process: let it count what reached it before counting.
-      await waitFor(
-        () => (slow.requests >= 3 ? true : undefined),
-        'the attempts to arrive',
-        2_000,
-      ).catch(() => undefined);
-      expect(slow.requests).toBe(3);
+      expect(await executions(3)).toBe(3);
       expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 3, mayHaveExecuted: true });
     });
 
     it('executes it once with retryAmbiguous: false, as a module option or per call', async () => {
-      const module = clientOf(slow.url, { timeout: 150, retryAmbiguous: false });
+      const module = clientOf(slow.url, { timeout: TIMEOUT_MS, retryAmbiguous: false });
       const byModule = await failure(module.payouts.mpesa(PAYOUT));
-      const perCall = clientOf(slow.url, { timeout: 150 });
+      const perCall = clientOf(slow.url, { timeout: TIMEOUT_MS });
       const byCall = await failure(perCall.payouts.mpesa(PAYOUT, { retryAmbiguous: false }));
       await Promise.all([module.close(), perCall.close()]);
 
-      // The server runs in this process: let it count what reached it before counting.
-      await waitFor(
-        () => (slow.requests >= 2 ? true : undefined),
-        'the attempts to arrive',
-        2_000,
-      ).catch(() => undefined);
-      expect(slow.requests).toBe(2);
+      expect(await executions(2)).toBe(2);
       expect([byModule.attempts, byCall.attempts]).toEqual([1, 1]);
       expect(byModule.mayHaveExecuted && byCall.mayHaveExecuted).toBe(true);
     });
 
     it('retries a DNS failure (not sent), also with retryAmbiguous: false', async () => {
       const client = clientOf('https://no-such-host.invalid', { retryAmbiguous: false });
-      const started = performance.now();
       const error = await failure(client.payouts.mpesa(PAYOUT));
       await client.close();
 
       expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
       expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((error.cause as { code?: string }).code);
-      // Two backoffs (200 + 400 ms) and three quick look-ups.
-      expect(performance.now() - started).toBeLessThan(3_000);
     });
   });
 
@@ -155,20 +150,21 @@ describe('money safety under hostile conditions', () => {
       await client.payouts.mpesa(PAYOUT);
       await client.close();
 
+      // At least the Retry-After (a lower bound holds on a busy machine), and retried once.
+      expect(server.requests).toHaveLength(2);
       const gap = server.requests[1].at - server.requests[0].at;
       expect(gap).toBeGreaterThanOrEqual(990);
-      expect(gap).toBeLessThan(1_600);
     });
 
     it('does not wait for a Retry-After above maxRetryAfterMs, and reports it', async () => {
-      server.fallback = () => ({ status: 503, headers: { 'Retry-After': '10' } });
+      // An hour: a client that waited for it would never settle, and jest's timeout would fail it.
+      server.fallback = () => ({ status: 503, headers: { 'Retry-After': '3600' } });
       const client = clientOf(server.url);
       const error = await failure(client.payouts.mpesa(PAYOUT));
       await client.close();
 
       expect(server.requests).toHaveLength(1);
-      expect(error.retryAfterMs).toBeGreaterThan(9_000);
-      expect(error.retryAfterMs).toBeLessThanOrEqual(10_000);
+      expect(error).toMatchObject({ status: 503, attempts: 1, retryAfterMs: 3_600_000 });
     });
 
     it('exposes Retry-After and sanitised headers of a 429, not retried', async () => {
@@ -197,14 +193,13 @@ describe('money safety under hostile conditions', () => {
     });
     afterAll(() => Promise.all([dripping.close(), silent.close()]));
 
+    // The drip never ends and the silent server never answers: a call that outlived its deadline
+    // would never settle, and jest's timeout would fail the test.
     it('cuts a body dripped at 2 bytes/s at the timeout, and does not retry it', async () => {
-      const client = clientOf(dripping.url, { timeout: 1_000 });
-      const started = performance.now();
+      const client = clientOf(dripping.url, { timeout: TIMEOUT_MS });
       const error = await failure(client.payouts.mpesa(PAYOUT));
-      const elapsed = performance.now() - started;
       await client.close();
 
-      expect(elapsed).toBeLessThan(1_500);
       expect(error).toMatchObject({
         code: 'RESPONSE_INCOMPLETE',
         status: 200,
@@ -215,14 +210,14 @@ describe('money safety under hostile conditions', () => {
     });
 
     it('times out a server that never answers, per attempt', async () => {
-      const client = clientOf(silent.url, { timeout: 300, maxRetries: 1 });
-      const started = performance.now();
+      const client = clientOf(silent.url, { timeout: TIMEOUT_MS, maxRetries: 1 });
       const error = await failure(client.payouts.mpesa(PAYOUT));
       await client.close();
 
       expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 2, mayHaveExecuted: true });
-      // Two attempts of 300 ms and one backoff of 200 ms.
-      expect(performance.now() - started).toBeLessThan(1_300);
+      expect(
+        await steady(() => silent.requests, 'the attempts to arrive', { done: (n) => n >= 2 }),
+      ).toBe(2);
     });
 
     it('lets app.close() resolve within timeout + grace while a call is stuck', async () => {
@@ -233,7 +228,8 @@ describe('money safety under hostile conditions', () => {
             apiUsername: USERNAME,
             apiPassword: PASSWORD,
             baseUrl: dripping.url,
-            timeout: 1_000,
+            // Long enough that close() surely comes while the attempt is on the wire.
+            timeout: 3 * TIMEOUT_MS,
           }),
         ],
       }).compile();
@@ -241,14 +237,15 @@ describe('money safety under hostile conditions', () => {
         .get(PayoutsService)
         .mpesa(PAYOUT)
         .catch((e: unknown) => e);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitFor(
+        () => (dripping.requests > 0 ? true : undefined),
+        'the call to reach the server',
+      );
 
-      const started = performance.now();
+      // The drip never ends: a close() that waited for the call would never resolve.
       await moduleRef.close();
-      const closedIn = performance.now() - started;
       const error = (await call) as ServiceAPIError;
 
-      expect(closedIn).toBeLessThan(2_500);
       expect(error).toBeInstanceOf(ServiceAPIError);
       expect(error).toMatchObject({ code: 'CLIENT_CLOSED', mayHaveExecuted: true });
       expect(dripping.requests).toBe(1);

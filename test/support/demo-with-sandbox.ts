@@ -68,12 +68,16 @@ export class DemoWithSandbox {
     return (await (await fetch(`${this.demo.url}/orders/${id}`)).json()) as Order;
   }
 
-  /** Waits until the order is settled by a webhook. */
+  /** Waits until the order is settled by a webhook (the bound only ends a broken run). */
   settled(id: string): Promise<Order> {
-    return waitFor(async () => {
-      const order = await this.getOrder(id);
-      return ['SUCCESS', 'FAILED'].includes(order.status) ? order : undefined;
-    }, `order ${id} to settle`);
+    return waitFor(
+      async () => {
+        const order = await this.getOrder(id);
+        return ['SUCCESS', 'FAILED'].includes(order.status) ? order : undefined;
+      },
+      `order ${id} to settle`,
+      20_000,
+    );
   }
 
   /** The sandbox's control API. */

@@ -134,17 +134,31 @@ describe('sandbox network discovery: GET /v2/networks/grouped', () => {
 });
 
 describe('sandbox transaction status: GET /api/v1/status/{reference}', () => {
-  const env = setUpSandbox({ webhookDelayMs: 200 });
+  /** How long a transaction stays pending before it settles by itself. */
+  const DELAY_MS = 1_000;
+  const env = setUpSandbox({ webhookDelayMs: DELAY_MS });
+  /**
+   * Whether a look-up done now was surely done before the settlement: less than DELAY_MS after
+   * `started`, taken before the request (the settlement is scheduled after it). On a machine
+   * stalled that long the pending state is not checked; on any other it is.
+   */
+  const beforeSettlement = (started: number) => {
+    const inTime = Date.now() - started < DELAY_MS;
+    if (!inTime) console.log('looked up after the webhook delay (a busy machine): not checked');
+    return inTime;
+  };
   const status = (reference: string, authorization?: string | null) =>
     env.client.lookup(`/api/v1/status/${reference}`, { authorization });
   const settled = (reference: string) =>
     waitUntil(() => env.receiver.for(reference).length > 0).then(() => status(reference));
 
   it('answers the real shape, pending before the outcome and success after it', async () => {
+    const started = Date.now();
     const res = await env.client.send('collections.mpesa', { callback_url: env.receiver.url });
     const reference = res.json.transaction_reference as string;
 
     const pending = await status(reference);
+    const wasPending = beforeSettlement(started);
 
     expect(pending.status).toBe(200);
     expect(Object.keys(pending.json)).toEqual([
@@ -164,34 +178,36 @@ describe('sandbox transaction status: GET /api/v1/status/{reference}', () => {
       'request_metadata',
       'created_at',
     ]);
-    expect(pending.json).toEqual({
-      id: expect.stringMatching(UUID),
-      account_id: '',
-      billing_currency: '',
-      currency: 'KES',
-      code: reference,
-      conversion_rate: 0,
-      amount: 1500,
-      billing_currency_amount: 0,
-      balance: 1_000_000,
-      type: 'receipt',
-      transaction_details: {
-        payer: '0712345678',
-        merchant_id: '',
-        phone_number: '0712345678',
-        processed_at: { seconds: expect.any(Number), nanos: expect.any(Number) },
-        reason: '',
-        channel: 'mobile',
-        account_number: '00000000-0000-4000-a000-000000000001',
-        status: 'pending',
-        receiver: 'sandbox',
-        email_address: 'sandbox@sandbox.example.com',
-      },
-      transaction_category: 'fiat',
-      user_id: '',
-      request_metadata: null,
-      created_at: expect.any(String),
-    });
+    if (wasPending) {
+      expect(pending.json).toEqual({
+        id: expect.stringMatching(UUID),
+        account_id: '',
+        billing_currency: '',
+        currency: 'KES',
+        code: reference,
+        conversion_rate: 0,
+        amount: 1500,
+        billing_currency_amount: 0,
+        balance: 1_000_000,
+        type: 'receipt',
+        transaction_details: {
+          payer: '0712345678',
+          merchant_id: '',
+          phone_number: '0712345678',
+          processed_at: { seconds: expect.any(Number), nanos: expect.any(Number) },
+          reason: '',
+          channel: 'mobile',
+          account_number: '00000000-0000-4000-a000-000000000001',
+          status: 'pending',
+          receiver: 'sandbox',
+          email_address: 'sandbox@sandbox.example.com',
+        },
+        transaction_category: 'fiat',
+        user_id: '',
+        request_metadata: null,
+        created_at: expect.any(String),
+      });
+    }
 
     const done = await settled(reference);
     const [webhook] = env.receiver.for(reference);
@@ -208,6 +224,7 @@ describe('sandbox transaction status: GET /api/v1/status/{reference}', () => {
   });
 
   it('goes from pending to failed for a failing payout, with type withdrawal', async () => {
+    const started = Date.now();
     const res = await env.client.send('payouts.mpesa', {
       amount: 666,
       callback_url: env.receiver.url,
@@ -215,10 +232,11 @@ describe('sandbox transaction status: GET /api/v1/status/{reference}', () => {
     const reference = res.json.correlator_id as string;
 
     const pending = await status(reference);
+    const wasPending = beforeSettlement(started);
     const done = await settled(reference);
 
     expect(pending.json).toMatchObject({ type: 'withdrawal', amount: 666, code: reference });
-    expect(pending.json.transaction_details.status).toBe('pending');
+    if (wasPending) expect(pending.json.transaction_details.status).toBe('pending');
     expect(done.json.transaction_details).toMatchObject({
       status: 'failed',
       reason: 'Transaction failed with message: [Request Cancelled by user.]',

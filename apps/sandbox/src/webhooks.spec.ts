@@ -1,11 +1,11 @@
-import type { WebhookDelivery } from './ledger.service';
+import type { Transaction } from './ledger.service';
+import { steady } from '../../../libs/payments/spec-support/steady';
 import { WEBHOOK_WIRE_FIELDS } from '../../../libs/payments/src/webhooks/payment-webhook.wire';
 import { goTimeString } from './webhook.dispatcher';
 import {
   deadUrl,
   SandboxClient,
   setUpSandbox,
-  sleep,
   startFastSandbox,
   wireBody,
 } from '../test/sandbox-test-kit';
@@ -29,6 +29,15 @@ const SANDBOX_USER_ID = '00000000-0000-4000-a000-000000000001';
 
 describe('sandbox webhooks', () => {
   const env = setUpSandbox({}, { resetBeforeEach: false });
+
+  /**
+   * The transaction once `count` delivery attempts are recorded on it and no more come: an attempt
+   * is recorded when its answer is read, which may be after the receiver saw it.
+   */
+  const withDeliveries = (reference: string, count: number): Promise<Transaction> =>
+    steady(() => env.client.transaction(reference), `${count} recorded deliveries`, {
+      done: (transaction) => transaction.webhookDeliveries.length >= count,
+    });
 
   it('posts the real payload for a successful M-Pesa collection', async () => {
     const res = await env.client.send('collections.mpesa', { callback_url: env.receiver.url });
@@ -62,7 +71,7 @@ describe('sandbox webhooks', () => {
       thirdPartyTransId: webhook.body.third_party_trans_id,
     });
     expect(webhook.body.transaction_date).toBe(goTimeString(transaction.settledAt as string));
-    expect(transaction.webhookDeliveries).toEqual([
+    expect((await withDeliveries(reference, 1)).webhookDeliveries).toEqual([
       { attempt: 1, at: expect.any(String), status: 200 },
     ]);
   });
@@ -202,7 +211,7 @@ describe('sandbox webhooks', () => {
     expect(deliveries.map((d) => d.answered)).toEqual([500, 200]);
     // The same payload each time, so the receiver can de-duplicate.
     expect(deliveries[1].body).toEqual(deliveries[0].body);
-    const transaction = await env.client.transaction(reference);
+    const transaction = await withDeliveries(reference, 2);
     expect(transaction.webhookDeliveries).toEqual([
       { attempt: 1, at: expect.any(String), status: 500 },
       { attempt: 2, at: expect.any(String), status: 200 },
@@ -215,14 +224,13 @@ describe('sandbox webhooks', () => {
     });
     const reference = res.json.correlator_id;
 
-    await env.receiver.waitFor(reference, 3);
-    await sleep(150);
-
-    // One attempt plus one per entry of webhookRetryDelaysMs ([20, 40]).
-    const deliveries = env.receiver.for(reference);
+    // One attempt plus one per entry of webhookRetryDelaysMs ([20, 40]), then nothing more.
+    const transaction = await withDeliveries(reference, 3);
+    const deliveries = await steady(() => env.receiver.for(reference), 'the deliveries', {
+      done: (received) => received.length >= 3,
+    });
     expect(deliveries).toHaveLength(3);
     expect(new Set(deliveries.map((d) => JSON.stringify(d.body))).size).toBe(1);
-    const transaction = await env.client.transaction(reference);
     expect(transaction.webhookDeliveries.map((d) => d.status)).toEqual([503, 503, 503]);
   });
 
@@ -230,12 +238,7 @@ describe('sandbox webhooks', () => {
     const res = await env.client.send('collections.mpesa', { callback_url: await deadUrl() });
     const reference = res.json.transaction_reference;
 
-    let deliveries: WebhookDelivery[] = [];
-    const deadline = Date.now() + 3000;
-    while (deliveries.length < 3 && Date.now() < deadline) {
-      await sleep(20);
-      deliveries = (await env.client.transaction(reference)).webhookDeliveries;
-    }
+    const deliveries = (await withDeliveries(reference, 3)).webhookDeliveries;
 
     expect(deliveries.map((d) => d.attempt)).toEqual([1, 2, 3]);
     for (const delivery of deliveries) {
@@ -247,24 +250,38 @@ describe('sandbox webhooks', () => {
   it('sends no webhook for a transfer (it has no callback_url)', async () => {
     const before = env.receiver.received.length;
     const res = await env.client.send('transfers.send');
-    await sleep(100);
+    // A payout made after it, with the same webhook delay: once its webhook came, and nothing
+    // more for a while, a webhook of the transfer would have come too.
+    const after = await env.client.send('payouts.mpesa', { callback_url: env.receiver.url });
+    await env.receiver.waitFor(after.json.correlator_id);
+    const received = await steady(() => env.receiver.received.length, 'the webhooks');
 
     expect(res.status).toBe(200);
-    expect(env.receiver.received).toHaveLength(before);
+    expect(received).toBe(before + 1);
   });
 
   it('waits webhookDelayMs before settling', async () => {
-    const slow = await startFastSandbox({ webhookDelayMs: 400 });
+    const DELAY_MS = 1_500;
+    const slow = await startFastSandbox({ webhookDelayMs: DELAY_MS });
     try {
       const slowClient = new SandboxClient(slow);
+      const started = Date.now();
       const res = await slowClient.send('payouts.mpesa', { callback_url: env.receiver.url });
-      await sleep(100);
-      expect(env.receiver.for(res.json.correlator_id)).toEqual([]);
-      expect(await slowClient.transaction(res.json.correlator_id)).toMatchObject({
-        status: 'pending',
-      });
+      const reference = res.json.correlator_id as string;
+      const early = {
+        webhooks: env.receiver.for(reference).length,
+        transaction: await slowClient.transaction(reference),
+      };
+      // Looked at before the delay could have run out (it started after `started`): pending. On a
+      // machine stalled for the whole delay this says nothing, so it is not checked then.
+      if (Date.now() - started < DELAY_MS) {
+        expect(early.webhooks).toBe(0);
+        expect(early.transaction).toMatchObject({ status: 'pending' });
+      }
 
-      await env.receiver.waitFor(res.json.correlator_id);
+      await env.receiver.waitFor(reference);
+      // A lower bound: it holds however busy the machine.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(DELAY_MS - 10);
     } finally {
       await slow.close();
     }

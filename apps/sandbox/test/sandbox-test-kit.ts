@@ -232,8 +232,8 @@ export class WebhookReceiver {
     return this.received.filter((w) => w.body?.transaction_reference === reference);
   }
 
-  /** Waits until `count` deliveries for `reference` arrived. */
-  async waitFor(reference: string, count = 1, timeoutMs = 3000): Promise<ReceivedWebhook[]> {
+  /** Waits until `count` deliveries for `reference` arrived (the bound only ends a broken run). */
+  async waitFor(reference: string, count = 1, timeoutMs = 20_000): Promise<ReceivedWebhook[]> {
     await waitUntil(() => this.for(reference).length >= count, timeoutMs);
     return this.for(reference);
   }
@@ -263,8 +263,11 @@ export class WebhookReceiver {
   }
 }
 
-/** Polls `condition` every 5 ms until it holds, or fails after `timeoutMs`. */
-export async function waitUntil(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+/**
+ * Polls `condition` every 5 ms until it holds, or fails after `timeoutMs`: generous, so that only
+ * a broken run reaches it, never a busy machine.
+ */
+export async function waitUntil(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms`);

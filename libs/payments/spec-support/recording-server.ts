@@ -106,7 +106,8 @@ export class RecordingServer {
       if (reply.stallAfterHeadersMs !== undefined) {
         res.writeHead(reply.status ?? 200, { 'Content-Type': 'application/json' });
         res.write('{');
-        setTimeout(() => res.end('"success":true}'), reply.stallAfterHeadersMs);
+        // Unref'd, as the delay below: a late answer must not keep a finished test file's worker alive.
+        setTimeout(() => res.end('"success":true}'), reply.stallAfterHeadersMs).unref();
         return;
       }
       const payload = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
@@ -116,7 +117,7 @@ export class RecordingServer {
       });
       res.end(payload);
     };
-    if (reply.delayMs) setTimeout(send, reply.delayMs);
+    if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
     else send();
   }
 }

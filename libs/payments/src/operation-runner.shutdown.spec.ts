@@ -1,12 +1,20 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 import type { TestingModule } from '@nestjs/testing';
 import { Test } from '@nestjs/testing';
+import { CapturingLogger } from '../spec-support/capture';
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
+import { steady } from '../spec-support/steady';
 import { waitFor } from '../spec-support/wait-for';
 import { ServiceAPIError } from './errors';
 import { PaymentsModule } from './payments.module';
+import type { PaymentsModuleOptions } from './payments-options.interface';
+import { PaymentsWire } from './payments-wire';
 import { PayoutsService } from './payouts.service';
 
 const PAYOUT = OPERATION_CASES[3].request;
@@ -19,8 +27,7 @@ describe('graceful shutdown', () => {
   beforeAll(async () => {
     server = await RecordingServer.start();
   });
-  beforeEach(async () => {
-    server.reset();
+  const compile = async (options: Partial<PaymentsModuleOptions> = {}) => {
     moduleRef = await Test.createTestingModule({
       imports: [
         PaymentsModule.forRoot({
@@ -28,10 +35,15 @@ describe('graceful shutdown', () => {
           apiPassword: 'p',
           baseUrl: server.url,
           maxRetries: 5,
+          ...options,
         }),
       ],
     }).compile();
     payouts = moduleRef.get(PayoutsService);
+  };
+  beforeEach(async () => {
+    server.reset();
+    await compile();
   });
   afterAll(() => server.close());
 
@@ -42,27 +54,47 @@ describe('graceful shutdown', () => {
     );
 
   it('rejects a call that waits for a retry when the app closes, and sends nothing more', async () => {
-    server.fallback = () => ({ status: 503 });
-    const call = settle(payouts.mpesa(PAYOUT, { idempotencyKey: 'shutdown-1' }));
-    await waitFor(() => (server.requests.length === 3 ? true : undefined), 'three attempts');
-    // Well inside the 800 ms wait before the fourth attempt, once the third 503 is back.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The third 503 asks for 10 minutes, which the client accepts to wait: a close() that did not
+    // cancel the wait would never settle the call, and jest's timeout would fail the test.
+    server.reply(
+      { status: 503 },
+      { status: 503 },
+      { status: 503, headers: { 'Retry-After': '600' } },
+    );
+    // The debug lines tell when the client has the third 503, so is waiting: not a guess.
+    const logger = new CapturingLogger();
+    try {
+      await moduleRef.close();
+      await compile({ debug: true, maxRetryAfterMs: 600_000 });
+      // After compile(): the testing module installs its own logger.
+      Logger.overrideLogger(logger);
+      const call = settle(payouts.mpesa(PAYOUT, { idempotencyKey: 'shutdown-1' }));
+      await waitFor(
+        () =>
+          logger.lines.some((line) => line.message.includes('attempt 3/6] response HTTP 503'))
+            ? true
+            : undefined,
+        'the third 503 to reach the client',
+        20_000,
+      );
 
-    await moduleRef.close();
-    const { error } = (await call) as { error: ServiceAPIError };
+      await moduleRef.close();
+      const { error } = (await call) as { error: ServiceAPIError };
 
-    expect(error).toBeInstanceOf(ServiceAPIError);
-    expect(error).toMatchObject({
-      code: 'CLIENT_CLOSED',
-      attempts: 3,
-      idempotencyKey: 'shutdown-1',
-    });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(server.requests).toHaveLength(3);
+      expect(error).toBeInstanceOf(ServiceAPIError);
+      expect(error).toMatchObject({
+        code: 'CLIENT_CLOSED',
+        attempts: 3,
+        idempotencyKey: 'shutdown-1',
+      });
+      expect(await steady(() => server.requests.length, 'the requests')).toBe(3);
+    } finally {
+      Logger.overrideLogger(new ConsoleLogger());
+    }
   });
 
   it('lets an attempt on the wire finish, and close() waits for it', async () => {
-    server.reply({ status: 200, body: successBody('payout'), delayMs: 300 });
+    server.reply({ status: 200, body: successBody('payout'), delayMs: 1_000 });
     let resolvedAt = 0;
     const call = payouts.mpesa(PAYOUT).then((response) => {
       resolvedAt = performance.now();
@@ -79,15 +111,34 @@ describe('graceful shutdown', () => {
   });
 
   it('does not retry an attempt that fails while closing', async () => {
-    server.fallback = () => ({ status: 503, delayMs: 200 });
-    const call = settle(payouts.mpesa(PAYOUT));
-    await waitFor(() => (server.requests.length === 1 ? true : undefined), 'the attempt');
+    // A server of its own, which answers the 503 only once close() has begun: not a guess.
+    let held: ServerResponse | undefined;
+    let requests = 0;
+    const holding = createServer((req, res) => {
+      requests += 1;
+      req.resume();
+      held = res;
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    try {
+      await moduleRef.close();
+      await compile({ baseUrl: `http://127.0.0.1:${(holding.address() as AddressInfo).port}` });
+      const call = settle(payouts.mpesa(PAYOUT));
+      const response = await waitFor(() => held, 'the attempt', 20_000);
 
-    await moduleRef.close();
-    const { error } = (await call) as { error: ServiceAPIError };
+      const closed = moduleRef.close();
+      const wire = moduleRef.get(PaymentsWire, { strict: false });
+      await waitFor(() => (wire.closing ? true : undefined), 'close() to begin', 20_000);
+      response.writeHead(503, { 'content-type': 'application/json' }).end('{}');
+      await closed;
+      const { error } = (await call) as { error: ServiceAPIError };
 
-    expect(error).toMatchObject({ status: 503, attempts: 1 });
-    expect(server.requests).toHaveLength(1);
+      expect(error).toMatchObject({ status: 503, attempts: 1 });
+      expect(await steady(() => requests, 'the requests')).toBe(1);
+    } finally {
+      holding.closeAllConnections();
+      await new Promise((resolve) => holding.close(resolve));
+    }
   });
 
   it('rejects calls made after close without sending them', async () => {

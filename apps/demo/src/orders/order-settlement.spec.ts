@@ -184,7 +184,7 @@ describe('demo: orders settle from confirmed webhooks only', () => {
   it('refuses a webhook the service does not confirm and leaves the order PENDING', async () => {
     provider.next = { reference: '9BD100000003eR' };
     const id = String((await post('/orders/collections/mpesa', mpesa(300))).body.id);
-    provider.settle('9BD100000003eR', 'pending', 300);
+    provider.settle('9BD100000003eR', 'failed', 300);
 
     expect((await webhook(lastCallbackUrl(), '9BD100000003eR', true, 300)).status).toBe(409);
 

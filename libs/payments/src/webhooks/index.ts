@@ -38,10 +38,15 @@ export {
 } from './payments-webhook.dispatcher';
 export type { PaymentWebhookReceipt } from './payments-webhook.controller';
 export {
+  verifyPaymentsSignature,
+  type PaymentsSignatureOptions,
+} from './payments-webhook.signature';
+export {
   PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
   type PaymentWebhookContradiction,
+  PaymentWebhookNotFinalError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';

@@ -5,18 +5,65 @@ import { PaymentsValidationError, ServiceAPIError } from '../errors';
 import { getTransactionsToken } from '../payments.decorators';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
-import { PAYMENTS_WEBHOOK_LOGGER_CONTEXT } from './payments-webhook.constants';
+import {
+  DEFAULT_PENDING_RECHECK_DELAYS_MS,
+  PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
+} from './payments-webhook.constants';
 import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 import {
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
-  PaymentWebhookContradiction,
+  type PaymentWebhookContradiction,
+  PaymentWebhookNotFinalError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { forLog } from './payments-webhook.logging';
 
 /** Amounts closer than half a minor unit are equal (JSON decimals need not round-trip exactly). */
 const AMOUNT_TOLERANCE = 0.005;
+
+/**
+ * Record statuses (`transactionDetails.status`, compared trimmed and lower-case) of a transaction
+ * that succeeded. Only the value docs/wire-contract.md records ("Transaction status", "Status
+ * strings"): a success handler must never run on a word we merely guess means paid. A word that
+ * is in neither set is "not final", so an unforeseen one delays an event (503), never misroutes it.
+ */
+const RECORD_SUCCESS_STATUSES: ReadonlySet<string> = new Set(['success']);
+
+/**
+ * Record statuses of a transaction that ended without the money moving: the sandbox's `failed`
+ * (docs/wire-contract.md records only "success" for the real service) and the usual words for a
+ * payment that will not succeed any more. Left out on purpose: `error` and `timeout`, which may
+ * name a step the service retries.
+ */
+const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
+  'failed',
+  'failure',
+  'cancelled',
+  'canceled',
+  'declined',
+  'rejected',
+  'reversed',
+  'expired',
+]);
+
+/** The outcome the record settled on, or `undefined` while it is not final (pending, no status...). */
+function recordOutcome(record: TransactionStatus): 'succeeded' | 'failed' | undefined {
+  const status: unknown = record.transactionDetails?.status;
+  if (typeof status !== 'string') return undefined;
+  const word = status.trim().toLowerCase();
+  if (RECORD_SUCCESS_STATUSES.has(word)) return 'succeeded';
+  if (RECORD_FAILURE_STATUSES.has(word)) return 'failed';
+  return undefined;
+}
+
+/** The record's status, fit for a log line. */
+function shownStatus(record: TransactionStatus): string {
+  const status: unknown = record.transactionDetails?.status;
+  return typeof status === 'string' ? `"${forLog(status, 32)}"` : 'no status';
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * HTTP statuses of a look-up that say nothing about the reference: our credentials, rate limits,
@@ -37,10 +84,14 @@ function isUnknownReference(error: unknown): boolean {
   );
 }
 
-/** What of the record contradicts the event, if anything. */
+/**
+ * What of the record contradicts the event, if anything. A record that is not final (`outcome`
+ * undefined) contradicts only by its reference: its outcome and amount are judged once it settled.
+ */
 function contradiction(
   event: PaymentWebhookEvent,
   record: TransactionStatus,
+  outcome: 'succeeded' | 'failed' | undefined,
 ): [PaymentWebhookContradiction, string] | undefined {
   const code: unknown = record.code;
   if (code !== event.transactionReference) {
@@ -49,13 +100,11 @@ function contradiction(
       `the record is of ${typeof code === 'string' ? forLog(code) : 'no reference'}`,
     ];
   }
-  const status: unknown = record.transactionDetails?.status;
-  const recordSucceeded = typeof status === 'string' && status.toLowerCase() === 'success';
-  if (event.succeeded !== recordSucceeded) {
-    const shown = typeof status === 'string' ? `"${forLog(status, 32)}"` : 'no status';
+  if (outcome === undefined) return undefined;
+  if (event.succeeded !== (outcome === 'succeeded')) {
     return [
       'outcome-mismatch',
-      `the event ${event.succeeded ? 'succeeded' : 'failed'}, the record has ${shown}`,
+      `the event ${event.succeeded ? 'succeeded' : 'failed'}, the record has ${shownStatus(record)}`,
     ];
   }
   const amount: unknown = record.amount;
@@ -79,6 +128,7 @@ function contradiction(
 export class PaymentsWebhookConfirmation implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOK_LOGGER_CONTEXT);
   private transactions?: TransactionsService;
+  private recheckDelaysMs: readonly number[] = DEFAULT_PENDING_RECHECK_DELAYS_MS;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) private readonly options: PaymentsWebhookModuleOptions,
@@ -87,6 +137,20 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
 
   /** Resolves the look-up at boot, so a missing `PaymentsModule` fails the boot, not a payment. */
   onModuleInit(): void {
+    const delays: unknown = this.options.pendingRecheckDelaysMs;
+    if (delays !== undefined) {
+      if (
+        !Array.isArray(delays) ||
+        !delays.every((ms: unknown) => Number.isSafeInteger(ms) && (ms as number) >= 0)
+      ) {
+        throw new Error(
+          'The PaymentsWebhookModule option pendingRecheckDelaysMs must be an array of ' +
+            'non-negative integers (ms)',
+        );
+      }
+      // A copy: the schedule is the one checked here, whatever becomes of the caller's array.
+      this.recheckDelaysMs = [...(delays as number[])];
+    }
     if (this.options.confirm === false) {
       if (!this.options.verify) {
         this.logger.warn(
@@ -113,16 +177,41 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
 
   /**
    * The event with the service's record as `confirmation`, or the event as it is when `confirm` is
-   * off.
+   * off. A record that is not final yet is looked up again after each of `pendingRecheckDelaysMs`.
    * @throws PaymentWebhookContradictedError when the record contradicts the event (logged).
+   * @throws PaymentWebhookNotFinalError when the record is still not final after the re-checks
+   *   (logged).
    * @throws PaymentWebhookConfirmationError when the look-up failed (logged).
    */
   async confirm(event: PaymentWebhookEvent): Promise<PaymentWebhookEvent> {
-    if (!this.transactions) return event;
+    const transactions = this.transactions;
+    if (!transactions) return event;
+    for (let recheck = 0; ; recheck += 1) {
+      const record = await this.lookUp(transactions, event);
+      const outcome = recordOutcome(record);
+      const found = contradiction(event, record, outcome);
+      if (found) throw this.refused(event, ...found);
+      if (outcome !== undefined) return { ...event, confirmation: record };
+      if (recheck >= this.recheckDelaysMs.length) {
+        this.logger.warn(
+          `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the ` +
+            `service's record is not final (${shownStatus(record)}) after ${recheck + 1} ` +
+            'look-up(s); answered 503 so that the service delivers it again',
+        );
+        throw new PaymentWebhookNotFinalError(event.transactionReference);
+      }
+      await sleep(this.recheckDelaysMs[recheck]);
+    }
+  }
+
+  /** The service's record of the event's transaction. */
+  private async lookUp(
+    transactions: TransactionsService,
+    event: PaymentWebhookEvent,
+  ): Promise<TransactionStatus> {
     const reference = event.transactionReference;
-    let record: TransactionStatus;
     try {
-      record = await this.transactions.status(reference);
+      return await transactions.status(reference);
     } catch (error) {
       if (isUnknownReference(error)) {
         throw this.refused(event, 'unknown-reference', 'the service has no such transaction');
@@ -133,9 +222,6 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
       throw new PaymentWebhookConfirmationError(reference, error);
     }
-    const found = contradiction(event, record);
-    if (found) throw this.refused(event, ...found);
-    return { ...event, confirmation: record };
   }
 
   private refused(

@@ -6,8 +6,19 @@
  */
 export const DEFAULT_WEBHOOK_LEASE_MS = 30_000;
 
+/**
+ * Waits (ms) before each re-check of a record that is not final yet, when `pendingRecheckDelaysMs`
+ * is not given: four re-checks over 3 s with backoff, so a callback posted just before the service
+ * settled its record is confirmed within the same delivery, and one that stays pending is answered
+ * 503 well before a sender would give up on the request.
+ */
+export const DEFAULT_PENDING_RECHECK_DELAYS_MS: readonly number[] = [250, 500, 1000, 1250];
+
 /** Route of the webhook when `path` is not given: `POST /webhooks/payments`. */
 export const DEFAULT_WEBHOOK_PATH = 'webhooks/payments';
+
+/** Header of the signature `verifyPaymentsSignature` checks when `header` is not given. */
+export const DEFAULT_SIGNATURE_HEADER = 'x-payd-connect-signature';
 
 /** Logger context of the webhook module's warnings and errors. */
 export const PAYMENTS_WEBHOOK_LOGGER_CONTEXT = 'PaymentsWebhook';

@@ -26,6 +26,7 @@ import {
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
+  PaymentWebhookNotFinalError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type {
@@ -40,6 +41,8 @@ export type PaymentWebhookReceipt = { received: true } & PaymentWebhookDispatch;
 interface WebhookRequest {
   originalUrl?: string;
   url?: string;
+  /** Set by Nest when the app was created with `rawBody: true`. */
+  rawBody?: Buffer;
 }
 
 /**
@@ -55,9 +58,10 @@ function isJson(contentType: string | string[] | undefined): boolean {
  * The webhook route. Statuses: 200 accepted (handled, or a duplicate of a processed event); 400
  * not a JSON object or no usable `transaction_reference`; 401 refused by `verify`; 409 contradicted
  * by the service's record; 415 not `application/json`; 500 a handler failed; 503 not confirmable
- * now (look-up failed), a concurrent copy of a delivery that failed, another delivery holds the
- * event's claim (another instance is handling it), or the store failed (Redis unreachable). Every
- * non-2xx leaves the event unprocessed, so a re-delivery is handled in full.
+ * now (look-up failed, or the record still not final), a concurrent copy of a delivery that
+ * failed, another delivery holds the event's claim (another instance is handling it), or the store
+ * failed (Redis unreachable). Every non-2xx leaves the event unprocessed, so a re-delivery is
+ * handled in full.
  *
  * The route is an option, and decorators take constants: the controller is made per registration.
  */
@@ -82,7 +86,7 @@ export function createPaymentsWebhookController(path: string): Type {
       }
       const url = request.originalUrl ?? request.url;
       const { verify } = this.options;
-      if (verify && !(await verify({ headers, body, ip, url }))) {
+      if (verify && !(await verify({ headers, body, rawBody: request.rawBody, ip, url }))) {
         throw new UnauthorizedException('The webhook delivery could not be verified');
       }
       let event: PaymentWebhookEvent;
@@ -112,6 +116,7 @@ export function createPaymentsWebhookController(path: string): Type {
         }
         if (
           error instanceof PaymentWebhookConfirmationError ||
+          error instanceof PaymentWebhookNotFinalError ||
           error instanceof PaymentWebhookConcurrentFailureError ||
           error instanceof PaymentWebhookStoreError
         ) {

@@ -21,6 +21,7 @@ import {
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
+  PaymentWebhookNotFinalError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
@@ -40,8 +41,9 @@ export interface PaymentWebhookDispatch {
 
 /**
  * How a delivery ended, as seen by a copy that waited for it: `processed` (the copy then finds it
- * in the store), `refused` (confirmation failed: the copy is judged on its own), `failed` (a handler
- * or the store failed: the copy must not be acknowledged either).
+ * in the store), `refused` (confirmation failed or the record was not final: the copy is judged on
+ * its own, and may find the record settled by now), `failed` (a handler or the store failed: the
+ * copy must not be acknowledged either).
  */
 type DeliveryEnd = 'processed' | 'refused' | 'failed';
 
@@ -140,7 +142,7 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
    * rather than being acknowledged for work that did not happen; if it was refused, the copy is
    * judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
    * @throws PaymentWebhookContradictedError, PaymentWebhookConfirmationError,
-   *   PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
+   *   PaymentWebhookNotFinalError, PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
    *   what a handler threw.
    */
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
@@ -156,7 +158,8 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       (): DeliveryEnd => 'processed',
       (error: unknown): DeliveryEnd =>
         error instanceof PaymentWebhookContradictedError ||
-        error instanceof PaymentWebhookConfirmationError
+        error instanceof PaymentWebhookConfirmationError ||
+        error instanceof PaymentWebhookNotFinalError
           ? 'refused'
           : 'failed',
     );

@@ -4,7 +4,8 @@ import { PaymentsError } from '../errors';
  * Why the status look-up contradicts an event:
  * - `unknown-reference`: the service has no transaction with this reference;
  * - `reference-mismatch`: the record's `code` is another reference;
- * - `outcome-mismatch`: a succeeded event whose record is not `success`, or the other way round;
+ * - `outcome-mismatch`: the record is final with the other outcome (a succeeded event whose record
+ *   failed, or the other way round);
  * - `amount-mismatch`: the event's amount is not the record's.
  */
 export type PaymentWebhookContradiction =
@@ -25,6 +26,23 @@ export class PaymentWebhookContradictedError extends PaymentsError {
     detail: string,
   ) {
     super(`The service's record contradicts the webhook event: ${detail}`);
+  }
+}
+
+/**
+ * The service's record of the event's transaction is not final yet (`pending`, `processing`, no
+ * status...) and stayed so through the re-checks of `pendingRecheckDelaysMs`: the service may post
+ * its callback before its own record has settled. No handler ran. The webhook route answers 503 so
+ * that the service delivers it again; the handlers run once the record agrees.
+ */
+export class PaymentWebhookNotFinalError extends PaymentsError {
+  override readonly name = 'PaymentWebhookNotFinalError';
+
+  constructor(
+    /** Reference of the event. */
+    readonly transactionReference: string,
+  ) {
+    super("The service's record of the webhook event is not final yet; deliver it again later");
   }
 }
 

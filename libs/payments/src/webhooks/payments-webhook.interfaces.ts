@@ -39,9 +39,18 @@ export interface PaymentsWebhookModuleOptions {
    */
   leaseMs?: number;
   /**
+   * Waits (ms) before each re-check of a record that is not final yet (`pending`, `processing`, no
+   * status...): the service may post its callback before its own record has settled. Default
+   * `[250, 500, 1000, 1250]` (up to 3 s). A record still not final after the last re-check is
+   * answered 503, so the service delivers again; `[]` answers 503 at once. Non-negative integers,
+   * checked at boot. Keep the sum well below the time the sender waits for an answer.
+   */
+  pendingRecheckDelaysMs?: readonly number[];
+  /**
    * Decides whether a delivery is genuine before anything else (shared secret header, IP
    * allow-list, signature...): false answers 401 and runs nothing. It adds to `confirm`, it does not
-   * replace it unless `confirm` is off.
+   * replace it unless `confirm` is off. `verifyPaymentsSignature({ secrets })` checks the
+   * `X-Payd-Connect-Signature` of signed deliveries.
    */
   verify?: (delivery: PaymentWebhookDelivery) => boolean | Promise<boolean>;
 }
@@ -57,6 +66,11 @@ export interface PaymentWebhookDelivery {
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body. */
   body: unknown;
+  /**
+   * The body's bytes as received: set when the app was created with `rawBody: true`
+   * (`NestFactory.create(AppModule, { rawBody: true })`), which a signature check needs.
+   */
+  rawBody?: Buffer;
   ip?: string;
   /** The request URL: path and query. */
   url?: string;

@@ -2,6 +2,7 @@ import kenyaFailure from '../../spec-support/real-service/webhooks/kenya-failure
 import kenyaSuccess from '../../spec-support/real-service/webhooks/kenya-success.json';
 import panAfricanFailure from '../../spec-support/real-service/webhooks/pan-african-failure.json';
 import panAfricanSuccess from '../../spec-support/real-service/webhooks/pan-african-success.json';
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -23,6 +24,7 @@ import {
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { PaymentsWebhookModule } from './payments-webhook.module';
+import { verifyPaymentsSignature } from './payments-webhook.signature';
 import {
   InMemoryPaymentsWebhookStore,
   type PaymentsWebhookClaim,
@@ -81,6 +83,8 @@ interface StatusAnswer {
 class StatusServer {
   readonly requests: { reference: string; authorization?: string }[] = [];
   private readonly answers = new Map<string, StatusAnswer>();
+  /** Answers each look-up takes in turn before the last one stays (see `settleInTurn`). */
+  private readonly turns = new Map<string, StatusAnswer[]>();
 
   private constructor(
     private readonly server: Server,
@@ -102,6 +106,19 @@ class StatusServer {
     this.answers.set(reference, { status: 200, body: statusRecord(reference, status, amount) });
   }
 
+  /**
+   * The record of `reference` goes through `statuses`: each look-up answers the next one, and the
+   * last one stays (`pending`, `pending`, `success`: a record the service settles meanwhile).
+   */
+  settleInTurn(reference: string, statuses: string[], amount: number): void {
+    const answers = statuses.map((s) => ({
+      status: 200,
+      body: statusRecord(reference, s, amount),
+    }));
+    this.answers.set(reference, answers[0]);
+    this.turns.set(reference, answers);
+  }
+
   /** The look-up of `reference` answers `answer` as it is. */
   answer(reference: string, answer: StatusAnswer): void {
     this.answers.set(reference, answer);
@@ -117,6 +134,7 @@ class StatusServer {
 
   reset(): void {
     this.answers.clear();
+    this.turns.clear();
     this.requests.length = 0;
   }
 
@@ -129,6 +147,8 @@ class StatusServer {
     const match = /^\/api\/v1\/status\/([^/?]+)$/.exec(req.url ?? '');
     const reference = match ? decodeURIComponent(match[1]) : '';
     this.requests.push({ reference, authorization: req.headers.authorization });
+    const next = this.turns.get(reference)?.shift();
+    if (next) this.answers.set(reference, next);
     const answer = (match && req.method === 'GET' && this.answers.get(reference)) || {
       status: 404,
       body: { status: 404, success: false, message: 'transaction not found' },
@@ -208,7 +228,7 @@ interface Harness {
   /** POSTs a delivery to the webhook route. */
   deliver(
     body: unknown,
-    init?: { query?: string; contentType?: string; headers?: Record<string, string> },
+    init?: { query?: string; contentType?: string; headers?: Record<string, string> | string[][] },
   ): Promise<Response>;
 }
 
@@ -237,10 +257,11 @@ async function boot(
   imports: (DynamicModule | (new () => unknown))[],
   providers: Provider[] = [Handlers],
   path = 'webhooks/payments',
+  { rawBody = false }: { rawBody?: boolean } = {},
 ): Promise<Harness> {
   const logger = new CapturingLogger();
   const moduleRef = await Test.createTestingModule({ imports, providers }).compile();
-  const app = moduleRef.createNestApplication({ logger });
+  const app = moduleRef.createNestApplication({ logger, rawBody });
   apps.push(app);
   await app.listen(0, '127.0.0.1');
   const url = `${await app.getUrl()}/${path}`;
@@ -251,7 +272,10 @@ async function boot(
     deliver: (body, init = {}) =>
       fetch(`${url}${init.query ?? ''}`, {
         method: 'POST',
-        headers: { 'content-type': init.contentType ?? 'application/json', ...init.headers },
+        headers: [
+          ['content-type', init.contentType ?? 'application/json'],
+          ...(Array.isArray(init.headers) ? init.headers : Object.entries(init.headers ?? {})),
+        ],
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
   };
@@ -475,8 +499,8 @@ describe('PaymentsWebhookModule', () => {
         EXAMPLES.kenyaSuccess,
       ],
       [
-        'a success the record says pending',
-        () => status.settle('9BD103739849eR', 'pending', 10),
+        'a success the record says cancelled',
+        () => status.settle('9BD103739849eR', 'Cancelled', 10),
         EXAMPLES.kenyaSuccess,
       ],
       [
@@ -499,6 +523,15 @@ describe('PaymentsWebhookModule', () => {
         EXAMPLES.kenyaSuccess,
       ],
       [
+        'a pending record of another reference',
+        () =>
+          status.answer('9BD103739849eR', {
+            status: 200,
+            body: statusRecord('9BD000000000eR', 'pending', 10),
+          }),
+        EXAMPLES.kenyaSuccess,
+      ],
+      [
         'an unknown reference answered 400 in the body of an HTTP 200',
         () =>
           status.answer('9BD103739849eR', {
@@ -515,6 +548,8 @@ describe('PaymentsWebhookModule', () => {
 
       expect(response.status).toBe(409);
       expect(handlers.all).toEqual([]);
+      // A contradiction is final: the record is not looked up again.
+      expect(status.requests).toHaveLength(1);
       const warnings = logger.of('warn').join('\n');
       expect(warnings).toMatch(/Refused a collection webhook for 9BD\d+eR/);
       expect(warnings).not.toMatch(/0712345678|\+254700000000/);
@@ -552,14 +587,16 @@ describe('PaymentsWebhookModule', () => {
     });
 
     it('refuses a forged success, then runs the handlers for the genuine delivery', async () => {
-      // The payment is still pending when the forger posts its "success".
+      // The payment is still pending when the forger posts its "success": not yet judged.
       status.settle('9BD103739849eR', 'pending', 10);
-      const { deliver, handlers } = await standard();
+      const { deliver, handlers } = await standard({ pendingRecheckDelaysMs: [1] });
 
-      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(409);
-      expect((await deliver({ ...EXAMPLES.kenyaSuccess, amount: 1 })).status).toBe(409);
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+      expect((await deliver({ ...EXAMPLES.kenyaSuccess, amount: 1 })).status).toBe(503);
+      expect(handlers.all).toEqual([]);
 
       status.settle('9BD103739849eR', 'success', 10);
+      expect((await deliver({ ...EXAMPLES.kenyaSuccess, amount: 1 })).status).toBe(409);
       const genuine = await deliver(EXAMPLES.kenyaSuccess);
 
       expect(genuine.status).toBe(200);
@@ -652,6 +689,334 @@ describe('PaymentsWebhookModule', () => {
       });
       expect(accepted.status).toBe(200);
       expect(handlers.collections).toHaveLength(1);
+    });
+  });
+
+  describe.each(REGISTRATIONS)('records not final yet (%s)', (_how, register) => {
+    const standard = standardWith(register);
+    /** Short waits: what is tested is the number of look-ups and the answer, not the delays. */
+    const pendingRecheckDelaysMs = [1, 2, 3];
+
+    it('confirms a success the service settles while it is re-checked, and runs the handlers once', async () => {
+      status.settleInTurn('9BD103739849eR', ['pending', 'processing', 'success'], 10);
+      const { deliver, handlers, logger } = await standard({ pendingRecheckDelaysMs });
+
+      const response = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      expect(status.requests).toHaveLength(3);
+      expect(handlers.collections).toHaveLength(1);
+      expect(handlers.collections[0].confirmation?.transactionDetails.status).toBe('success');
+      expect(logger.of('warn')).toEqual([]);
+    });
+
+    it('answers 503 while the record stays pending, and runs the handlers once on a later delivery', async () => {
+      status.settle('9BD103739849eR', 'pending', 10);
+      const { deliver, handlers, logger } = await standard({ pendingRecheckDelaysMs });
+
+      const early = await deliver({ ...EXAMPLES.kenyaSuccess, phone_number: '0712345678' });
+
+      expect(early.status).toBe(503);
+      expect(handlers.collectionCalls).toBe(0);
+      // The first look-up and one after each wait.
+      expect(status.requests).toHaveLength(4);
+      const warnings = logger.of('warn').join('\n');
+      expect(warnings).toMatch(
+        /Deferred a collection webhook for 9BD103739849eR: .*not final \("pending"\) after 4 look-up/,
+      );
+      expect(warnings).not.toMatch(/0712345678|\+254700000000|Successfully processes/);
+
+      status.settle('9BD103739849eR', 'success', 10);
+      const later = await deliver(EXAMPLES.kenyaSuccess);
+      const again = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect(await later.json()).toEqual({ received: true, duplicate: false, handled: 2 });
+      expect(await again.json()).toEqual({ received: true, duplicate: true, handled: 0 });
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it.each<[string, (reference: string) => void, unknown]>([
+      [
+        'a failure the record says pending',
+        (r) => status.settle(r, 'pending', 10),
+        EXAMPLES.kenyaFailure,
+      ],
+      ['a record that is queued', (r) => status.settle(r, 'QUEUED', 10), EXAMPLES.kenyaFailure],
+      ['a record with an empty status', (r) => status.settle(r, '', 10), EXAMPLES.kenyaFailure],
+      [
+        'a record without a status',
+        (r) => {
+          const record = statusRecord(r, 'pending', 10);
+          const { status: _status, ...details } = record.transaction_details;
+          status.answer(r, { status: 200, body: { ...record, transaction_details: details } });
+        },
+        EXAMPLES.kenyaFailure,
+      ],
+      [
+        'a record of another amount (judged once final)',
+        (r) => status.settle(r, 'pending', 99),
+        EXAMPLES.kenyaFailure,
+      ],
+    ])('answers 503 and runs no handler for %s', async (_label, arrange, body) => {
+      arrange('9BD104311505eR');
+      const { deliver, handlers } = await standard({ pendingRecheckDelaysMs });
+
+      expect((await deliver(body)).status).toBe(503);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toHaveLength(4);
+    });
+
+    it('with pendingRecheckDelaysMs: [], answers 503 after one look-up', async () => {
+      status.settle('9BD103739849eR', 'pending', 10);
+      const { deliver, handlers } = await standard({ pendingRecheckDelaysMs: [] });
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+      expect(status.requests).toHaveLength(1);
+      expect(handlers.all).toEqual([]);
+    });
+
+    it('re-checks with the default schedule when none is given', async () => {
+      status.settleInTurn('9BD103739849eR', ['pending', 'success'], 10);
+      const { deliver, handlers } = await standard();
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(status.requests).toHaveLength(2);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('judges a copy that waited for a deferred delivery on its own', async () => {
+      status.settle('9BD103739849eR', 'pending', 10);
+      // The first delivery waits long enough for the copy to arrive meanwhile (usually).
+      const { deliver, handlers } = await standard({ pendingRecheckDelaysMs: [300] });
+
+      const first = deliver(EXAMPLES.kenyaSuccess);
+      while (status.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const copy = await deliver(EXAMPLES.kenyaSuccess);
+
+      expect([(await first).status, copy.status]).toEqual([503, 503]);
+      // The copy made its own two look-ups, whether or not it overlapped the first delivery.
+      expect(status.requests).toHaveLength(4);
+      expect(handlers.all).toEqual([]);
+    });
+
+    it.each<[string, unknown]>([
+      ['a negative delay', [250, -1]],
+      ['a fraction', [1.5]],
+      ['NaN', [Number.NaN]],
+      ['a string', ['250']],
+      ['a number instead of an array', 250],
+    ])('fails at boot with pendingRecheckDelaysMs holding %s', async (_label, delays) => {
+      await expect(
+        boot([
+          register({
+            confirm: false,
+            verify: () => true,
+            pendingRecheckDelaysMs: delays as number[],
+          }),
+        ]),
+      ).rejects.toThrow(/pendingRecheckDelaysMs must be an array of non-negative integers \(ms\)/);
+    });
+  });
+
+  describe.each(REGISTRATIONS)('signed deliveries (%s)', (_how, register) => {
+    const SECRET = 'whsec_malipo_spec_1';
+    /**
+     * HMAC-SHA256 of the recorded kenya-success example as the Connect product signs it (top-level
+     * keys sorted, no spaces), with SECRET: computed with Python's `json.dumps(sort_keys=True,
+     * separators=(',', ':'))` and `openssl dgst -sha256 -hmac`, not with the code under test.
+     */
+    const KENYA_SUCCESS_SIGNATURE =
+      '4b22671f3d533099034929c1b846b8133733d4b852917e0e1e7966bda2fd7703';
+
+    /** The hex HMAC-SHA256 of `text` with `secret`. */
+    const hmac = (secret: string, text: string | Buffer) =>
+      createHmac('sha256', secret).update(text).digest('hex');
+    /** The signature of `body` as the Connect product makes it: over its keys in sorted order. */
+    const connectSignature = (secret: string, body: Record<string, unknown>) =>
+      hmac(
+        secret,
+        JSON.stringify(
+          Object.fromEntries(Object.entries(body).sort(([a], [b]) => (a < b ? -1 : 1))),
+        ),
+      );
+
+    const signed = (
+      options: Parameters<typeof verifyPaymentsSignature>[0],
+      { rawBody = true }: { rawBody?: boolean } = {},
+    ) =>
+      boot(
+        [paymentsModule(), register({ verify: verifyPaymentsSignature(options) })],
+        [Handlers],
+        'webhooks/payments',
+        { rawBody },
+      );
+
+    it('accepts the recorded example with its Connect signature, sent as recorded', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET });
+
+      // The recorded key order, not the signed (sorted) one: the signature covers the content.
+      const response = await deliver(JSON.stringify(EXAMPLES.kenyaSuccess), {
+        headers: { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE },
+      });
+
+      expect(response.status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+      expect(connectSignature(SECRET, EXAMPLES.kenyaSuccess)).toBe(KENYA_SUCCESS_SIGNATURE);
+    });
+
+    it('accepts the signature in upper case and the Connect form with other spacing and key order', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET });
+      const reordered = Object.fromEntries(Object.entries(EXAMPLES.kenyaSuccess).reverse());
+
+      const response = await deliver(JSON.stringify(reordered, null, 2), {
+        headers: { 'X-Payd-Connect-Signature': KENYA_SUCCESS_SIGNATURE.toUpperCase() },
+      });
+
+      expect(response.status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it.each<[string, Record<string, string> | string[][]]>([
+      ['no signature', {}],
+      [
+        'a signature made with another secret',
+        { 'x-payd-connect-signature': connectSignature('other-secret', EXAMPLES.kenyaSuccess) },
+      ],
+      [
+        'one changed digit',
+        { 'x-payd-connect-signature': `${KENYA_SUCCESS_SIGNATURE.slice(0, -1)}8` },
+      ],
+      [
+        'a truncated signature',
+        { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE.slice(0, 62) },
+      ],
+      [
+        'a signature with a byte more',
+        { 'x-payd-connect-signature': `${KENYA_SUCCESS_SIGNATURE}00` },
+      ],
+      [
+        'a signature that is not hex',
+        { 'x-payd-connect-signature': `${KENYA_SUCCESS_SIGNATURE.slice(0, 62)}zz` },
+      ],
+      ['a prefixed signature', { 'x-payd-connect-signature': `sha256=${KENYA_SUCCESS_SIGNATURE}` }],
+      [
+        'the signature sent twice',
+        [
+          ['x-payd-connect-signature', KENYA_SUCCESS_SIGNATURE],
+          ['x-payd-connect-signature', KENYA_SUCCESS_SIGNATURE],
+        ],
+      ],
+      ['the signature in another header', { 'x-payd-signature': KENYA_SUCCESS_SIGNATURE }],
+    ])('answers 401 to %s: no look-up, no handler', async (_label, headers) => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET });
+
+      expect((await deliver(EXAMPLES.kenyaSuccess, { headers })).status).toBe(401);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+    });
+
+    it('answers 401 to a body whose content changed after signing', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET });
+
+      const response = await deliver(
+        { ...EXAMPLES.kenyaSuccess, amount: 10000 },
+        { headers: { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE } },
+      );
+
+      expect(response.status).toBe(401);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+    });
+
+    it('accepts each secret of a rotation, and no other', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: ['old-secret', 'new-secret'] });
+      const post = (secret: string, body: Record<string, unknown>) =>
+        deliver(body, { headers: { 'x-payd-connect-signature': connectSignature(secret, body) } });
+
+      expect((await post('old-secret', EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect((await post('new-secret', EXAMPLES.panAfricanSuccess)).status).toBe(200);
+      expect((await post('retired-secret', EXAMPLES.kenyaFailure)).status).toBe(401);
+
+      expect(handlers.all.map((e) => e.transactionReference)).toEqual([
+        '9BD103739849eR',
+        '9BD113419309eW',
+      ]);
+    });
+
+    it('reads the header given as header, in any case', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET, header: 'X-Shop-Signature' });
+
+      const wrongHeader = await deliver(EXAMPLES.kenyaSuccess, {
+        headers: { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE },
+      });
+      const rightHeader = await deliver(EXAMPLES.kenyaSuccess, {
+        headers: { 'x-shop-signature': KENYA_SUCCESS_SIGNATURE },
+      });
+
+      expect([wrongHeader.status, rightHeader.status]).toEqual([401, 200]);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it("with signedBody: 'raw', accepts the exact bytes only", async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await signed({ secrets: SECRET, signedBody: 'raw' });
+      const text = JSON.stringify(EXAMPLES.kenyaSuccess);
+      const signature = hmac(SECRET, Buffer.from(text));
+      const post = (body: string) =>
+        deliver(body, { headers: { 'x-payd-connect-signature': signature } });
+
+      expect((await post(`${text} `)).status).toBe(401);
+      expect((await post(text.replace('"amount":10', '"amount": 10'))).status).toBe(401);
+      expect((await post(JSON.stringify(EXAMPLES.kenyaSuccess, null, 1))).status).toBe(401);
+      // The Connect form of the same body is not these bytes.
+      expect(
+        (
+          await deliver(text, {
+            headers: { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE },
+          })
+        ).status,
+      ).toBe(401);
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+
+      expect((await post(text)).status).toBe(200);
+      expect(handlers.collections).toHaveLength(1);
+    });
+
+    it('refuses every delivery, and logs once why, when the app was created without rawBody', async () => {
+      status.settleExamples();
+      const { deliver, handlers, logger } = await signed({ secrets: SECRET }, { rawBody: false });
+      const headers = { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE };
+
+      expect((await deliver(EXAMPLES.kenyaSuccess, { headers })).status).toBe(401);
+      expect((await deliver(EXAMPLES.kenyaSuccess, { headers })).status).toBe(401);
+
+      expect(handlers.all).toEqual([]);
+      expect(status.requests).toEqual([]);
+      const errors = logger.of('error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/no raw body.*rawBody: true/);
+      expect(errors[0]).not.toContain(SECRET);
+    });
+
+    it('fails at boot when the options factory gives an empty secret, without echoing the others', async () => {
+      await expect(
+        boot([
+          paymentsModule(),
+          PaymentsWebhookModule.forRootAsync({
+            useFactory: () => ({
+              verify: verifyPaymentsSignature({ secrets: ['kept-secret-value', ''] }),
+            }),
+          }),
+        ]),
+      ).rejects.toThrow(/^verifyPaymentsSignature: secret 2 of 2 is empty$/);
     });
   });
 

@@ -15,9 +15,10 @@ export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
  * `PaymentsWebhookModule.forRootAsync({ imports, inject, useFactory, path })`.
  *
  * Each delivery is parsed into a `PaymentWebhookEvent` (400 when unusable), confirmed with the
- * service's status look-up (409 when contradicted, 503 when the look-up fails), claimed in the
- * store (200 duplicate when processed, 503 while another delivery holds it or when the store
- * fails), and handed to the `@OnPaymentEvent()` methods of the app's providers. Confirmation uses
+ * service's status look-up (409 when contradicted, 503 when the look-up fails or the record is
+ * still not final after a few re-checks), claimed in the store (200 duplicate when processed, 503
+ * while another delivery holds it or when the store fails), and handed to the `@OnPaymentEvent()`
+ * methods of the app's providers. Confirmation uses
  * the `TransactionsService` of a `PaymentsModule` registered anywhere in the app (option `account`
  * names a named registration).
  *
