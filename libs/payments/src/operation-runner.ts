@@ -1,5 +1,6 @@
-import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
+import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
 import type { PaymentsOperation } from './operations';
 import { PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
 import { MAY_HAVE_EXECUTED } from './http-payments-wire';
@@ -72,15 +73,24 @@ export class OperationRunner implements BeforeApplicationShutdown {
   private readonly redactor: SecretRedactor;
   private readonly startTrace = callTracing();
 
+  /** The caller-supplied keys sent by this runner: one registration, one client. */
+  private readonly idempotencyKeys: IdempotencyKeyRegistry;
+
   constructor(
     private readonly wire: PaymentsWire,
     @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
+    // Given by the testing module, whose FakePayments.reset() clears it; else one per runner.
+    @Optional() @Inject(IdempotencyKeyRegistry) idempotencyKeys?: IdempotencyKeyRegistry,
   ) {
     this.defaults = toDefaults(options);
     this.redactor = new SecretRedactor(options.apiUsername, options.apiPassword);
+    this.idempotencyKeys = idempotencyKeys ?? new IdempotencyKeyRegistry();
   }
 
-  /** Validates `request`, sends it once (plus retries) and maps the response. Always settles. */
+  /**
+   * Validates `request`, sends it once (plus retries) and maps the response. Always settles. A
+   * POST under a caller's `idempotencyKey` already sent with another request is refused unsent.
+   */
   execute<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
     request: TRequest,
@@ -98,6 +108,14 @@ export class OperationRunner implements BeforeApplicationShutdown {
         idempotencyKey,
         correlate: this.options.correlateCallbacks,
       });
+      // A generated UUID is never reused, so only a caller's key is checked; a GET sends no key.
+      if (callOptions?.idempotencyKey !== undefined && operation.method === 'POST') {
+        this.idempotencyKeys.remember(
+          idempotencyKey,
+          requestFingerprint(operation.name, encoded),
+          operation.requestClass.name,
+        );
+      }
     } catch (error: unknown) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
       return Promise.reject(error);

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { PaymentsOperationName } from '../operations';
 import { clientClosedError } from '../http-payments-wire';
+import { IdempotencyKeyRegistry } from '../idempotency-keys';
 import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
 import type { WireAnswer, WireCall } from '../payments-wire';
@@ -77,7 +78,13 @@ export class FakePayments extends PaymentsWire {
   private sequence = 0;
   private isClosed = false;
 
-  constructor(@Inject(PAYMENTS_TESTING_OPTIONS) readonly options: PaymentsTestingOptions) {
+  constructor(
+    @Inject(PAYMENTS_TESTING_OPTIONS) readonly options: PaymentsTestingOptions,
+    /** The idempotency keys of the runner this fake serves, which `reset()` forgets. */
+    @Optional()
+    @Inject(IdempotencyKeyRegistry)
+    private readonly idempotencyKeys?: IdempotencyKeyRegistry,
+  ) {
     super();
   }
 
@@ -119,8 +126,13 @@ export class FakePayments extends PaymentsWire {
     return this.calls.filter((call) => call.operation === operation);
   }
 
-  /** Forgets calls, transactions and programmed answers, and reopens the client. */
+  /**
+   * Forgets calls, transactions and programmed answers, and reopens the client; the client also
+   * forgets the idempotency keys it sent, so a test after `reset()` may reuse an earlier test's key
+   * for another request.
+   */
   reset(): void {
+    this.idempotencyKeys?.clear();
     this.calls.length = 0;
     this.once.clear();
     this.always.clear();

@@ -3,6 +3,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants';
 import { resolvePaymentsOptions } from '../payments-options';
 import type { ResolvedPaymentsOptions } from '../payments-options';
+import { IdempotencyKeyRegistry } from '../idempotency-keys';
 import { OperationRunner } from '../operation-runner';
 import { PaymentsWire } from '../payments-wire';
 import { EXPORTED_SERVICES, namedProviders } from '../payments.decorators';
@@ -36,6 +37,8 @@ export class PaymentsTestingModule {
       providers: [
         { provide: PAYMENTS_TESTING_OPTIONS, useValue: options },
         { provide: PAYMENTS_RESOLVED_OPTIONS, useValue: resolveTestingOptions(options) },
+        // One per forRoot, shared by the runner and FakePayments (whose reset() clears it).
+        { provide: IdempotencyKeyRegistry, useFactory: () => new IdempotencyKeyRegistry() },
         FakePayments,
         { provide: PaymentsWire, useExisting: FakePayments },
         OperationRunner,

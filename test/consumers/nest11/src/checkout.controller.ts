@@ -5,8 +5,9 @@ import {
   NotFoundException,
   Param,
   Post,
+  UseFilters,
 } from '@nestjs/common';
-import { CollectionsService } from '@malipo/nestjs';
+import { CollectionsService, PaymentsExceptionFilter } from '@malipo/nestjs';
 import { PaymentOutcomes } from './payment-outcomes';
 import type { PaidCollection } from './payment-outcomes';
 
@@ -17,6 +18,8 @@ export interface MpesaCheckout {
 }
 
 @Controller('checkout')
+// As in the README: a bad request or a reused key answers 400 naming the field and rule.
+@UseFilters(PaymentsExceptionFilter)
 export class CheckoutController {
   constructor(
     private readonly collections: CollectionsService,

@@ -2,6 +2,8 @@
 // starts @malipo/sandbox on a free port, boots dist/main.js with the environment pointing at it
 // (callback URL = the app's own /webhooks/payments), starts one M-Pesa collection through the
 // controller, and waits until the sandbox's webhook was confirmed and the handler recorded it.
+// A bad amount and the order's key reused with another amount must answer 400 naming the field
+// and rule (the README's PaymentsExceptionFilter), and neither may reach the sandbox.
 // Exits 0 on success, 1 with a message naming the failed step otherwise.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -75,22 +77,66 @@ try {
     (await get('/checkout/outcomes/none'))?.status === 404 ? true : undefined,
   );
 
+  const checkout = async (body) => {
+    const answer = await fetch(`${appUrl}/checkout/mpesa`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: answer.status,
+      body: await answer.json().catch(() => ({})),
+    };
+  };
+  /** Throws unless `answer` is a 400 whose `errors` name exactly `field` and `rule`. */
+  const expectRefused = (what, answer, field, rule) => {
+    const errors = answer.body.errors ?? [];
+    if (
+      answer.status !== 400 ||
+      errors.length !== 1 ||
+      errors[0].field !== field ||
+      errors[0].rule !== rule
+    ) {
+      throw new Error(
+        `${what} answered ${answer.status} ${JSON.stringify(answer.body)}, not 400 with ${field} ${rule}`,
+      );
+    }
+  };
+
   const orderId = `e2e-${Date.now()}`;
-  const response = await fetch(`${appUrl}/checkout/mpesa`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ orderId, amount: 1500, phoneNumber: '0712345678' }),
+  // Below the M-Pesa minimum of 10: refused by the library, answered by the filter.
+  expectRefused(
+    'POST /checkout/mpesa with amount 5',
+    await checkout({
+      orderId: `${orderId}-low`,
+      amount: 5,
+      phoneNumber: '0712345678',
+    }),
+    'amount',
+    'min',
+  );
+
+  const { status, body: order } = await checkout({
+    orderId,
+    amount: 1500,
+    phoneNumber: '0712345678',
   });
-  const order = await response.json().catch(() => ({}));
   if (
-    response.status !== 201 ||
+    status !== 201 ||
     !order.accepted ||
     typeof order.reference !== 'string'
   ) {
     throw new Error(
-      `POST /checkout/mpesa answered ${response.status} ${JSON.stringify(order)}`,
+      `POST /checkout/mpesa answered ${status} ${JSON.stringify(order)}`,
     );
   }
+  // The same order (so the same idempotency key) with another amount: another request.
+  expectRefused(
+    'the same order with another amount',
+    await checkout({ orderId, amount: 2500, phoneNumber: '0712345678' }),
+    'idempotencyKey',
+    'reused',
+  );
 
   const paid = await waitFor(
     `the confirmed webhook of ${order.reference}`,
@@ -104,8 +150,23 @@ try {
   if (paid.orderKey !== `order-${orderId}` || paid.amount !== 1500) {
     throw new Error(`the handler recorded ${JSON.stringify(paid)}`);
   }
+  // Only the accepted collection reached the sandbox: the two refusals sent nothing.
+  const posted = (await sandbox.control.requests()).filter(
+    (request) => request.method === 'POST',
+  );
+  const transactions = await sandbox.control.transactions();
+  if (
+    posted.length !== 1 ||
+    posted[0].idempotencyKey !== `order-${orderId}` ||
+    transactions.length !== 1 ||
+    transactions[0].amount !== 1500
+  ) {
+    throw new Error(
+      `the sandbox received ${JSON.stringify(posted)} and holds ${transactions.length} transaction(s)`,
+    );
+  }
   console.log(
-    `e2e OK: ${order.reference} started by POST /checkout/mpesa, confirmed by webhook and handled in ${Date.now() - started} ms`,
+    `e2e OK: ${order.reference} started by POST /checkout/mpesa, confirmed by webhook and handled; amount 5 and a reused key answered 400, unsent; in ${Date.now() - started} ms`,
   );
 } catch (error) {
   process.exitCode = 1;
