@@ -7,6 +7,7 @@ import { resolvePaymentsOptions } from './payments-options';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { OperationRunner } from './operation-runner';
 import { PayoutsService } from './payouts.service';
+import { PaymentsReconciler } from './payments-reconciler';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
 
@@ -19,13 +20,15 @@ export function createPaymentsClient(options: PaymentsModuleOptions): PaymentsCl
   const resolved = resolvePaymentsOptions(options);
   const wire = new HttpPaymentsWire(createPaymentsHttpService(resolved), resolved);
   const transport = new OperationRunner(wire, resolved);
+  const transactions = new TransactionsService(transport);
   return new PaymentsClient(
     new CollectionsService(transport),
     new PayoutsService(transport),
     new NetworksService(transport),
-    new TransactionsService(transport),
+    transactions,
     new BalancesService(transport),
     new TransfersService(transport),
     transport,
+    new PaymentsReconciler(transport, transactions),
   );
 }

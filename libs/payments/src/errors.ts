@@ -1,3 +1,5 @@
+import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
+
 /** One rejected field of a request or of the module options. */
 export interface PaymentsFieldError {
   /** Field name as the caller wrote it, e.g. `amount` or `apiPassword`. */
@@ -39,6 +41,12 @@ export class PaymentsValidationError extends PaymentsError {
  * - `TIMEOUT`: no complete answer within `timeout`;
  * - `CLIENT_CLOSED`: the client was closing, so the call was not (or not wholly) made;
  * - `UNEXPECTED`: anything else.
+ *
+ * With a journal ({@link PaymentsJournalError}, nothing sent by this call):
+ * - `IN_DOUBT`: an earlier call under this key may have executed and its outcome is not known;
+ * - `IN_PROGRESS`: a call under this key is being sent now (here or by another instance);
+ * - `ALREADY_FAILED`: the call under this key failed at the service: a new attempt needs a new key;
+ * - `JOURNAL_UNAVAILABLE`: the journal could not be written, so the call was not sent.
  */
 export type PaymentsErrorCode =
   | 'SERVICE_ERROR'
@@ -49,7 +57,11 @@ export type PaymentsErrorCode =
   | 'NETWORK_ERROR'
   | 'TIMEOUT'
   | 'CLIENT_CLOSED'
-  | 'UNEXPECTED';
+  | 'UNEXPECTED'
+  | 'IN_DOUBT'
+  | 'IN_PROGRESS'
+  | 'ALREADY_FAILED'
+  | 'JOURNAL_UNAVAILABLE';
 
 /** What a {@link ServiceAPIError} knows about the failed call. */
 export interface ServiceAPIErrorDetails {
@@ -143,4 +155,39 @@ export class ServiceAPIError extends PaymentsError {
 /** The service refused the API credentials (HTTP 401). Never retried. */
 export class AuthenticationError extends ServiceAPIError {
   override readonly name: string = 'AuthenticationError';
+}
+
+/** Codes of a {@link PaymentsJournalError}. */
+export type PaymentsJournalErrorCode = Extract<
+  PaymentsErrorCode,
+  'IN_DOUBT' | 'IN_PROGRESS' | 'ALREADY_FAILED' | 'JOURNAL_UNAVAILABLE'
+>;
+
+/**
+ * The journal stopped a call before it was sent (docs/journal.md): `code` says why, `entry` is
+ * what the journal holds of the key (absent for `JOURNAL_UNAVAILABLE`). A `ServiceAPIError`, so
+ * code that already reads `mayHaveExecuted` stays right: it is true for `IN_DOUBT` and
+ * `IN_PROGRESS` (the earlier call under the key may move money), false otherwise.
+ */
+export class PaymentsJournalError extends ServiceAPIError {
+  override readonly name: string = 'PaymentsJournalError';
+  override readonly code: PaymentsJournalErrorCode;
+  /** The journal's entry of the key, as it was when the call was stopped. */
+  readonly entry?: PaymentsJournalEntry;
+
+  constructor(
+    message: string,
+    details: Omit<ServiceAPIErrorDetails, 'code' | 'attempts'> & {
+      code: PaymentsJournalErrorCode;
+      entry?: PaymentsJournalEntry;
+    },
+  ) {
+    super(message, { ...details, attempts: 0 });
+    this.code = details.code;
+    if (details.entry !== undefined) this.entry = details.entry;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), entry: this.entry };
+  }
 }

@@ -8,8 +8,11 @@ export const IDEMPOTENCY_KEY_MEMORY = {
   maxAgeMs: 24 * 60 * 60 * 1000,
 } as const;
 
-/** JSON with object keys sorted at every level, so the same body always reads the same. */
-function canonicalJson(value: unknown): string {
+/**
+ * JSON with object keys sorted at every level, so the same body always reads the same.
+ * @internal
+ */
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.keys(value)

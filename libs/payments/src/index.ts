@@ -19,6 +19,20 @@ export { TransactionsService } from './transactions.service';
 export { BalancesService } from './balances.service';
 export { TransfersService } from './transfers.service';
 export { PaymentsClient } from './payments-client';
+export { PaymentsReconciler } from './payments-reconciler';
+export type { PaymentsJournalFilter, PaymentsReconcileOptions } from './payments-reconciler';
+export { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
+export type { InMemoryPaymentsJournalOptions } from './journal/in-memory-payments-journal';
+export { PAYMENTS_JOURNAL_STATES } from './journal/payments-journal.interfaces';
+export type {
+  PaymentsJournalCall,
+  PaymentsJournalEntry,
+  PaymentsJournalQuery,
+  PaymentsJournalState,
+  PaymentsJournalStore,
+  PaymentsJournalTotal,
+  PaymentsReconcileSummary,
+} from './journal/payments-journal.interfaces';
 export { createPaymentsClient } from './create-payments-client';
 export {
   CardCollectionRequest,
@@ -59,10 +73,16 @@ export type {
 export {
   AuthenticationError,
   PaymentsError,
+  PaymentsJournalError,
   PaymentsValidationError,
   ServiceAPIError,
 } from './errors';
-export type { PaymentsErrorCode, PaymentsFieldError, ServiceAPIErrorDetails } from './errors';
+export type {
+  PaymentsErrorCode,
+  PaymentsFieldError,
+  PaymentsJournalErrorCode,
+  ServiceAPIErrorDetails,
+} from './errors';
 export { PaymentsExceptionFilter } from './payments-exception.filter';
 export type { PaymentsErrorResponse } from './payments-exception.filter';
 export {
@@ -70,6 +90,7 @@ export {
   getCollectionsToken,
   getNetworksToken,
   getPaymentsClientToken,
+  getPaymentsReconcilerToken,
   getPayoutsToken,
   getTransactionsToken,
   getTransfersToken,
@@ -77,6 +98,7 @@ export {
   InjectCollections,
   InjectNetworks,
   InjectPaymentsClient,
+  InjectPaymentsReconciler,
   InjectPayouts,
   InjectTransactions,
   InjectTransfers,

@@ -2,8 +2,14 @@ import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
 import type { PaymentsOperation } from './operations';
-import { PAYMENTS_RESOLVED_OPTIONS } from './payments.constants';
-import { MAY_HAVE_EXECUTED } from './http-payments-wire';
+import {
+  DEFAULT_REGISTRATION_NAME,
+  PAYMENTS_REGISTRATION_NAME,
+  PAYMENTS_RESOLVED_OPTIONS,
+} from './payments.constants';
+import { MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
+import { deriveFingerprintKey, PaymentsJournal } from './journal/payments-journal';
+import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
@@ -48,6 +54,9 @@ function parseRawOnRead(record: JsonObject, text: string, redactor: SecretRedact
   });
 }
 
+/** Margin of a send's deadline over its timeouts and retry waits (ms). */
+const SEND_BUDGET_MARGIN_MS = 5_000;
+
 /** Ends the trace of a failed call; returns `error`, as it came, for the caller to throw. */
 function failed(
   operation: { readonly method: string },
@@ -76,15 +85,39 @@ export class OperationRunner implements BeforeApplicationShutdown {
   /** The caller-supplied keys sent by this runner: one registration, one client. */
   private readonly idempotencyKeys: IdempotencyKeyRegistry;
 
+  /** The journal of money-moving calls, when the options have one (docs/journal.md). */
+  readonly journal: PaymentsJournal | undefined;
+  /** Journaled calls not settled yet: `close()` waits for their last journal write. */
+  private readonly journaling = new Set<Promise<unknown>>();
+  /**
+   * How long a send may take, retries and their waits included, plus a margin: a `started` entry
+   * older than this was left by a process that died.
+   */
+  private readonly sendBudgetMs: number;
+
   constructor(
     private readonly wire: PaymentsWire,
     @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
     // Given by the testing module, whose FakePayments.reset() clears it; else one per runner.
     @Optional() @Inject(IdempotencyKeyRegistry) idempotencyKeys?: IdempotencyKeyRegistry,
+    @Optional() @Inject(PAYMENTS_REGISTRATION_NAME) registrationName?: string,
   ) {
     this.defaults = toDefaults(options);
     this.redactor = new SecretRedactor(options.apiUsername, options.apiPassword);
     this.idempotencyKeys = idempotencyKeys ?? new IdempotencyKeyRegistry();
+    let budget = (options.maxRetries + 1) * options.timeout + SEND_BUDGET_MARGIN_MS;
+    for (let retry = 1; retry <= options.maxRetries; retry += 1) {
+      budget += Math.max(retryDelay(retry), options.maxRetryAfterMs);
+    }
+    this.sendBudgetMs = budget;
+    this.journal =
+      options.journal &&
+      new PaymentsJournal(options.journal, {
+        account: registrationName ?? DEFAULT_REGISTRATION_NAME,
+        fingerprintKey: deriveFingerprintKey(
+          options.journalFingerprintSecret ?? options.apiPassword,
+        ),
+      });
   }
 
   /**
@@ -120,6 +153,102 @@ export class OperationRunner implements BeforeApplicationShutdown {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
       return Promise.reject(error);
     }
+    if (this.journal !== undefined && operation.method === 'POST') {
+      const journaled = this.executeJournaled(
+        this.journal,
+        operation,
+        prepared,
+        encoded,
+        idempotencyKey,
+        callOptions,
+      );
+      const settled = journaled.catch(() => undefined);
+      this.journaling.add(settled);
+      void settled.then(() => this.journaling.delete(settled));
+      return journaled;
+    }
+    return this.send(operation, prepared, encoded, idempotencyKey, callOptions);
+  }
+
+  /**
+   * A money-moving call with the journal: its intent written before it is sent, its end after;
+   * a key the journal holds is answered or stopped by the rules of docs/journal.md.
+   */
+  private async executeJournaled<TRequest extends object, TResponse>(
+    journal: PaymentsJournal,
+    operation: PaymentsOperation<TRequest, TResponse>,
+    prepared: TRequest,
+    encoded: EncodedRequest,
+    idempotencyKey: string,
+    callOptions: PaymentsCallOptions | undefined,
+  ): Promise<TResponse> {
+    const amount: unknown = (prepared as { amount?: unknown }).amount;
+    const currency: unknown = encoded.body?.currency;
+    const decision = await journal.begin({
+      idempotencyKey,
+      operation: operation.name,
+      target: operation.requestClass.name,
+      encoded,
+      ...(typeof amount === 'number' ? { amount } : {}),
+      ...(typeof currency === 'string' ? { currency } : {}),
+      budgetMs: this.sendBudgetMs,
+      resend: callOptions?.resend === true,
+    });
+    if (!decision.send) return this.replay(operation, prepared, decision.entry);
+    let response: TResponse;
+    try {
+      response = await this.send(operation, prepared, encoded, idempotencyKey, callOptions);
+    } catch (error) {
+      await journal.failed(idempotencyKey, decision.callId, error);
+      throw error;
+    }
+    await journal.accepted(idempotencyKey, decision.callId, response as JsonObject);
+    return response;
+  }
+
+  /** The answer of an earlier call under the key, from the journal: `replayed: true`, nothing sent. */
+  private replay<TRequest extends object, TResponse>(
+    operation: PaymentsOperation<TRequest, TResponse>,
+    prepared: TRequest,
+    entry: PaymentsJournalEntry,
+  ): TResponse {
+    // An entry settled by its webhook before any answer came has only its reference.
+    const answer = entry.answer ?? {
+      success: true,
+      message: '',
+      status: entry.settledStatus ?? entry.state,
+      transaction_reference: entry.reference,
+    };
+    // A field the first answer had to carry is not asked of an answer the journal rebuilt.
+    const decoding =
+      operation.response.kind === 'acceptance'
+        ? { ...operation.response, required: undefined }
+        : operation.response;
+    const decoded = decodeResponse({ ...answer }, decoding, prepared);
+    if (!decoded.ok) {
+      throw new ServiceAPIError(
+        `${operation.name}: the journal's answer could not be read (${decoded.problem}); ${MAY_HAVE_EXECUTED}`,
+        {
+          operation: operation.name,
+          idempotencyKey: entry.idempotencyKey,
+          attempts: 0,
+          code: 'UNEXPECTED',
+          mayHaveExecuted: true,
+        },
+      );
+    }
+    decoded.record.replayed = true;
+    return decoded.record as TResponse;
+  }
+
+  /** Sends an encoded call (with the wire's retries) and maps its answer. */
+  private send<TRequest extends object, TResponse>(
+    operation: PaymentsOperation<TRequest, TResponse>,
+    prepared: TRequest,
+    encoded: EncodedRequest,
+    idempotencyKey: string,
+    callOptions: PaymentsCallOptions | undefined,
+  ): Promise<TResponse> {
     const trace = this.startTrace?.(operation.name);
     // Both wires (HTTP and the testing fake) reject rather than throw, so no guard is needed here.
     return this.wire
@@ -181,8 +310,11 @@ export class OperationRunner implements BeforeApplicationShutdown {
    * reject at once the same way, attempts on the wire finish but are not retried. Resolves when
    * every call has settled and the keep-alive sockets are closed.
    */
-  close(): Promise<void> {
-    return this.wire.close();
+  async close(): Promise<void> {
+    await this.wire.close();
+    // The wire settled every call; their last journal writes follow, then the store may close.
+    await Promise.all(this.journaling);
+    await this.journal?.store.close?.();
   }
 
   /** Nest lifecycle: runs before the HTTP server stops, so in-flight calls can still answer. */

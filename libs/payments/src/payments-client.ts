@@ -5,6 +5,7 @@ import { NetworksService } from './networks.service';
 import type { PaymentsDefaults } from './payments-options.interface';
 import { OperationRunner } from './operation-runner';
 import { PayoutsService } from './payouts.service';
+import { PaymentsReconciler } from './payments-reconciler';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
 
@@ -25,6 +26,8 @@ export class PaymentsClient {
     /** Transfers between accounts. */
     readonly transfers: TransfersService,
     private readonly runner: OperationRunner,
+    /** The payments journal's answers and `reconcile()` (needs the `journal` option). */
+    readonly reconciler: PaymentsReconciler,
   ) {}
 
   /** Client defaults (section 2.2). */

@@ -1,6 +1,11 @@
 import { Catch, HttpStatus, Logger } from '@nestjs/common';
 import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
-import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from './errors';
+import {
+  AuthenticationError,
+  PaymentsJournalError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 
 /** The JSON body the filter answers with. */
@@ -29,7 +34,9 @@ type Reply =
  * Turns the library's errors into HTTP answers for your app's clients: a
  * `PaymentsValidationError` is a 400 naming the fields; a `ServiceAPIError` (including
  * `AuthenticationError`) is a 502 with a safe message, the library's `code`, and, when the call
- * may have executed, `mayHaveExecuted` and the `idempotencyKey` to retry with. Bodies never carry
+ * may have executed, `mayHaveExecuted` and the `idempotencyKey` to retry with; a
+ * `PaymentsJournalError` is a 409 (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`) or a 503
+ * (`JOURNAL_UNAVAILABLE`). Bodies never carry
  * the service's answer, a stack or a credential. Use it with `app.useGlobalFilters(new
  * PaymentsExceptionFilter())` or `@UseFilters(PaymentsExceptionFilter)`.
  */
@@ -54,6 +61,7 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
         errors: error.errors,
       };
     }
+    if (error instanceof PaymentsJournalError) return this.journalResponse(error);
     this.logger.warn(
       `${error.name} in ${error.operation}: HTTP ${error.status ?? 'none'}, code ${error.code}, ${error.attempts} attempt(s)${error.mayHaveExecuted ? ', may have executed' : ''}`,
     );
@@ -72,6 +80,25 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
       mayHaveExecuted: error.mayHaveExecuted,
       ...(error.mayHaveExecuted ? { idempotencyKey: error.idempotencyKey } : {}),
       ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    };
+  }
+
+  /**
+   * A call the journal stopped before sending: 409 when the key's earlier call decides (in doubt,
+   * in progress, failed), 503 when the journal could not be written. No entry in the body: it
+   * names the account and the fingerprint, which are not the app's clients' business.
+   */
+  private journalResponse(error: PaymentsJournalError): PaymentsErrorResponse {
+    const unavailable = error.code === 'JOURNAL_UNAVAILABLE';
+    this.logger.warn(`${error.name} in ${error.operation}: code ${error.code}`);
+    return {
+      statusCode: unavailable ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.CONFLICT,
+      error: unavailable ? 'Service Unavailable' : 'Conflict',
+      message: error.message,
+      operation: error.operation,
+      code: error.code,
+      mayHaveExecuted: error.mayHaveExecuted,
+      idempotencyKey: error.idempotencyKey,
     };
   }
 }

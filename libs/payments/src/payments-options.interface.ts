@@ -1,3 +1,5 @@
+import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
+
 /** Wallet that funds a payout: local currency (for example KES) or USD. */
 export type WalletType = 'local' | 'USD';
 
@@ -55,6 +57,21 @@ export interface PaymentsModuleOptions {
    * https `baseUrl` may tunnel through them (CONNECT).
    */
   proxy?: PaymentsProxyOptions;
+  /**
+   * The payments journal (docs/journal.md): every collection, payout and transfer is written to it
+   * before it is sent and as it ends, a repeated key is answered from it, and `PaymentsReconciler`
+   * lists and settles what is in doubt. `new InMemoryPaymentsJournal()` for one process (lost on
+   * restart), `new RedisPaymentsJournal({ url })` from `@malipo/nestjs/redis` for several
+   * instances and crashes, or your own store. Off by default. The client closes the store (its
+   * `close()`) when it closes, after its calls have settled.
+   */
+  journal?: PaymentsJournalStore;
+  /**
+   * Key of the journal's request fingerprints (at least 16 characters). Default: derived from
+   * `apiPassword`, so every instance of the account agrees; set it to keep fingerprints across a
+   * password rotation (after a rotation without it, a key in flight is refused as reused).
+   */
+  journalFingerprintSecret?: string;
 }
 
 /** An explicit proxy for {@link PaymentsModuleOptions.proxy}. */
@@ -85,4 +102,10 @@ export interface PaymentsCallOptions {
   idempotencyKey?: string;
   /** Overrides the module's `retryAmbiguous` for this call (POSTs only; GETs are always retried). */
   retryAmbiguous?: boolean;
+  /**
+   * With a journal, send the call again although its key's earlier call is `in_doubt` (it may
+   * have executed). Only when you know the earlier call did not execute (the service has no
+   * record of it): otherwise the money may move twice.
+   */
+  resend?: boolean;
 }

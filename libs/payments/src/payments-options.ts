@@ -10,12 +10,14 @@ import {
   Matches,
   Max,
   Min,
+  MinLength,
   validateSync,
 } from 'class-validator';
 import { IsHttpUrl, readField } from './request-rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';
+import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
 import {
   PaymentsDefaults,
   PaymentsModuleOptions,
@@ -40,6 +42,8 @@ export interface ResolvedPaymentsOptions {
   readonly retryAmbiguous: boolean;
   readonly maxRetryAfterMs: number;
   readonly proxy: PaymentsProxyOptions | undefined;
+  readonly journal: PaymentsJournalStore | undefined;
+  readonly journalFingerprintSecret: string | undefined;
 }
 
 const OPTION_DEFAULTS = {
@@ -124,6 +128,15 @@ class PaymentsOptionsSchema implements PaymentsModuleOptions {
   @IsOptional()
   @IsObject({ message: '$property must be an object' })
   proxy?: PaymentsProxyOptions;
+
+  @IsOptional()
+  @IsObject({ message: '$property must be an object' })
+  journal?: PaymentsJournalStore;
+
+  @IsOptional()
+  @IsString({ message: '$property must be a string' })
+  @MinLength(16, { message: '$property must be at least 16 characters' })
+  journalFingerprintSecret?: string;
 }
 
 const OPTION_KEYS = {
@@ -141,6 +154,8 @@ const OPTION_KEYS = {
   retryAmbiguous: 'setting',
   maxRetryAfterMs: 'setting',
   proxy: 'setting',
+  journal: 'setting',
+  journalFingerprintSecret: 'setting',
 } as const satisfies Record<keyof PaymentsModuleOptions, 'credential' | 'setting'>;
 const OPTION_NAMES = Object.keys(OPTION_KEYS) as (keyof PaymentsModuleOptions)[];
 const OPTIONS_TARGET = 'PaymentsModuleOptions';
@@ -180,6 +195,26 @@ function checkBaseUrl(
     );
   }
   return errors;
+}
+
+/** The methods a journal store must have (docs/journal.md, "The store contract"). */
+const JOURNAL_STORE_METHODS = ['create', 'replace', 'get', 'findByReference', 'list'] as const;
+
+/** A journal store has every method of the contract. */
+function checkJournal(journal: unknown): PaymentsFieldError[] {
+  if (typeof journal !== 'object' || journal === null) return [];
+  const missing = JOURNAL_STORE_METHODS.filter(
+    (method) => typeof (journal as Record<string, unknown>)[method] !== 'function',
+  );
+  return missing.length === 0
+    ? []
+    : [
+        optionError(
+          'journal',
+          'isPaymentsJournalStore',
+          `journal must be a PaymentsJournalStore (missing ${missing.join(', ')})`,
+        ),
+      ];
 }
 
 /** An explicit proxy: its shape, and no plain-http target through it unless allowed. */
@@ -243,6 +278,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
   }
   errors.push(...checkBaseUrl(schema.baseUrl, schema.allowInsecureHttp === true));
   errors.push(...checkProxy(schema.proxy, schema.baseUrl, schema.allowInsecureHttp === true));
+  errors.push(...checkJournal(schema.journal));
   if (errors.length > 0) throw new PaymentsValidationError(OPTIONS_TARGET, errors);
 
   if (schema.apiPassword.length < MIN_REDACTED_PASSWORD_LENGTH) {
@@ -270,6 +306,8 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     retryAmbiguous: schema.retryAmbiguous ?? OPTION_DEFAULTS.retryAmbiguous,
     maxRetryAfterMs: schema.maxRetryAfterMs ?? OPTION_DEFAULTS.maxRetryAfterMs,
     proxy: schema.proxy,
+    journal: schema.journal,
+    journalFingerprintSecret: schema.journalFingerprintSecret || undefined,
   });
 }
 

@@ -22,6 +22,12 @@ export const PAYMENTS_RESOLVED_OPTIONS = 'MalipoPayments:resolvedOptions';
 /** The registration's private `HttpService`, whose axios instance carries the retries (internal). */
 export const PAYMENTS_HTTP_SERVICE = 'MalipoPayments:httpService';
 
+/** Name of a `PaymentsModule` registration (`default` when unnamed), written on journal entries. */
+export const PAYMENTS_REGISTRATION_NAME = 'MalipoPayments:registrationName';
+
+/** Account name of the unnamed registration and of `createPaymentsClient`. */
+export const DEFAULT_REGISTRATION_NAME = 'default';
+
 /** Token of the service `service` of the registration `name`: `MalipoPayments:<name>:<service>`. */
 export function namedServiceToken(name: string, service: string): string {
   return `MalipoPayments:${name}:${service}`;

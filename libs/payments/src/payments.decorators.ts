@@ -4,6 +4,7 @@ import { BalancesService } from './balances.service';
 import { CollectionsService } from './collections.service';
 import { NetworksService } from './networks.service';
 import { PaymentsClient } from './payments-client';
+import { PaymentsReconciler } from './payments-reconciler';
 import { PayoutsService } from './payouts.service';
 import { TransactionsService } from './transactions.service';
 import { TransfersService } from './transfers.service';
@@ -16,6 +17,7 @@ export const EXPORTED_SERVICES = {
   TransactionsService,
   BalancesService,
   TransfersService,
+  PaymentsReconciler,
   PaymentsClient,
 } as const;
 type Exported = keyof typeof EXPORTED_SERVICES;
@@ -39,6 +41,8 @@ export const getTransactionsToken = (name?: string) => tokenOf('TransactionsServ
 export const getBalancesToken = (name?: string) => tokenOf('BalancesService', name);
 /** Injection token of the `TransfersService` of the registration `name`. */
 export const getTransfersToken = (name?: string) => tokenOf('TransfersService', name);
+/** Injection token of the `PaymentsReconciler` of the registration `name`. */
+export const getPaymentsReconcilerToken = (name?: string) => tokenOf('PaymentsReconciler', name);
 /** Injection token of the `PaymentsClient` of the registration `name`. */
 export const getPaymentsClientToken = (name?: string) => tokenOf('PaymentsClient', name);
 
@@ -54,6 +58,8 @@ export const InjectTransactions = (name?: string) => Inject(getTransactionsToken
 export const InjectBalances = (name?: string) => Inject(getBalancesToken(name));
 /** Injects the `TransfersService` of the registration `name`. */
 export const InjectTransfers = (name?: string) => Inject(getTransfersToken(name));
+/** Injects the `PaymentsReconciler` of the registration `name`. */
+export const InjectPaymentsReconciler = (name?: string) => Inject(getPaymentsReconcilerToken(name));
 /** Injects the `PaymentsClient` of the registration `name`. */
 export const InjectPaymentsClient = (name?: string) => Inject(getPaymentsClientToken(name));
 

@@ -1,7 +1,11 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface';
-import { PAYMENTS_MODULE_OPTIONS } from './payments.constants';
+import {
+  DEFAULT_REGISTRATION_NAME,
+  PAYMENTS_MODULE_OPTIONS,
+  PAYMENTS_REGISTRATION_NAME,
+} from './payments.constants';
 import { EXPORTED_SERVICES, namedProviders } from './payments.decorators';
 
 /** Registration options beside the module options. */
@@ -33,7 +37,14 @@ export const {
       return {
         ...definition,
         global: extras.isGlobal,
-        providers: [...(definition.providers ?? []), ...aliases],
+        providers: [
+          ...(definition.providers ?? []),
+          ...aliases,
+          {
+            provide: PAYMENTS_REGISTRATION_NAME,
+            useValue: extras.name ?? DEFAULT_REGISTRATION_NAME,
+          },
+        ],
         exports: extras.name
           ? aliases.map((alias) => (alias as { provide: string }).provide)
           : Object.values(EXPORTED_SERVICES),

@@ -354,6 +354,9 @@ const FALLBACK_FIELDS = [
   },
 ] as const;
 
+/** Call options that are booleans when given. */
+const BOOLEAN_CALL_OPTIONS = ['retryAmbiguous', 'resend'] as const;
+
 /** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -366,15 +369,13 @@ export function resolveIdempotencyKey(
   target: string,
   callOptions: PaymentsCallOptions | undefined,
 ): string {
-  const retryAmbiguous: unknown = callOptions?.retryAmbiguous;
-  if (retryAmbiguous !== undefined && typeof retryAmbiguous !== 'boolean') {
-    throw new PaymentsValidationError(target, [
-      {
-        field: 'retryAmbiguous',
-        rule: 'isBoolean',
-        message: 'retryAmbiguous must be a boolean',
-      },
-    ]);
+  for (const flag of BOOLEAN_CALL_OPTIONS) {
+    const value: unknown = callOptions?.[flag];
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new PaymentsValidationError(target, [
+        { field: flag, rule: 'isBoolean', message: `${flag} must be a boolean` },
+      ]);
+    }
   }
   const key = callOptions?.idempotencyKey;
   if (key === undefined) return randomUUID();

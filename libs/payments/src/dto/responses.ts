@@ -12,6 +12,12 @@ export interface PaymentsResponse {
   transactionReference: string;
   /** The parsed response body, unmodified. */
   _raw: Record<string, unknown>;
+  /**
+   * True when the call was answered from the payments journal (docs/journal.md): an earlier call
+   * under the same key was accepted, so nothing was sent; `_raw` is then the journal's copy of the
+   * first answer, without personal data.
+   */
+  replayed?: true;
 }
 
 /** Fields of every collection response (section 2.6). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Logger, type OnModuleDestroy } from '@nestjs/common';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { OnModuleDestroy } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { connectRedis, quit, type RedisConnectionOptions } from './redis-connection';
 import {
   MAX_REFERENCES_PER_KEY,
   type PaymentsWebhookClaim,
@@ -8,20 +9,7 @@ import {
 } from '../webhooks/payments-webhook.store';
 
 /** Options of {@link RedisPaymentsWebhookStore}: a client, or what to connect with. */
-export interface RedisPaymentsWebhookStoreOptions {
-  /**
-   * A client you made: the store uses it as it is and never closes it. Give it a
-   * `commandTimeout` (and `maxRetriesPerRequest`) so that an unreachable Redis fails a delivery
-   * fast (503) instead of holding it until the service gives up.
-   */
-  client?: Redis;
-  /** `redis://[user:password@]host:port[/db]` or `rediss://...`; the store connects and closes. */
-  url?: string;
-  /**
-   * ioredis options of the client the store makes (with or without `url`), over the store's
-   * defaults: `commandTimeout: 1000`, `maxRetriesPerRequest: 1`.
-   */
-  connection?: RedisOptions;
+export interface RedisPaymentsWebhookStoreOptions extends RedisConnectionOptions {
   /** Prefix of every key the store writes. Default `malipo:webhook:`. */
   keyPrefix?: string;
   /** How long a processed event is remembered (ms). Default 30 days: longer than any re-delivery. */
@@ -29,9 +17,6 @@ export interface RedisPaymentsWebhookStoreOptions {
   /** How long the references of an idempotency key are kept after the last one (ms). Default 30 days. */
   journalTtlMs?: number;
 }
-
-/** Defaults of the client the store makes: an unreachable Redis fails a command within a second. */
-const CONNECTION_DEFAULTS: RedisOptions = { commandTimeout: 1000, maxRetriesPerRequest: 1 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -85,19 +70,11 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     this.prefix = options.keyPrefix ?? 'malipo:webhook:';
     this.doneTtlMs = positiveInteger('doneTtlMs', options.doneTtlMs ?? 30 * DAY_MS);
     this.journalTtlMs = positiveInteger('journalTtlMs', options.journalTtlMs ?? 30 * DAY_MS);
-    if (options.client) {
-      if (options.url !== undefined || options.connection !== undefined) {
-        throw new Error('RedisPaymentsWebhookStore: give either client, or url/connection');
-      }
-      this.client = options.client;
-      this.ownsClient = false;
-      return;
-    }
-    const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
-    this.client =
-      options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
-    this.ownsClient = true;
-    watchConnection(this.client);
+    ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
+      options,
+      'RedisPaymentsWebhookStore',
+      'webhook deliveries are answered 503',
+    ));
   }
 
   async claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
@@ -165,41 +142,4 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   private eventKey(key: string): string {
     return `${this.prefix}event:${key}`;
   }
-}
-
-/**
- * `QUIT`, or a hard disconnect when Redis cannot answer it (it is down: nothing to flush);
- * resolves once the connection ended, so that nothing keeps the process alive.
- */
-async function quit(client: Redis): Promise<void> {
-  if (client.status === 'end') return;
-  const ended = new Promise((resolve) => client.once('end', resolve));
-  try {
-    await client.quit();
-  } catch {
-    client.disconnect();
-  }
-  // Between two reconnection attempts there is no socket: the disconnect ends nothing to wait for.
-  const status: string = client.status;
-  if (status === 'end' || status === 'reconnecting') return;
-  await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-}
-
-/**
- * Logs a lost connection once, and its return, instead of every reconnection attempt (and
- * instead of ioredis's "Unhandled error event" when nobody listens).
- */
-function watchConnection(client: Redis): void {
-  const logger = new Logger('RedisPaymentsWebhookStore');
-  let down = false;
-  client.on('error', (error: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn(`Redis unreachable (${error.message}); webhook deliveries are answered 503`);
-  });
-  client.on('ready', () => {
-    if (!down) return;
-    down = false;
-    logger.log('Redis reachable again');
-  });
 }

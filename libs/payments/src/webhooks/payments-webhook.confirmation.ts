@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
+import { amountsDiffer, recordOutcome } from '../transaction-outcome';
 import { PaymentsValidationError, ServiceAPIError } from '../errors';
-import { getTransactionsToken } from '../payments.decorators';
+import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
+import type { PaymentsReconciler } from '../payments-reconciler';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import {
@@ -15,47 +17,10 @@ import {
   PaymentWebhookContradictedError,
   type PaymentWebhookContradiction,
   PaymentWebhookNotFinalError,
+  PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { forLog } from './payments-webhook.logging';
-
-/** Amounts closer than half a minor unit are equal (JSON decimals need not round-trip exactly). */
-const AMOUNT_TOLERANCE = 0.005;
-
-/**
- * Record statuses (`transactionDetails.status`, compared trimmed and lower-case) of a transaction
- * that succeeded. Only the value docs/wire-contract.md records ("Transaction status", "Status
- * strings"): a success handler must never run on a word we merely guess means paid. A word that
- * is in neither set is "not final", so an unforeseen one delays an event (503), never misroutes it.
- */
-const RECORD_SUCCESS_STATUSES: ReadonlySet<string> = new Set(['success']);
-
-/**
- * Record statuses of a transaction that ended without the money moving: the sandbox's `failed`
- * (docs/wire-contract.md records only "success" for the real service) and the usual words for a
- * payment that will not succeed any more. Left out on purpose: `error` and `timeout`, which may
- * name a step the service retries.
- */
-const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
-  'failed',
-  'failure',
-  'cancelled',
-  'canceled',
-  'declined',
-  'rejected',
-  'reversed',
-  'expired',
-]);
-
-/** The outcome the record settled on, or `undefined` while it is not final (pending, no status...). */
-function recordOutcome(record: TransactionStatus): 'succeeded' | 'failed' | undefined {
-  const status: unknown = record.transactionDetails?.status;
-  if (typeof status !== 'string') return undefined;
-  const word = status.trim().toLowerCase();
-  if (RECORD_SUCCESS_STATUSES.has(word)) return 'succeeded';
-  if (RECORD_FAILURE_STATUSES.has(word)) return 'failed';
-  return undefined;
-}
 
 /** The record's status, fit for a log line. */
 function shownStatus(record: TransactionStatus): string {
@@ -111,7 +76,7 @@ function contradiction(
   if (
     typeof event.amount === 'number' &&
     typeof amount === 'number' &&
-    Math.abs(event.amount - amount) >= AMOUNT_TOLERANCE
+    amountsDiffer(event.amount, amount)
   ) {
     return ['amount-mismatch', `the event has amount ${event.amount}, the record ${amount}`];
   }
@@ -128,6 +93,8 @@ function contradiction(
 export class PaymentsWebhookConfirmation implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOK_LOGGER_CONTEXT);
   private transactions?: TransactionsService;
+  /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
+  private reconciler?: PaymentsReconciler;
   private recheckDelaysMs: readonly number[] = DEFAULT_PENDING_RECHECK_DELAYS_MS;
 
   constructor(
@@ -171,6 +138,54 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         `PaymentsWebhookModule confirms webhooks with the TransactionsService of the ${which}, ` +
           `and the app has none. Import PaymentsModule.forRoot(${account ? `{ ..., name: '${account}' }` : '...'}) ` +
           'in the app, set the webhook option account to the name of a registration, or set confirm: false with a verify hook.',
+      );
+    }
+    try {
+      const reconciler = this.moduleRef.get<PaymentsReconciler>(
+        getPaymentsReconcilerToken(account),
+        { strict: false },
+      );
+      if (reconciler.enabled) this.reconciler = reconciler;
+    } catch {
+      // An app that provides its own TransactionsService (a test double) has no journal to feed.
+    }
+  }
+
+  /**
+   * Settles the payments journal's entry a confirmed event points at (by `malipo_key`, else by
+   * reference), when the registration has a journal. An event that contradicts its entry settles
+   * nothing and is refused (logged).
+   * @throws PaymentWebhookContradictedError (`journal-mismatch`).
+   * @throws PaymentWebhookStoreError when the journal cannot be read or written (answered 503).
+   */
+  async settleJournal(event: PaymentWebhookEvent): Promise<void> {
+    const reconciler = this.reconciler;
+    const record = event.confirmation;
+    if (!reconciler || !record) return;
+    const status: unknown = record.transactionDetails?.status;
+    let settled: Awaited<ReturnType<PaymentsReconciler['settle']>>;
+    try {
+      settled = await reconciler.settle({
+        ...(event.idempotencyKey === undefined ? {} : { idempotencyKey: event.idempotencyKey }),
+        reference: event.transactionReference,
+        outcome: event.succeeded ? 'succeeded' : 'failed',
+        ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+        kind: event.kind,
+        by: 'webhook',
+        ...(typeof status === 'string' ? { status } : {}),
+      });
+    } catch (error) {
+      this.logger.warn(
+        `The payments journal failed for ${forLog(event.transactionReference)}: ` +
+          `${error instanceof Error ? error.message : 'error'}; the service should deliver it again`,
+      );
+      throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
+    }
+    if (settled.result === 'contradicted') {
+      throw this.refused(
+        event,
+        'journal-mismatch',
+        `it points at the journal entry ${forLog(settled.entry.idempotencyKey)}, which it contradicts: ${settled.why}`,
       );
     }
   }

@@ -176,6 +176,8 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
 
   private async process(event: PaymentWebhookEvent, key: string): Promise<PaymentWebhookDispatch> {
     const confirmed = await this.confirmation.confirm(event);
+    // Before the claim: settling is idempotent, and a handler that fails leaves it settled.
+    await this.confirmation.settleJournal(confirmed);
     const claim = await this.storeCall(event, 'claim', () => this.store.claim(key, this.leaseMs));
     if (claim === 'done') return { duplicate: true, handled: 0 };
     // Anything but a claim (`busy`, or a store's unknown answer) runs nothing: deliver it later.

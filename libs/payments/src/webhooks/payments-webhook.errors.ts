@@ -9,7 +9,12 @@ import { PaymentsError } from '../errors';
  * - `amount-mismatch`: the event's amount is not the record's.
  */
 export type PaymentWebhookContradiction =
-  'unknown-reference' | 'reference-mismatch' | 'outcome-mismatch' | 'amount-mismatch';
+  | 'unknown-reference'
+  | 'reference-mismatch'
+  | 'outcome-mismatch'
+  | 'amount-mismatch'
+  /** The event disagrees with the payments journal's entry it points at (docs/journal.md). */
+  | 'journal-mismatch';
 
 /**
  * The service's record contradicts the webhook event: it is forged, garbled or premature. No

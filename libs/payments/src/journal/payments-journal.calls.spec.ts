@@ -1,0 +1,385 @@
+import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
+import { RecordingServer } from '../../spec-support/recording-server';
+import type { RecordedRequest } from '../../spec-support/recording-server';
+import { createPaymentsClient } from '../create-payments-client';
+import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import { PaymentsExceptionFilter } from '../payments-exception.filter';
+import type { PaymentsClient } from '../payments-client';
+import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
+import type { PaymentsJournalEntry, PaymentsJournalStore } from './payments-journal.interfaces';
+
+const MPESA_PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!;
+const CARD = OPERATION_CASES.find((c) => c.operation === 'collections.card')!;
+const PAYOUT = MPESA_PAYOUT.request as { phoneNumber: string; amount: number; narration: string };
+const PAYOUT_REFERENCE = '9BD141203407eW';
+
+/** The rejection of `promise`, which must reject. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('the call was not refused');
+    },
+    (error: unknown) => error,
+  );
+}
+
+/** A status record of `reference` as the service answers it. */
+function statusRecord(reference: string, status: string, amount: number) {
+  return {
+    id: 'id-1',
+    code: reference,
+    currency: 'KES',
+    amount,
+    type: 'withdrawal',
+    transaction_details: { status, phone_number: '+254712345678' },
+  };
+}
+
+describe('the payments journal, through a client over loopback HTTP', () => {
+  let server: RecordingServer;
+  let store: InMemoryPaymentsJournal;
+  const clients: PaymentsClient[] = [];
+
+  const client = (options: { journal?: PaymentsJournalStore; password?: string } = {}) => {
+    const made = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: options.password ?? 'journal-spec-password',
+      baseUrl: server.url,
+      maxRetries: 0,
+      timeout: 5000,
+      journal: options.journal ?? store,
+    });
+    clients.push(made);
+    return made;
+  };
+  const posts = () => server.requests.filter((request) => request.method === 'POST');
+
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+  });
+  beforeEach(() => {
+    store = new InMemoryPaymentsJournal();
+    server.fallback = (request: RecordedRequest) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', PAYOUT.amount) }
+        : {
+            status: 200,
+            body: successBody(request.path.includes('withdrawal') ? 'payout' : 'card'),
+          };
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((made) => made.close()));
+    server.reset();
+  });
+  afterAll(() => server.close());
+
+  it('journals the intent before sending, then the answer; no phone number, name or narration', async () => {
+    let seenWhileSending: Promise<PaymentsJournalEntry | undefined> | undefined;
+    server.fallback = () => {
+      // Read as the request arrives: the in-memory store answers from its state at this moment.
+      seenWhileSending = store.get('salary-1');
+      return { status: 200, body: successBody('payout') };
+    };
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-1' });
+
+    expect(await seenWhileSending).toMatchObject({
+      idempotencyKey: 'salary-1',
+      operation: 'payouts.mpesa',
+      account: 'default',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      state: 'started',
+      version: 1,
+    });
+    const entry = await store.get('salary-1');
+    expect(entry).toMatchObject({
+      state: 'accepted',
+      reference: PAYOUT_REFERENCE,
+      answer: { success: true, transaction_reference: PAYOUT_REFERENCE },
+      calls: [{ outcome: 'accepted', endedAt: expect.any(String) as string }],
+    });
+    const written = JSON.stringify(entry);
+    for (const secret of [
+      '0712345678',
+      '254712345678',
+      PAYOUT.narration,
+      'journal-spec-password',
+    ]) {
+      expect(written).not.toContain(secret);
+    }
+    expect(Date.parse(entry!.deadlineAt)).toBeGreaterThan(Date.parse(entry!.startedAt));
+  });
+
+  it('answers a repeated key from the journal: replayed, nothing sent, no personal data', async () => {
+    const payments = client();
+    const first = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-2' });
+    const again = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-2' });
+
+    expect(posts()).toHaveLength(1);
+    expect(again).toMatchObject({
+      replayed: true,
+      success: true,
+      transactionReference: first.transactionReference,
+      status: first.status,
+      message: first.message,
+      amount: PAYOUT.amount,
+    });
+    expect(first.replayed).toBeUndefined();
+    expect(JSON.stringify(again._raw)).not.toContain('0712345678');
+  });
+
+  it('replays a card collection with its checkout URL', async () => {
+    const payments = client();
+    const first = await payments.collections.card(CARD.request, { idempotencyKey: 'c-1' });
+    const again = await payments.collections.card(CARD.request, { idempotencyKey: 'c-1' });
+
+    expect(posts()).toHaveLength(1);
+    expect(again.checkoutUrl).toBe(first.checkoutUrl);
+    expect(again.replayed).toBe(true);
+  });
+
+  it('sends a refused call again under its key (it never executed)', async () => {
+    server.reply({ status: 400, body: { success: false, status: 400, message: 'bad number' } });
+    const payments = client();
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-3' }));
+    expect(error).toMatchObject({ code: 'SERVICE_ERROR', mayHaveExecuted: false });
+    expect(await store.get('salary-3')).toMatchObject({
+      state: 'refused',
+      reason: 'SERVICE_ERROR (HTTP 400): not executed',
+      calls: [
+        { outcome: 'refused', mayHaveExecuted: false, httpStatus: 400, code: 'SERVICE_ERROR' },
+      ],
+    });
+
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-3' });
+
+    expect(posts()).toHaveLength(2);
+    expect(await store.get('salary-3')).toMatchObject({ state: 'accepted', version: 4 });
+    expect((await store.get('salary-3'))?.calls).toHaveLength(2);
+  });
+
+  it('stops a key whose call may have executed: IN_DOUBT with the entry, until resend: true', async () => {
+    server.reply({ status: 500, body: { message: 'upstream' } });
+    const payments = client();
+    await expect(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-4' }),
+    ).rejects.toMatchObject({ code: 'SERVICE_ERROR', mayHaveExecuted: true });
+
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-4' }));
+
+    expect(error).toBeInstanceOf(PaymentsJournalError);
+    expect(error).toBeInstanceOf(ServiceAPIError);
+    expect(error).toMatchObject({
+      code: 'IN_DOUBT',
+      mayHaveExecuted: true,
+      attempts: 0,
+      idempotencyKey: 'salary-4',
+      entry: { state: 'in_doubt', reason: 'SERVICE_ERROR (HTTP 500): may have executed' },
+    });
+    expect(posts()).toHaveLength(1);
+    expect(new PaymentsExceptionFilter().toResponse(error as PaymentsJournalError)).toMatchObject({
+      statusCode: 409,
+      code: 'IN_DOUBT',
+      mayHaveExecuted: true,
+    });
+
+    const resent = await payments.payouts.mpesa(PAYOUT, {
+      idempotencyKey: 'salary-4',
+      resend: true,
+    });
+    expect(resent.replayed).toBeUndefined();
+    expect(posts()).toHaveLength(2);
+    expect((await store.get('salary-4'))?.calls.map((call) => call.resend)).toEqual([
+      undefined,
+      true,
+    ]);
+  });
+
+  it('refuses a failed key before sending: a new attempt needs a new key', async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-5' });
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount) }
+        : { status: 200, body: successBody('payout') };
+    const summary = await payments.reconciler.reconcile();
+    expect(summary).toMatchObject({ checked: 1, changed: 1, lookupFailures: 0 });
+    expect(summary.totals.failed).toEqual({ KES: { count: 1, amount: PAYOUT.amount } });
+
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-5' }));
+
+    expect(error).toMatchObject({ code: 'ALREADY_FAILED', mayHaveExecuted: false });
+    expect((error as Error).message).toMatch(/new idempotencyKey/);
+    expect(posts()).toHaveLength(1);
+  });
+
+  it('refuses another request under a known key, across clients sharing the journal', async () => {
+    await client().payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-6' });
+    // A second instance: its own in-process key memory is empty, the journal is shared.
+    const error = await rejection(
+      client().payouts.mpesa({ ...PAYOUT, amount: 5000 }, { idempotencyKey: 'salary-6' }),
+    );
+
+    expect(error).toBeInstanceOf(PaymentsValidationError);
+    expect((error as PaymentsValidationError).errors).toEqual([
+      expect.objectContaining({ field: 'idempotencyKey', rule: 'reused' }),
+    ]);
+    expect(posts()).toHaveLength(1);
+  });
+
+  it('sends one request for one key called twice at once; the other stops IN_PROGRESS', async () => {
+    server.fallback = () => ({ status: 200, body: successBody('payout'), delayMs: 200 });
+    const payments = client();
+    const results = await Promise.allSettled([
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-7' }),
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-7' }),
+    ]);
+
+    expect(posts()).toHaveLength(1);
+    expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const stopped = results.find((result) => result.status === 'rejected');
+    expect((stopped as PromiseRejectedResult).reason).toMatchObject({
+      code: 'IN_PROGRESS',
+      mayHaveExecuted: true,
+    });
+  });
+
+  it('sends nothing when the journal cannot be written: JOURNAL_UNAVAILABLE, not executed', async () => {
+    const broken: PaymentsJournalStore = {
+      create: () => Promise.reject(new Error('disk full')),
+      replace: () => Promise.reject(new Error('disk full')),
+      get: () => Promise.reject(new Error('disk full')),
+      findByReference: () => Promise.reject(new Error('disk full')),
+      list: () => Promise.reject(new Error('disk full')),
+    };
+    const error = await rejection(
+      client({ journal: broken }).payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-8' }),
+    );
+
+    expect(error).toBeInstanceOf(PaymentsJournalError);
+    expect(error).toMatchObject({ code: 'JOURNAL_UNAVAILABLE', mayHaveExecuted: false });
+    expect(server.requests).toHaveLength(0);
+    expect(new PaymentsExceptionFilter().toResponse(error as PaymentsJournalError)).toMatchObject({
+      statusCode: 503,
+    });
+  });
+
+  it('counts a started entry past its deadline as in doubt (its process died)', async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-9' });
+    const accepted = (await store.get('salary-9'))!;
+    // What a process killed mid-send leaves: `started`, its deadline gone by.
+    const { reference: _reference, answer: _answer, ...intent } = accepted;
+    await store.replace({
+      ...intent,
+      state: 'started',
+      version: accepted.version + 1,
+      deadlineAt: new Date(Date.now() - 1000).toISOString(),
+    });
+
+    expect(await payments.reconciler.inDoubt()).toEqual([
+      expect.objectContaining({ idempotencyKey: 'salary-9', state: 'in_doubt' }),
+    ]);
+    await expect(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-9' }),
+    ).rejects.toMatchObject({ code: 'IN_DOUBT' });
+    const summary = await payments.reconciler.reconcile();
+    expect(summary).toMatchObject({ checked: 1, changed: 1 });
+    expect(summary.inDoubt).toEqual([
+      expect.objectContaining({
+        idempotencyKey: 'salary-9',
+        reason: expect.stringContaining('deadline') as string,
+      }),
+    ]);
+    expect((await store.get('salary-9'))?.state).toBe('in_doubt');
+    expect(posts()).toHaveLength(1);
+  });
+
+  it('reconcile settles accepted entries by look-up, and leaves one the record contradicts', async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-10' });
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', 999) }
+        : { status: 200, body: successBody('payout') };
+    let summary = await payments.reconciler.reconcile();
+    expect(summary).toMatchObject({ checked: 1, changed: 0 });
+    expect((await store.get('salary-10'))?.state).toBe('accepted');
+
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount) }
+        : { status: 200, body: successBody('payout') };
+    summary = await payments.reconciler.reconcile();
+    expect((await store.get('salary-10'))?.state).toBe('accepted');
+
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', PAYOUT.amount) }
+        : { status: 200, body: successBody('payout') };
+    summary = await payments.reconciler.reconcile();
+    expect(summary).toMatchObject({ checked: 1, changed: 1 });
+    expect(summary.totals).toEqual({ succeeded: { KES: { count: 1, amount: PAYOUT.amount } } });
+    expect(await store.get('salary-10')).toMatchObject({
+      state: 'succeeded',
+      settledBy: 'status',
+      settledStatus: 'success',
+    });
+    // Settled: the key is answered from the journal.
+    const again = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-10' });
+    expect(again.replayed).toBe(true);
+    expect(posts()).toHaveLength(1);
+  });
+
+  it('lists entries by state and time', async () => {
+    const payments = client();
+    const before = new Date();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'l-1' });
+    await payments.payouts.mpesa({ ...PAYOUT, amount: 20 }, { idempotencyKey: 'l-2' });
+
+    expect((await payments.reconciler.unsettled()).map((e) => e.idempotencyKey)).toEqual([
+      'l-1',
+      'l-2',
+    ]);
+    expect(await payments.reconciler.entries({ state: 'succeeded' })).toEqual([]);
+    expect(await payments.reconciler.entries({ since: new Date(Date.now() + 60_000) })).toEqual([]);
+    expect(await payments.reconciler.entries({ since: before.toISOString() })).toHaveLength(2);
+    await expect(payments.reconciler.entries({ since: 'not a date' })).rejects.toThrow(/since/);
+  });
+
+  it('a client without a journal says so from its reconciler, and sends as before', async () => {
+    const payments = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: 'journal-spec-password',
+      baseUrl: server.url,
+      maxRetries: 0,
+    });
+    clients.push(payments);
+    expect(payments.reconciler.enabled).toBe(false);
+    await expect(payments.reconciler.inDoubt()).rejects.toThrow(/journal option/);
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
+    expect(posts()).toHaveLength(2);
+  });
+
+  it('refuses a journal that is not a store, naming the option', () => {
+    expect(() =>
+      createPaymentsClient({
+        apiUsername: 'u',
+        apiPassword: 'journal-spec-password',
+        journal: { create: () => Promise.resolve() } as unknown as PaymentsJournalStore,
+      }),
+    ).toThrow(
+      /journal must be a PaymentsJournalStore \(missing replace, get, findByReference, list\)/,
+    );
+  });
+
+  it('fingerprints with a key: another password or secret gives another fingerprint', async () => {
+    await client().payouts.mpesa(PAYOUT, { idempotencyKey: 'fp-1' });
+    const error = await rejection(
+      client({ password: 'another-password-1' }).payouts.mpesa(PAYOUT, { idempotencyKey: 'fp-1' }),
+    );
+    expect(error).toMatchObject({ errors: [expect.objectContaining({ rule: 'reused' })] });
+  });
+});

@@ -1,0 +1,152 @@
+import type { PaymentsOperationName } from '../operations';
+
+/**
+ * Where a money-moving call stands (docs/journal.md has the state machine):
+ * - `started`: journaled, being sent now; left by a process that died, it counts as `in_doubt`
+ *   once `deadlineAt` has passed;
+ * - `accepted`: the service accepted it and gave its reference; the outcome is not known yet;
+ * - `succeeded` | `failed`: the final outcome, from a confirmed webhook or a status look-up;
+ * - `refused`: never executed (refused with a 4xx, or not sent): the same call may be sent again;
+ * - `in_doubt`: may have executed, with no reference or no final outcome: it needs a look.
+ */
+export type PaymentsJournalState =
+  'started' | 'accepted' | 'succeeded' | 'failed' | 'refused' | 'in_doubt';
+
+/** Every state, in the order of docs/journal.md. */
+export const PAYMENTS_JOURNAL_STATES: readonly PaymentsJournalState[] = [
+  'started',
+  'accepted',
+  'succeeded',
+  'failed',
+  'refused',
+  'in_doubt',
+];
+
+/** States after which nothing changes an entry any more. */
+export const FINAL_JOURNAL_STATES: ReadonlySet<PaymentsJournalState> = new Set([
+  'succeeded',
+  'failed',
+]);
+
+/** One send of the call under its key (with its HTTP retries), and how it ended. */
+export interface PaymentsJournalCall {
+  /** Random id of the send, so that only the process that made it records its end. */
+  readonly callId: string;
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  /** Sent again with `{ resend: true }` over an entry `in_doubt`. */
+  readonly resend?: true;
+  /** `accepted`, `refused` or `in_doubt`; absent while the send is in flight. */
+  readonly outcome?: 'accepted' | 'refused' | 'in_doubt';
+  /** The library's code of a failed send (a `PaymentsErrorCode`: `TIMEOUT`, `SERVICE_ERROR`...). */
+  readonly code?: string;
+  readonly mayHaveExecuted?: boolean;
+  /** HTTP status of the last answer, when one came. */
+  readonly httpStatus?: number;
+  /** HTTP attempts made by this send. */
+  readonly attempts?: number;
+}
+
+/**
+ * What the journal holds of one money-moving call: its intent, each send's end and its outcome.
+ * No phone number, account number or name: the request is kept only as a keyed fingerprint.
+ */
+export interface PaymentsJournalEntry {
+  /** The call's `Idempotency-Key` (also `malipo_key` on its webhook). */
+  readonly idempotencyKey: string;
+  /** e.g. `payouts.mpesa`. */
+  readonly operation: PaymentsOperationName;
+  /** Name of the `PaymentsModule` registration; `default` for the unnamed one. */
+  readonly account: string;
+  readonly amount?: number;
+  readonly currency?: string;
+  /**
+   * HMAC-SHA256 (base64) of the operation and its canonical wire request, keyed by a secret of the
+   * client: equal for the same request, and not reversible into a phone number by whoever reads
+   * the store.
+   */
+  readonly fingerprint: string;
+  readonly state: PaymentsJournalState;
+  /** Incremented by each change; stores replace an entry only over the version they hold. */
+  readonly version: number;
+  /** When the call was first journaled (ISO 8601). */
+  readonly startedAt: string;
+  /** When the entry last changed (ISO 8601). */
+  readonly updatedAt: string;
+  /** When the send in flight must have ended; a `started` entry past it is `in_doubt`. */
+  readonly deadlineAt: string;
+  /** The service's transaction reference, once known. */
+  readonly reference?: string;
+  /**
+   * The answer that accepted the call, reduced to its wire fields without personal data
+   * (`success`, `message`, `status`, `transaction_reference`, tracking ids, `checkout_url`):
+   * a repeated call is answered from it.
+   */
+  readonly answer?: Readonly<Record<string, unknown>>;
+  /** What settled it: `webhook` or `status` (a look-up), with the record's status word. */
+  readonly settledBy?: 'webhook' | 'status';
+  readonly settledStatus?: string;
+  /** Why it is `refused`, `failed` or `in_doubt`, in words. */
+  readonly reason?: string;
+  /** Each send under this key, oldest first (at most the first and the latest 19). */
+  readonly calls: readonly PaymentsJournalCall[];
+}
+
+/** What {@link PaymentsJournalStore.list} returns: filters combine with AND. */
+export interface PaymentsJournalQuery {
+  /** Entries started at or after this time. */
+  readonly since?: Date;
+  /** Entries in one of these states (as stored: a `started` entry past its deadline is `started`). */
+  readonly states?: readonly PaymentsJournalState[];
+}
+
+/**
+ * Where the journal lives. Implement it on your own database if Redis is not yours; the
+ * conformance cases of `@malipo/nestjs/testing` (`paymentsJournalStoreConformance`) check an
+ * implementation. The contract (docs/journal.md):
+ * - `create` and `replace` are atomic per idempotency key, across every process that shares the
+ *   store: of two `create`s of one key, one adds its entry and the other gets that entry back; of
+ *   two `replace`s over one version, one wins;
+ * - what a method resolved with is durable as far as the store promises durability;
+ * - a method that cannot do its work rejects (never resolves as if it had written).
+ */
+export interface PaymentsJournalStore {
+  /**
+   * Adds `entry` (its `version` is 1) unless an entry with its `idempotencyKey` exists.
+   * @returns `created: true` and `entry`, or `created: false` and the entry already there.
+   */
+  create(entry: PaymentsJournalEntry): Promise<{ created: boolean; entry: PaymentsJournalEntry }>;
+  /**
+   * Replaces the entry of `next.idempotencyKey` if the stored one has version `next.version - 1`.
+   * @returns whether it was replaced (false: another writer changed it, or it is gone).
+   */
+  replace(next: PaymentsJournalEntry): Promise<boolean>;
+  /** The entry of `idempotencyKey`. */
+  get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined>;
+  /** The entry whose `reference` is `reference` (the first one to hold it). */
+  findByReference(reference: string): Promise<PaymentsJournalEntry | undefined>;
+  /** Entries matching `query`, oldest `startedAt` first. */
+  list(query?: PaymentsJournalQuery): Promise<PaymentsJournalEntry[]>;
+  /** Releases connections the store made. Called once the client's calls have settled. */
+  close?(): Promise<void>;
+}
+
+/** Count and sum of the entries of one state in one currency. */
+export interface PaymentsJournalTotal {
+  count: number;
+  amount: number;
+}
+
+/** What one {@link PaymentsReconciler.reconcile} pass did and found. */
+export interface PaymentsReconcileSummary {
+  /** Entries that were not final when the pass began. */
+  checked: number;
+  /** Of those, the ones the pass moved (to `succeeded`, `failed` or `in_doubt`). */
+  changed: number;
+  /** Look-ups that failed (network, 5xx): their entries are left as they were. */
+  lookupFailures: number;
+  /** Every entry of the window after the pass: state → currency → count and sum. */
+  totals: Partial<Record<PaymentsJournalState, Record<string, PaymentsJournalTotal>>>;
+  /** The entries still `in_doubt` after the pass, each with its `reason`. */
+  inDoubt: PaymentsJournalEntry[];
+}

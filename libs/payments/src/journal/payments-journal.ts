@@ -1,0 +1,495 @@
+import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import type { PaymentsJournalErrorCode } from '../errors';
+import { canonicalJson } from '../idempotency-keys';
+import type { PaymentsOperationName } from '../operations';
+import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
+import { amountsDiffer } from '../transaction-outcome';
+import { RESPONSE_WIRE_KEYS } from '../wire';
+import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
+import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
+import type {
+  PaymentsJournalCall,
+  PaymentsJournalEntry,
+  PaymentsJournalStore,
+} from './payments-journal.interfaces';
+
+/** Fields of an accepted answer the journal keeps to answer a repeated call: none is personal. */
+const REPLAYED_FIELDS: readonly ResponseField[] = [
+  'success',
+  'message',
+  'status',
+  'transactionReference',
+  'trackingId',
+  'reference',
+  'checkoutUrl',
+];
+
+/** Sends kept per entry: the first and the latest, so a key retried for ever stays bounded. */
+const MAX_CALLS_PER_ENTRY = 20;
+
+/** Rounds of read-and-replace before a write that keeps losing to other writers gives up. */
+const MAX_REPLACE_ROUNDS = 8;
+
+/** Waits between attempts to record a send's end when the store fails. */
+const END_RETRY_DELAYS_MS = [50, 200, 1000];
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
+const EVENT_KIND_OF_OPERATION: Readonly<Partial<Record<PaymentsOperationName, string>>> = {
+  'collections.mpesa': 'collection',
+  'collections.card': 'collection',
+  'collections.panAfrican': 'collection',
+  'payouts.mpesa': 'payout',
+  'payouts.panAfrican': 'payout',
+  'payouts.merchant': 'payout',
+  'transfers.send': 'transfer',
+};
+
+/** What the journal needs of a call before it is sent. */
+export interface JournalIntent {
+  readonly idempotencyKey: string;
+  readonly operation: PaymentsOperationName;
+  /** What a validation error names: the request class. */
+  readonly target: string;
+  readonly encoded: EncodedRequest;
+  readonly amount?: number;
+  readonly currency?: string;
+  /** How long the send may take, retries included (ms). */
+  readonly budgetMs: number;
+  readonly resend: boolean;
+}
+
+/** Send the call (the journal holds it as `started` under `callId`), or answer it from `entry`. */
+export type JournalDecision =
+  | { readonly send: true; readonly callId: string }
+  | { readonly send: false; readonly entry: PaymentsJournalEntry };
+
+/** A final outcome seen by a confirmed webhook or a status look-up. */
+export interface JournalSettlement {
+  readonly idempotencyKey?: string;
+  readonly reference: string;
+  readonly outcome: 'succeeded' | 'failed';
+  /** The amount of the service's record. */
+  readonly amount?: number;
+  /** The webhook's kind (`payout`...), when the settlement comes from one. */
+  readonly kind?: string;
+  readonly by: 'webhook' | 'status';
+  /** The record's status word. */
+  readonly status?: string;
+}
+
+/** What a settlement did: nothing matched, it settled (or agreed with) an entry, or contradicted one. */
+export type JournalSettleResult =
+  | { readonly result: 'no-entry' }
+  | { readonly result: 'settled' | 'unchanged'; readonly entry: PaymentsJournalEntry }
+  | { readonly result: 'contradicted'; readonly entry: PaymentsJournalEntry; readonly why: string };
+
+/** Options of {@link PaymentsJournal}. */
+export interface PaymentsJournalOptions {
+  /** Registration name written on each entry. */
+  readonly account: string;
+  /** Key of the fingerprints' HMAC. */
+  readonly fingerprintKey: Buffer;
+  /** Milliseconds since the epoch. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** The fingerprint key a client derives from its password when none is configured. */
+export function deriveFingerprintKey(secret: string): Buffer {
+  return Buffer.from(
+    hkdfSync('sha256', secret, 'malipo-payments-journal', 'request fingerprint v1', 32),
+  );
+}
+
+/**
+ * The rules of docs/journal.md over a {@link PaymentsJournalStore}: write-ahead before a send,
+ * the end of each send, settlement by webhook or look-up, and what a repeated key may do. One per
+ * client (registration); the store may be shared by many.
+ * @internal
+ */
+export class PaymentsJournal {
+  private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
+  private readonly now: () => number;
+  readonly account: string;
+
+  constructor(
+    readonly store: PaymentsJournalStore,
+    private readonly options: PaymentsJournalOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.account = options.account;
+  }
+
+  /** Keyed fingerprint of a request as it goes on the wire. */
+  fingerprint(operation: PaymentsOperationName, encoded: EncodedRequest): string {
+    return createHmac('sha256', this.options.fingerprintKey)
+      .update(canonicalJson([operation, encoded.method, encoded.url, encoded.body ?? null]))
+      .digest('base64');
+  }
+
+  /**
+   * The entry as it stands now: a `started` entry whose deadline passed is `in_doubt` (the
+   * process that sent it died, or its outcome could not be written).
+   */
+  view(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+    if (entry.state !== 'started' || Date.parse(entry.deadlineAt) > this.now()) return entry;
+    return {
+      ...entry,
+      state: 'in_doubt',
+      reason: 'the send was not seen to end before its deadline (the process may have died)',
+    };
+  }
+
+  /**
+   * Journals the intent before a send, or decides from what the key already holds.
+   * @throws PaymentsValidationError (`idempotencyKey`, `reused`) for another request under the key.
+   * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `JOURNAL_UNAVAILABLE`).
+   */
+  async begin(intent: JournalIntent): Promise<JournalDecision> {
+    const fingerprint = this.fingerprint(intent.operation, intent.encoded);
+    const callId = randomUUID();
+    const at = new Date(this.now()).toISOString();
+    const deadlineAt = new Date(this.now() + intent.budgetMs).toISOString();
+    const call: PaymentsJournalCall = { callId, startedAt: at };
+    const fresh: PaymentsJournalEntry = {
+      idempotencyKey: intent.idempotencyKey,
+      operation: intent.operation,
+      account: this.account,
+      ...(intent.amount === undefined ? {} : { amount: intent.amount }),
+      ...(intent.currency === undefined ? {} : { currency: intent.currency }),
+      fingerprint,
+      state: 'started',
+      version: 1,
+      startedAt: at,
+      updatedAt: at,
+      deadlineAt,
+      calls: [call],
+    };
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const created = await this.storeCall(
+        intent,
+        'create',
+        () => this.store.create(fresh),
+        () => this.undoCreate(intent.idempotencyKey, callId),
+      );
+      if (created.created) return { send: true, callId };
+      const existing = created.entry;
+      if (existing.fingerprint !== fingerprint) {
+        throw new PaymentsValidationError(intent.target, [
+          {
+            field: 'idempotencyKey',
+            rule: 'reused',
+            message:
+              'idempotencyKey was already used for a different request (payments journal): a new request needs a new idempotencyKey (reuse a key only to retry the same request)',
+          },
+        ]);
+      }
+      const current = this.view(existing);
+      switch (current.state) {
+        case 'accepted':
+        case 'succeeded':
+          return { send: false, entry: current };
+        case 'failed':
+          throw this.stopped(intent, 'ALREADY_FAILED', current, false);
+        case 'started':
+          throw this.stopped(intent, 'IN_PROGRESS', current, true);
+        case 'in_doubt':
+          if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
+          break;
+        case 'refused':
+          break;
+      }
+      // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
+      const next: PaymentsJournalEntry = {
+        ...existing,
+        state: 'started',
+        version: existing.version + 1,
+        updatedAt: at,
+        deadlineAt,
+        calls: boundCalls([
+          ...existing.calls,
+          current.state === 'in_doubt' ? { ...call, resend: true } : call,
+        ]),
+      };
+      delete (next as { reason?: string }).reason;
+      const replaced = await this.storeCall(intent, 'replace', () => this.store.replace(next));
+      if (replaced) return { send: true, callId };
+    }
+    throw this.stopped(intent, 'IN_PROGRESS', undefined, true);
+  }
+
+  /** Records that the send `callId` was accepted. Never rejects: a failed write is logged. */
+  accepted(idempotencyKey: string, callId: string, record: JsonObject): Promise<void> {
+    const answer: Record<string, unknown> = {};
+    for (const field of REPLAYED_FIELDS) {
+      if (record[field] !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = record[field];
+    }
+    const reference =
+      typeof record.transactionReference === 'string' && record.transactionReference !== ''
+        ? record.transactionReference
+        : undefined;
+    return this.endSend(idempotencyKey, callId, 'accepted', END_RETRY_DELAYS_MS, (entry, at) => {
+      const call = { outcome: reference ? 'accepted' : 'in_doubt', endedAt: at } as const;
+      // A webhook may have settled the entry while the answer was on its way.
+      if (FINAL_JOURNAL_STATES.has(entry.state)) {
+        return { ...entry, answer: entry.answer ?? answer, calls: endCall(entry, callId, call) };
+      }
+      return reference
+        ? withoutReason({
+            ...entry,
+            state: 'accepted',
+            reference: entry.reference ?? reference,
+            answer,
+            calls: endCall(entry, callId, call),
+          })
+        : {
+            ...entry,
+            state: 'in_doubt',
+            answer,
+            reason: 'the service accepted the call without a transaction reference',
+            calls: endCall(entry, callId, call),
+          };
+    });
+  }
+
+  /** Records that the send `callId` failed with `error`. Never rejects. */
+  failed(
+    idempotencyKey: string,
+    callId: string,
+    error: unknown,
+    retryDelaysMs: readonly number[] = END_RETRY_DELAYS_MS,
+  ): Promise<void> {
+    const known = error instanceof ServiceAPIError;
+    const mayHaveExecuted = known ? error.mayHaveExecuted : true;
+    const outcome = mayHaveExecuted ? 'in_doubt' : 'refused';
+    const reason = known
+      ? `${error.code}${error.status === undefined ? '' : ` (HTTP ${error.status})`}${mayHaveExecuted ? ': may have executed' : ': not executed'}`
+      : 'an unexpected error: may have executed';
+    return this.endSend(idempotencyKey, callId, outcome, retryDelaysMs, (entry, at) => {
+      const call: Partial<PaymentsJournalCall> = {
+        outcome,
+        mayHaveExecuted,
+        endedAt: at,
+        ...(known ? { code: error.code, attempts: error.attempts } : {}),
+        ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
+      };
+      const calls = endCall(entry, callId, call);
+      if (entry.state !== 'started' && entry.state !== 'in_doubt') return { ...entry, calls };
+      return { ...entry, state: outcome, reason, calls };
+    });
+  }
+
+  /**
+   * Settles the entry the settlement points at (by idempotency key, else by reference) when it
+   * agrees with it: same reference once the entry has one, same amount, same kind of call, and a
+   * reference no other entry holds. Rejects when the store fails.
+   */
+  async settle(settlement: JournalSettlement): Promise<JournalSettleResult> {
+    let entry =
+      settlement.idempotencyKey === undefined
+        ? undefined
+        : await this.store.get(settlement.idempotencyKey);
+    entry ??= await this.store.findByReference(settlement.reference);
+    if (entry === undefined) return { result: 'no-entry' };
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const why = await this.contradiction(entry, settlement);
+      if (why !== undefined) return { result: 'contradicted', entry, why };
+      if (FINAL_JOURNAL_STATES.has(entry.state)) return { result: 'unchanged', entry };
+      const next = withoutReason({
+        ...entry,
+        state: settlement.outcome,
+        version: entry.version + 1,
+        updatedAt: new Date(this.now()).toISOString(),
+        reference: settlement.reference,
+        settledBy: settlement.by,
+        ...(settlement.status === undefined ? {} : { settledStatus: settlement.status }),
+      });
+      if (await this.store.replace(next)) return { result: 'settled', entry: next };
+      const reread = await this.store.get(entry.idempotencyKey);
+      if (reread === undefined) return { result: 'no-entry' };
+      entry = reread;
+    }
+    throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being settled`);
+  }
+
+  /**
+   * Marks a `started` entry past its deadline `in_doubt` in the store. Resolves with the entry as
+   * stored afterwards.
+   */
+  async markOverdue(entry: PaymentsJournalEntry): Promise<PaymentsJournalEntry> {
+    const viewed = this.view(entry);
+    if (viewed === entry) return entry;
+    const next = {
+      ...viewed,
+      version: entry.version + 1,
+      updatedAt: new Date(this.now()).toISOString(),
+    };
+    if (await this.store.replace(next)) return next;
+    return (await this.store.get(entry.idempotencyKey)) ?? entry;
+  }
+
+  /** Why `settlement` cannot settle `entry`, or undefined when it agrees with it. */
+  private async contradiction(
+    entry: PaymentsJournalEntry,
+    settlement: JournalSettlement,
+  ): Promise<string | undefined> {
+    if (entry.reference !== undefined && entry.reference !== settlement.reference) {
+      return `the entry has reference ${entry.reference}, the event ${settlement.reference}`;
+    }
+    if (
+      entry.amount !== undefined &&
+      settlement.amount !== undefined &&
+      amountsDiffer(entry.amount, settlement.amount)
+    ) {
+      return `the entry has amount ${entry.amount}, the service's record ${settlement.amount}`;
+    }
+    const kind = EVENT_KIND_OF_OPERATION[entry.operation];
+    if (
+      settlement.kind !== undefined &&
+      settlement.kind !== 'unknown' &&
+      kind !== settlement.kind
+    ) {
+      return `the entry is a ${kind ?? entry.operation}, the event a ${settlement.kind}`;
+    }
+    if (FINAL_JOURNAL_STATES.has(entry.state) && entry.state !== settlement.outcome) {
+      return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
+    }
+    if (entry.reference === undefined) {
+      // The key comes from a URL anyone can write: a reference of another call settles nothing.
+      const holder = await this.store.findByReference(settlement.reference);
+      if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
+        return `the reference ${settlement.reference} belongs to the call ${holder.idempotencyKey}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** Records a send's end with retries; a write that still fails is logged and given up. */
+  private async endSend(
+    idempotencyKey: string,
+    callId: string,
+    outcome: string,
+    retryDelaysMs: readonly number[],
+    change: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry,
+  ): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+          const entry = await this.store.get(idempotencyKey);
+          if (entry === undefined) throw new Error('the entry is gone');
+          if (!entry.calls.some((call) => call.callId === callId)) return;
+          const at = new Date(this.now()).toISOString();
+          const next = { ...change(entry, at), version: entry.version + 1, updatedAt: at };
+          if (await this.store.replace(next)) return;
+        }
+        throw new Error('the entry kept changing');
+      } catch (error) {
+        if (attempt >= retryDelaysMs.length) {
+          this.logger.error(
+            `The payments journal could not record that the call ${idempotencyKey} ended ` +
+              `(${outcome}): ${error instanceof Error ? error.message : 'error'}; the entry ` +
+              'counts as in doubt after its deadline',
+          );
+          return;
+        }
+      }
+      await sleep(retryDelaysMs[attempt]);
+    }
+  }
+
+  /** A store call before sending: its failure stops the call with `JOURNAL_UNAVAILABLE`. */
+  private async storeCall<T>(
+    intent: JournalIntent,
+    what: string,
+    call: () => Promise<T>,
+    undo?: () => void,
+  ): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      undo?.();
+      this.logger.warn(
+        `The payments journal failed (${what}) for ${intent.operation} ${intent.idempotencyKey}: ` +
+          `${error instanceof Error ? error.message : 'error'}; the call was not sent`,
+      );
+      throw new PaymentsJournalError(
+        `${intent.operation} was not sent: the payments journal could not be written (${error instanceof Error ? error.message : 'error'})`,
+        {
+          operation: intent.operation,
+          idempotencyKey: intent.idempotencyKey,
+          code: 'JOURNAL_UNAVAILABLE',
+          mayHaveExecuted: false,
+          ...(error instanceof Error ? { cause: error } : {}),
+        },
+      );
+    }
+  }
+
+  /**
+   * A `create` that failed may still have been written (a timeout after the command left): marks
+   * such an entry `refused`, since it was not sent. One try, queued behind the create on the
+   * store's connection; if it fails too, the entry reads `in_doubt` after its deadline.
+   */
+  private undoCreate(idempotencyKey: string, callId: string): void {
+    void this.failed(
+      idempotencyKey,
+      callId,
+      new PaymentsJournalError('not sent: the journal failed', {
+        operation: 'journal',
+        idempotencyKey,
+        code: 'JOURNAL_UNAVAILABLE',
+        mayHaveExecuted: false,
+      }),
+      [],
+    );
+  }
+
+  private stopped(
+    intent: JournalIntent,
+    code: PaymentsJournalErrorCode,
+    entry: PaymentsJournalEntry | undefined,
+    mayHaveExecuted: boolean,
+  ): PaymentsJournalError {
+    const why: Record<PaymentsJournalErrorCode, string> = {
+      IN_DOUBT:
+        'an earlier call under this idempotencyKey may have executed and its outcome is not known: wait for its webhook or reconcile(); pass { resend: true } only if you know it did not execute',
+      IN_PROGRESS: 'a call under this idempotencyKey is being sent now',
+      ALREADY_FAILED:
+        'the call under this idempotencyKey failed at the service: a new attempt needs a new idempotencyKey',
+      JOURNAL_UNAVAILABLE: 'the payments journal could not be written',
+    };
+    return new PaymentsJournalError(`${intent.operation} was not sent: ${why[code]}`, {
+      operation: intent.operation,
+      idempotencyKey: intent.idempotencyKey,
+      code,
+      mayHaveExecuted,
+      ...(entry === undefined ? {} : { entry }),
+    });
+  }
+}
+
+/** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */
+function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+  if (entry.reason === undefined) return entry;
+  const copy = { ...entry };
+  delete (copy as { reason?: string }).reason;
+  return copy;
+}
+
+/** `calls` with the send `callId` ended by `end`. */
+function endCall(
+  entry: PaymentsJournalEntry,
+  callId: string,
+  end: Partial<PaymentsJournalCall>,
+): PaymentsJournalCall[] {
+  return entry.calls.map((call) => (call.callId === callId ? { ...call, ...end } : call));
+}
+
+/** The first send and the latest ones, at most {@link MAX_CALLS_PER_ENTRY}. */
+function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
+  if (calls.length <= MAX_CALLS_PER_ENTRY) return calls;
+  return [calls[0], ...calls.slice(calls.length - MAX_CALLS_PER_ENTRY + 1)];
+}

@@ -1,0 +1,219 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { TransactionStatus } from './dto/lookups';
+import type {
+  JournalSettleResult,
+  JournalSettlement,
+  PaymentsJournal,
+} from './journal/payments-journal';
+import { FINAL_JOURNAL_STATES } from './journal/payments-journal.interfaces';
+import type {
+  PaymentsJournalEntry,
+  PaymentsJournalState,
+  PaymentsReconcileSummary,
+} from './journal/payments-journal.interfaces';
+import { OperationRunner } from './operation-runner';
+import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
+import { recordOutcome } from './transaction-outcome';
+import { TransactionsService } from './transactions.service';
+
+/** Which entries {@link PaymentsReconciler.entries} lists. */
+export interface PaymentsJournalFilter {
+  /** Entries started at or after this time. */
+  since?: Date | string;
+  /** One state or several, as they stand now (a `started` entry past its deadline is `in_doubt`). */
+  state?: PaymentsJournalState | readonly PaymentsJournalState[];
+}
+
+/** Options of one {@link PaymentsReconciler.reconcile} pass. */
+export interface PaymentsReconcileOptions {
+  /** Reconcile the entries started at or after this time. Default: every entry the store holds. */
+  since?: Date | string;
+  /** Status look-ups at a time. Default 4. */
+  concurrency?: number;
+}
+
+const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
+
+function toDate(value: Date | string | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) throw new TypeError(`${field} must be a date`);
+  return date;
+}
+
+/** Sums of money to the cent, so that totals of many entries read as the sums an auditor adds. */
+function addMoney(a: number, b: number): number {
+  return Math.round((a + b) * 100) / 100;
+}
+
+/**
+ * Answers, from the payments journal (docs/journal.md), what was started, what may have executed,
+ * what is settled and what needs a look; `reconcile()` settles what it can by status look-up.
+ * Injectable beside the other services and on `PaymentsClient.reconciler`; needs the `journal`
+ * option of `PaymentsModule` (its methods reject without one).
+ */
+@Injectable()
+export class PaymentsReconciler {
+  private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
+
+  constructor(
+    private readonly runner: OperationRunner,
+    private readonly transactions: TransactionsService,
+  ) {}
+
+  /** Whether the client has a journal. */
+  get enabled(): boolean {
+    return this.runner.journal !== undefined;
+  }
+
+  /** The entry of `idempotencyKey`, as it stands now. */
+  async get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
+    const journal = this.journal();
+    const entry = await journal.store.get(idempotencyKey);
+    return entry && journal.view(entry);
+  }
+
+  /** Entries matching `filter`, oldest first, each as it stands now. */
+  async entries(filter: PaymentsJournalFilter = {}): Promise<PaymentsJournalEntry[]> {
+    const journal = this.journal();
+    const since = toDate(filter.since, 'since');
+    const states =
+      filter.state === undefined
+        ? undefined
+        : new Set(typeof filter.state === 'string' ? [filter.state] : filter.state);
+    // `started` entries may be `in_doubt` by now: asked for `in_doubt`, the store lists both.
+    const stored =
+      states === undefined
+        ? undefined
+        : [...states, ...(states.has('in_doubt') ? (['started'] as const) : [])];
+    const listed = await journal.store.list({
+      ...(since ? { since } : {}),
+      ...(stored ? { states: stored } : {}),
+    });
+    const viewed = listed.map((entry) => journal.view(entry));
+    return states ? viewed.filter((entry) => states.has(entry.state)) : viewed;
+  }
+
+  /** Entries that may have executed with no known outcome: they need a look before paying again. */
+  inDoubt(): Promise<PaymentsJournalEntry[]> {
+    return this.entries({ state: 'in_doubt' });
+  }
+
+  /** Entries not final yet: `started`, `accepted` and `in_doubt`. */
+  unsettled(): Promise<PaymentsJournalEntry[]> {
+    return this.entries({ state: OPEN_STATES });
+  }
+
+  /**
+   * Settles what it can: a `started` entry past its deadline becomes `in_doubt`; an entry with a
+   * reference is looked up (`transactions.status`) and becomes `succeeded` or `failed` when the
+   * service's record is final and agrees with it (reference and amount). An entry without a
+   * reference stays `in_doubt` (the service has no look-up by idempotency key): its webhook,
+   * matched by `malipo_key`, settles it. Look-ups that fail leave their entry as it was.
+   */
+  async reconcile(options: PaymentsReconcileOptions = {}): Promise<PaymentsReconcileSummary> {
+    const journal = this.journal();
+    const since = toDate(options.since, 'since');
+    const concurrency = options.concurrency ?? 4;
+    if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+      throw new TypeError('concurrency must be a positive integer');
+    }
+    const open = await journal.store.list({ ...(since ? { since } : {}), states: OPEN_STATES });
+    let changed = 0;
+    let lookupFailures = 0;
+    let next = 0;
+    const work = async () => {
+      while (next < open.length) {
+        const entry = open[next];
+        next += 1;
+        const result = await this.reconcileOne(journal, entry);
+        if (result === 'changed') changed += 1;
+        else if (result === 'lookup-failed') lookupFailures += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, open.length) }, work));
+    const all = (await journal.store.list(since ? { since } : {})).map((entry) =>
+      journal.view(entry),
+    );
+    const totals: PaymentsReconcileSummary['totals'] = {};
+    for (const entry of all) {
+      const byCurrency = (totals[entry.state] ??= {});
+      const total = (byCurrency[entry.currency ?? 'unknown'] ??= { count: 0, amount: 0 });
+      total.count += 1;
+      total.amount = addMoney(total.amount, entry.amount ?? 0);
+    }
+    return {
+      checked: open.length,
+      changed,
+      lookupFailures,
+      totals,
+      inDoubt: all.filter((entry) => entry.state === 'in_doubt'),
+    };
+  }
+
+  /**
+   * Settles the entry a confirmed outcome points at, when they agree.
+   * @internal The webhook module calls it with confirmed events.
+   */
+  async settle(settlement: JournalSettlement): Promise<JournalSettleResult> {
+    return this.journal().settle(settlement);
+  }
+
+  private async reconcileOne(
+    journal: PaymentsJournal,
+    stored: PaymentsJournalEntry,
+  ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
+    let entry = stored;
+    if (entry.state === 'started') {
+      if (journal.view(entry) === entry) return 'unchanged';
+      entry = await journal.markOverdue(entry);
+      if (entry.reference === undefined)
+        return entry.state === stored.state ? 'unchanged' : 'changed';
+    }
+    const reference = entry.reference;
+    if (reference === undefined || FINAL_JOURNAL_STATES.has(entry.state)) {
+      return entry === stored ? 'unchanged' : 'changed';
+    }
+    let record: TransactionStatus;
+    try {
+      record = await this.transactions.status(reference);
+    } catch (error) {
+      this.logger.warn(
+        `Reconcile: the status look-up of ${reference} (${entry.idempotencyKey}) failed ` +
+          `(${error instanceof Error ? error.name : 'error'}); the entry stays ${entry.state}`,
+      );
+      return 'lookup-failed';
+    }
+    const outcome = recordOutcome(record);
+    if (record.code !== reference || outcome === undefined) {
+      return entry === stored ? 'unchanged' : 'changed';
+    }
+    const status = record.transactionDetails?.status;
+    const result = await journal.settle({
+      idempotencyKey: entry.idempotencyKey,
+      reference,
+      outcome,
+      ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+      by: 'status',
+      ...(typeof status === 'string' ? { status } : {}),
+    });
+    if (result.result === 'contradicted') {
+      this.logger.error(
+        `Reconcile: the service's record of ${reference} contradicts the journal entry ` +
+          `${entry.idempotencyKey}: ${result.why}; left as it was, for a look`,
+      );
+    }
+    return result.result === 'settled' || entry !== stored ? 'changed' : 'unchanged';
+  }
+
+  private journal(): PaymentsJournal {
+    const journal = this.runner.journal;
+    if (journal === undefined) {
+      throw new Error(
+        'PaymentsReconciler needs the payments journal: set the journal option of PaymentsModule ' +
+          '(new InMemoryPaymentsJournal(), or RedisPaymentsJournal from @malipo/nestjs/redis)',
+      );
+    }
+    return journal;
+  }
+}

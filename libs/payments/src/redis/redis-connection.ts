@@ -1,0 +1,81 @@
+import { Logger } from '@nestjs/common';
+import { Redis, type RedisOptions } from 'ioredis';
+
+/** How a Redis-backed part of the library gets its client: one you made, or what to connect with. */
+export interface RedisConnectionOptions {
+  /**
+   * A client you made: it is used as it is and never closed. Give it a `commandTimeout` (and
+   * `maxRetriesPerRequest`) so that an unreachable Redis fails fast instead of holding callers.
+   */
+  client?: Redis;
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...`; the connection is made and closed here. */
+  url?: string;
+  /**
+   * ioredis options of the client made here (with or without `url`), over the defaults:
+   * `commandTimeout: 1000`, `maxRetriesPerRequest: 1`.
+   */
+  connection?: RedisOptions;
+}
+
+/** Defaults of a client made here: an unreachable Redis fails a command within a second. */
+const CONNECTION_DEFAULTS: RedisOptions = { commandTimeout: 1000, maxRetriesPerRequest: 1 };
+
+/**
+ * The client of `options`, and whether it was made here (then `quit` closes it).
+ * @param owner names the class in errors and logs.
+ * @param whenDown what the loss of Redis means, for the log line.
+ */
+export function connectRedis(
+  options: RedisConnectionOptions,
+  owner: string,
+  whenDown: string,
+): { client: Redis; ownsClient: boolean } {
+  if (options.client) {
+    if (options.url !== undefined || options.connection !== undefined) {
+      throw new Error(`${owner}: give either client, or url/connection`);
+    }
+    return { client: options.client, ownsClient: false };
+  }
+  const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
+  const client =
+    options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
+  watchConnection(client, owner, whenDown);
+  return { client, ownsClient: true };
+}
+
+/**
+ * `QUIT`, or a hard disconnect when Redis cannot answer it (it is down: nothing to flush);
+ * resolves once the connection ended, so that nothing keeps the process alive.
+ */
+export async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+  // Between two reconnection attempts there is no socket: the disconnect ends nothing to wait for.
+  const status: string = client.status;
+  if (status === 'end' || status === 'reconnecting') return;
+  await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+}
+
+/**
+ * Logs a lost connection once, and its return, instead of every reconnection attempt (and
+ * instead of ioredis's "Unhandled error event" when nobody listens).
+ */
+function watchConnection(client: Redis, owner: string, whenDown: string): void {
+  const logger = new Logger(owner);
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn(`Redis unreachable (${error.message}); ${whenDown}`);
+  });
+  client.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.log('Redis reachable again');
+  });
+}

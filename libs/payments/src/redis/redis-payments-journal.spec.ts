@@ -1,0 +1,110 @@
+import { Redis } from 'ioredis';
+import { RedisServer } from '../../spec-support/redis-server';
+import { paymentsJournalStoreConformance } from '../testing/payments-journal-store.conformance';
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
+import { RedisPaymentsJournal } from './redis-payments-journal';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function entry(key: string, changes: Partial<PaymentsJournalEntry> = {}): PaymentsJournalEntry {
+  const at = new Date().toISOString();
+  return {
+    idempotencyKey: key,
+    operation: 'payouts.mpesa',
+    account: 'default',
+    amount: 100,
+    currency: 'KES',
+    fingerprint: 'fp',
+    state: 'started',
+    version: 1,
+    startedAt: at,
+    updatedAt: at,
+    deadlineAt: at,
+    calls: [],
+    ...changes,
+  };
+}
+
+describe('RedisPaymentsJournal (on a real redis-server)', () => {
+  let server: RedisServer;
+  /** A client of the test's own, to look at the keys. */
+  let redis: Redis;
+  /** Two journals, as two instances of an app would hold. */
+  let one: RedisPaymentsJournal;
+  let two: RedisPaymentsJournal;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = new Redis(server.url);
+    one = new RedisPaymentsJournal({ url: server.url });
+    two = new RedisPaymentsJournal({ url: server.url });
+  });
+  afterAll(async () => {
+    await Promise.all([one.close(), two.close(), redis.quit()]);
+    await server.close();
+  });
+
+  describe('passes the store conformance cases', () => {
+    for (const check of paymentsJournalStoreConformance()) {
+      it(check.name, () => check.run(one));
+    }
+  });
+
+  it('is atomic across two connections: of creates racing from both, one wins', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        (index % 2 === 0 ? one : two).create(entry('raced', { fingerprint: `fp-${index}` })),
+      ),
+    );
+
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect(new Set(results.map((result) => result.entry.fingerprint)).size).toBe(1);
+  });
+
+  it('expires an entry and its reference ttlMs after its last change (default 30 days)', async () => {
+    await one.create(entry('ttl'));
+    await one.replace(entry('ttl', { version: 2, state: 'accepted', reference: 'TTL1eW' }));
+
+    const entryTtl = await redis.pttl('malipo:journal:entry:ttl');
+    expect(entryTtl).toBeGreaterThan(29 * DAY_MS);
+    expect(entryTtl).toBeLessThanOrEqual(30 * DAY_MS);
+    expect(await redis.pttl('malipo:journal:ref:TTL1eW')).toBeGreaterThan(29 * DAY_MS);
+    expect(await redis.zscore('malipo:journal:open', 'ttl')).not.toBeNull();
+  });
+
+  it('keeps only open entries in the open index, and drops expired entries from the list', async () => {
+    const short = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'short:', ttlMs: 60_000 });
+    try {
+      await short.create(entry('done'));
+      await short.replace(entry('done', { version: 2, state: 'succeeded', reference: 'D1eW' }));
+      await short.create(entry('gone'));
+      expect(await redis.zrange('short:open', 0, -1)).toEqual(['gone']);
+
+      await redis.del('short:entry:gone');
+      expect((await short.list()).map((listed) => listed.idempotencyKey)).toEqual(['done']);
+      expect(await redis.zrange('short:started', 0, -1)).toEqual(['done']);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('rejects, never resolves, when Redis is unreachable', async () => {
+    const unreachable = new RedisPaymentsJournal({
+      url: 'redis://127.0.0.1:1',
+      connection: { retryStrategy: () => null },
+    });
+    try {
+      await expect(unreachable.create(entry('down'))).rejects.toThrow();
+      await expect(unreachable.get('down')).rejects.toThrow();
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it('refuses a ttlMs that is not a positive integer, and a client given with a url', () => {
+    expect(() => new RedisPaymentsJournal({ url: server.url, ttlMs: 0 })).toThrow(/ttlMs/);
+    expect(() => new RedisPaymentsJournal({ client: redis, url: server.url })).toThrow(
+      /either client/,
+    );
+  });
+});

@@ -1,0 +1,44 @@
+import type { TransactionStatus } from './dto/lookups';
+
+/** Amounts closer than half a minor unit are equal (JSON decimals need not round-trip exactly). */
+const AMOUNT_TOLERANCE = 0.005;
+
+/** Whether two amounts of one currency are different sums of money. */
+export function amountsDiffer(a: number, b: number): boolean {
+  return Math.abs(a - b) >= AMOUNT_TOLERANCE;
+}
+
+/**
+ * Record statuses (`transactionDetails.status`, compared trimmed and lower-case) of a transaction
+ * that succeeded. Only the value docs/wire-contract.md records ("Transaction status", "Status
+ * strings"): a success handler must never run on a word we merely guess means paid. A word that
+ * is in neither set is "not final", so an unforeseen one delays an event (503), never misroutes it.
+ */
+const RECORD_SUCCESS_STATUSES: ReadonlySet<string> = new Set(['success']);
+
+/**
+ * Record statuses of a transaction that ended without the money moving: the sandbox's `failed`
+ * (docs/wire-contract.md records only "success" for the real service) and the usual words for a
+ * payment that will not succeed any more. Left out on purpose: `error` and `timeout`, which may
+ * name a step the service retries.
+ */
+const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
+  'failed',
+  'failure',
+  'cancelled',
+  'canceled',
+  'declined',
+  'rejected',
+  'reversed',
+  'expired',
+]);
+
+/** The outcome the record settled on, or `undefined` while it is not final (pending, no status...). */
+export function recordOutcome(record: TransactionStatus): 'succeeded' | 'failed' | undefined {
+  const status: unknown = record.transactionDetails?.status;
+  if (typeof status !== 'string') return undefined;
+  const word = status.trim().toLowerCase();
+  if (RECORD_SUCCESS_STATUSES.has(word)) return 'succeeded';
+  if (RECORD_FAILURE_STATUSES.has(word)) return 'failed';
+  return undefined;
+}
