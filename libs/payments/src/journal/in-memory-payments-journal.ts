@@ -112,7 +112,9 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
       }
     }
     if (victim === undefined) {
-      victim = this.entries.values().next().value;
+      const oldest = this.entries.values().next().value;
+      if (oldest === undefined) return;
+      victim = oldest;
       this.logger.warn(
         `InMemoryPaymentsJournal is full (${this.maxEntries} entries, none settled): forgot the ` +
           `open entry ${victim.idempotencyKey} (${victim.state}); raise maxEntries or reconcile`,
