@@ -1,4 +1,5 @@
 import type { PaymentWebhookEvent } from '@malipo/nestjs/webhooks';
+import { Redis } from 'ioredis';
 import type { RunningDemo } from '../../apps/demo/src/demo';
 import { startDemo } from '../../apps/demo/src/demo';
 import { OrderOutcomesHandler } from '../../apps/demo/src/orders/order-outcomes.handler';
@@ -94,7 +95,8 @@ describe('several instances: two demos on one Redis', () => {
   });
 
   /** Starts `count` M-Pesa payouts on the instances in turn; their webhooks, once recorded. */
-  async function payouts(count: number, amount: number): Promise<RecordedRequest[]> {
+  /** `count` payouts of `amount`, `amount + step`...; their webhooks as the sandbox sent them. */
+  async function payouts(count: number, amount: number, step = 1): Promise<RecordedRequest[]> {
     const seen = recorder.requests.length;
     for (let i = 0; i < count; i += 1) {
       const response = await fetch(`${demos[i % 2].url}/orders/payouts/mpesa`, {
@@ -102,7 +104,7 @@ describe('several instances: two demos on one Redis', () => {
         headers: { 'content-type': 'application/json' },
         // A phone number ending 0000 fails: some events are failures.
         body: JSON.stringify({
-          amount: amount + i,
+          amount: amount + i * step,
           phoneNumber: i % 4 === 3 ? '0712340000' : '0712345678',
           narration: `Order ${i}`,
         }),
@@ -192,8 +194,26 @@ describe('several instances: two demos on one Redis', () => {
   it('raises payment.duplicate once when two references of one key reach different instances', async () => {
     // Two executions of one call: the service ran the payout twice (two references), and both
     // webhooks carry the call's `malipo_key`. Copies of each reach both instances at once.
-    const [first, second] = await payouts(2, 700);
+    // The same amount twice: an execution of one call again.
+    const [first, second] = await payouts(2, 700, 0);
     const key = new URL(first.path, 'http://x').searchParams.get('malipo_key');
+    // A second execution by the service has no journal entry of its own (the demos journal on
+    // this Redis): the second call's entry is removed, else its reference under the first call's
+    // key is a forger's mix of two calls, refused 409 (docs/journal.md).
+    const secondKey = new URL(second.path, 'http://x').searchParams.get('malipo_key');
+    const secondReference = (second.json as { transaction_reference: string })
+      .transaction_reference;
+    const redisClient = new Redis(redis.url);
+    try {
+      expect(
+        await redisClient.del(
+          `malipo:journal:entry:${secondKey}`,
+          `malipo:journal:ref:${secondReference}`,
+        ),
+      ).toBe(2);
+    } finally {
+      redisClient.disconnect();
+    }
     const secondAsDuplicate = { path: first.path, json: second.json };
     const copies = [first, secondAsDuplicate].flatMap((webhook, i) =>
       [0, 1, 2].map((copy) => ({ webhook, to: (i + copy) % 2 })),

@@ -1,3 +1,4 @@
+import type { PaymentsJournalEntry, PaymentsReconcileSummary } from '@malipo/nestjs';
 import type { RunningSandbox } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
 import type { RunningDemo } from '../../apps/demo/src/demo';
@@ -34,6 +35,8 @@ export class DemoWithSandbox {
     const sandbox = await startSandbox({
       port: 0,
       logger: false,
+      // The demo's default username below: balance look-ups (payroll runs) need an account.
+      accountUsername: 'demo-shop',
       webhookDelayMs: 30,
       webhookRetryDelaysMs: [20, 40],
     });
@@ -78,6 +81,22 @@ export class DemoWithSandbox {
       `order ${id} to settle`,
       20_000,
     );
+  }
+
+  /** The demo's payments journal (`GET /journal`, `GET /journal/in-doubt`...), parsed. */
+  async journal(path = ''): Promise<{ status: number; entries: PaymentsJournalEntry[] }> {
+    const response = await fetch(`${this.demo.url}/journal${path}`);
+    return { status: response.status, entries: (await response.json()) as PaymentsJournalEntry[] };
+  }
+
+  /** A reconcile pass of the demo's journal (`POST /journal/reconcile`). */
+  async reconcile(since?: Date): Promise<{ status: number; summary: PaymentsReconcileSummary }> {
+    const query = since ? `?since=${encodeURIComponent(since.toISOString())}` : '';
+    const response = await fetch(`${this.demo.url}/journal/reconcile${query}`, { method: 'POST' });
+    return {
+      status: response.status,
+      summary: (await response.json()) as PaymentsReconcileSummary,
+    };
   }
 
   /** The sandbox's control API. */

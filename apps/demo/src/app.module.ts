@@ -1,12 +1,25 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, PaymentsModuleOptions } from '@malipo/nestjs';
+import { InMemoryPaymentsJournal, PaymentsModule, PaymentsModuleOptions } from '@malipo/nestjs';
+import type { PaymentsJournalStore } from '@malipo/nestjs';
 import { PaymentsWebhookModule, PaymentsWebhookModuleOptions } from '@malipo/nestjs/webhooks';
 import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
+import { JournalModule } from './journal/journal.module';
 import { OrdersModule } from './orders/orders.module';
 
 /** Where the service's outcome webhooks arrive (the default callbackUrl points here). */
 export const WEBHOOK_ROUTE = 'webhooks/payments';
+
+/**
+ * The payments journal (docs/journal.md): on Redis when `url` is set, so that it outlives a crash
+ * and every instance answers a repeated key alike; else in this process's memory, lost on restart.
+ */
+async function paymentsJournal(url: string | undefined): Promise<PaymentsJournalStore> {
+  if (!url) return new InMemoryPaymentsJournal();
+  // Loaded only when used: `npm start` without Redis does not load ioredis.
+  const { RedisPaymentsJournal } = await import('@malipo/nestjs/redis');
+  return new RedisPaymentsJournal({ url });
+}
 
 @Module({})
 export class AppModule {
@@ -26,7 +39,10 @@ export class AppModule {
         PaymentsModule.forRootAsync({
           isGlobal: true,
           inject: [ConfigService],
-          useFactory: (config: ConfigService<DemoEnvironment, true>): PaymentsModuleOptions => ({
+          // The client closes the journal's Redis connection when the app closes.
+          useFactory: async (
+            config: ConfigService<DemoEnvironment, true>,
+          ): Promise<PaymentsModuleOptions> => ({
             apiUsername: config.get('PAYMENTS_API_USERNAME', { infer: true }),
             apiPassword: config.get('PAYMENTS_API_PASSWORD', { infer: true }),
             baseUrl: config.get('PAYMENTS_BASE_URL', { infer: true }),
@@ -36,9 +52,11 @@ export class AppModule {
             timeout: config.get('PAYMENTS_TIMEOUT_MS', { infer: true }),
             maxRetries: config.get('PAYMENTS_MAX_RETRIES', { infer: true }),
             debug: config.get('PAYMENTS_DEBUG', { infer: true }),
+            journal: await paymentsJournal(config.get('REDIS_URL', { infer: true })),
           }),
         }),
         OrdersModule,
+        JournalModule,
         // Confirms each webhook with the status look-up of the PaymentsModule above before the
         // order handlers see it: the service does not sign its callbacks. With REDIS_URL, the
         // claims are shared by every instance (the module closes the connection on shutdown: its

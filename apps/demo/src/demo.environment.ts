@@ -60,9 +60,11 @@ export class DemoEnvironment {
   PAYMENTS_DEBUG?: boolean;
 
   /**
-   * Redis shared by every instance of the demo (`redis://host:6379`): webhook claims and the
-   * duplicate-execution journal live there, so a delivery to any instance runs its handlers once.
-   * Unset: each instance remembers in memory (fine for one instance; `npm start` needs no Redis).
+   * Redis shared by every instance of the demo (`redis://host:6379`): webhook claims, the
+   * duplicate-execution journal and the payments journal live there, so a delivery to any instance
+   * runs its handlers once, and a call's journal entry outlives a crash. Unset: each instance
+   * remembers in memory (fine for one instance; `npm start` needs no Redis), and loses its
+   * payments journal on restart.
    */
   @IsOptional()
   @IsUrl(REDIS_URL_RULE)

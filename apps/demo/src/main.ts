@@ -15,17 +15,23 @@ async function main(): Promise<void> {
   let sandbox: RunningSandbox | undefined;
 
   if (!environment.PAYMENTS_BASE_URL) {
-    sandbox = await startSandbox({ port: Number(environment.SANDBOX_PORT ?? 4010) });
+    environment.PAYMENTS_DEFAULT_USERNAME ||= 'demo-shop';
+    // The sandbox's account bears the demo's username, so that the balance look-up (a payroll
+    // run reads the balance before it sends) finds it.
+    sandbox = await startSandbox({
+      port: Number(environment.SANDBOX_PORT ?? 4010),
+      accountUsername: environment.PAYMENTS_DEFAULT_USERNAME,
+    });
     environment.PAYMENTS_BASE_URL = sandbox.url;
     environment.PAYMENTS_API_USERNAME = sandbox.credentials.apiUsername;
     environment.PAYMENTS_API_PASSWORD = sandbox.credentials.apiPassword;
-    environment.PAYMENTS_DEFAULT_USERNAME ||= 'demo-shop';
   }
   const demo = await startDemo({ port, environment });
 
   const lines = [
     `Demo shop:     ${demo.url}`,
     `OpenAPI docs:  ${demo.url}/docs`,
+    `Payroll page:  ${demo.url}/payroll  (a CSV of payouts paid as one run)`,
     sandbox
       ? `Sandbox:       ${sandbox.url}  (ledger: ${sandbox.url}/__sandbox/transactions, wallets: ${sandbox.url}/__sandbox/wallets)`
       : `Payments API:  ${environment.PAYMENTS_BASE_URL}`,
@@ -34,6 +40,10 @@ async function main(): Promise<void> {
     `  curl -s -X POST ${demo.url}/orders/collections/mpesa -H 'content-type: application/json' \\`,
     `    -d '{"amount": 1500, "phoneNumber": "0712345678", "narration": "Order 42"}'`,
     `  curl -s ${demo.url}/orders/<id from above>`,
+    '',
+    'What the payments journal knows of every call, and a reconcile pass:',
+    `  curl -s ${demo.url}/journal`,
+    `  curl -s -X POST ${demo.url}/journal/reconcile`,
   ];
   console.log(`\n${lines.join('\n')}\n`);
 

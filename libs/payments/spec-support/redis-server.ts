@@ -104,6 +104,12 @@ export class RedisServer {
   }
 
   /** Kills the server and removes its files. */
+  /** Deletes every key (`FLUSHALL`), between the cases of one file. */
+  async flushAll(): Promise<void> {
+    const reply = await command(this.port, 'FLUSHALL');
+    if (reply !== '+OK') throw new Error(`FLUSHALL answered ${reply}`);
+  }
+
   async close(): Promise<void> {
     const child = this.process;
     this.process = undefined;

@@ -159,6 +159,19 @@ export class PaymentsReconciler {
     return this.journal().settle(settlement);
   }
 
+  /**
+   * The entry a webhook event points at: by its idempotency key, else by its reference.
+   * @internal The webhook module ranks deliveries with it before any look-up.
+   */
+  async findEntry(
+    idempotencyKey: string | undefined,
+    reference: string,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    const { store } = this.journal();
+    const byKey = idempotencyKey === undefined ? undefined : await store.get(idempotencyKey);
+    return byKey ?? (await store.findByReference(reference));
+  }
+
   private async reconcileOne(
     journal: PaymentsJournal,
     stored: PaymentsJournalEntry,

@@ -1,5 +1,5 @@
 import type * as OpenTelemetry from '@opentelemetry/api';
-import type { Attributes, Context, Histogram, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Counter, Histogram, Span, Tracer } from '@opentelemetry/api';
 import type { AttemptOutcome, AttemptTracing, CallTracing } from './payments-wire';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
 
@@ -159,4 +159,26 @@ export class CallTrace implements CallTracing {
     }
     this.span.end();
   }
+}
+
+/**
+ * Adds to a counter of the library's meter: made on first use, and again when the app registers
+ * another meter provider (it may do so after the module started); nothing without
+ * `@opentelemetry/api`.
+ */
+export function libraryCounter(
+  name: string,
+  description: string,
+): (value: number, attributes?: Attributes) => void {
+  let made: { provider: unknown; counter: Counter } | undefined;
+  return (value, attributes) => {
+    const otel = openTelemetry();
+    if (!otel) return;
+    const provider = otel.metrics.getMeterProvider();
+    if (made?.provider !== provider) {
+      const meter = provider.getMeter(LIBRARY_NAME, LIBRARY_VERSION);
+      made = { provider, counter: meter.createCounter(name, { description }) };
+    }
+    made.counter.add(value, attributes);
+  };
 }

@@ -216,9 +216,10 @@ describe('demo: orders settle from confirmed webhooks only', () => {
     await post('/orders/payouts/mpesa', mpesaPayout(5000));
     const lost = await latestOrder();
 
-    // A genuine, confirmed payout of 5, posted with the key of the 5000 order.
+    // A genuine, confirmed payout of 5, posted with the key of the 5000 order: it contradicts the
+    // journal's entry of that key (another amount), so it is refused and runs no handler.
     provider.settle('9BD100000005eW', 'success', 5);
-    expect((await webhook(lastCallbackUrl(), '9BD100000005eW', true, 5)).status).toBe(200);
+    expect((await webhook(lastCallbackUrl(), '9BD100000005eW', true, 5)).status).toBe(409);
 
     expect(await order(lost.id)).toMatchObject({ status: 'ERROR', events: [] });
   });

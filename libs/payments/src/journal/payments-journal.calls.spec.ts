@@ -332,6 +332,42 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(1);
   });
 
+  it('tells a second execution of a call from a forger’s mix of two calls', async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-11' });
+    server.fallback = () => ({
+      status: 200,
+      body: { ...successBody('payout'), transaction_reference: 'OTHER0000001eR' },
+    });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-12' });
+    const event = {
+      idempotencyKey: 'salary-11',
+      outcome: 'succeeded',
+      amount: PAYOUT.amount,
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+
+    // Same key, amount and kind, a reference no entry holds: the service ran the call twice.
+    const second = await payments.reconciler.settle({ ...event, reference: 'TWICE000000001' });
+    expect(second).toMatchObject({ result: 'second-execution' });
+    // The reference of another call under this key: a mix, refused.
+    const mixed = await payments.reconciler.settle({ ...event, reference: 'OTHER0000001eR' });
+    expect(mixed).toMatchObject({ result: 'contradicted' });
+    // Another amount is never the same call.
+    const other = await payments.reconciler.settle({
+      ...event,
+      reference: 'TWICE000000001',
+      amount: PAYOUT.amount + 1,
+    });
+    expect(other).toMatchObject({ result: 'contradicted' });
+    // None of them settled the entry.
+    expect(await store.get('salary-11')).toMatchObject({
+      state: 'accepted',
+      reference: PAYOUT_REFERENCE,
+    });
+  });
+
   it('lists entries by state and time', async () => {
     const payments = client();
     const before = new Date();

@@ -35,6 +35,15 @@ const MAX_REPLACE_ROUNDS = 8;
 /** Waits between attempts to record a send's end when the store fails. */
 const END_RETRY_DELAYS_MS = [50, 200, 1000];
 
+/**
+ * Waits between attempts to mark a send whose `create` failed `refused`: a Redis that hung may
+ * answer again within seconds, and the write it held lands then.
+ */
+const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
+
+/** Sends remembered as never sent (their `create` failed); the oldest are forgotten first. */
+const MAX_UNSENT_CALLS = 10_000;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
@@ -81,11 +90,20 @@ export interface JournalSettlement {
   readonly status?: string;
 }
 
-/** What a settlement did: nothing matched, it settled (or agreed with) an entry, or contradicted one. */
+/**
+ * What a settlement did: nothing matched, it settled (or agreed with) an entry, contradicted one,
+ * or is a second execution of the entry's call (same key, amount and kind, another reference that
+ * no entry holds: the service ran the call twice), which settles nothing and is not refused, so
+ * that the webhook module raises `payment.duplicate`.
+ */
 export type JournalSettleResult =
   | { readonly result: 'no-entry' }
   | { readonly result: 'settled' | 'unchanged'; readonly entry: PaymentsJournalEntry }
-  | { readonly result: 'contradicted'; readonly entry: PaymentsJournalEntry; readonly why: string };
+  | {
+      readonly result: 'contradicted' | 'second-execution';
+      readonly entry: PaymentsJournalEntry;
+      readonly why: string;
+    };
 
 /** Options of {@link PaymentsJournal}. */
 export interface PaymentsJournalOptions {
@@ -114,6 +132,12 @@ export class PaymentsJournal {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
   private readonly now: () => number;
   readonly account: string;
+  /**
+   * Sends whose `create` failed, so they were not sent: a create that timed out after it left
+   * (Redis hanging) lands later, and its entry reads `started`, then `in_doubt`, unless this
+   * process recognises it as its own unsent call when the key comes again.
+   */
+  private readonly unsent = new Set<string>();
 
   constructor(
     readonly store: PaymentsJournalStore,
@@ -187,7 +211,8 @@ export class PaymentsJournal {
           },
         ]);
       }
-      const current = this.view(existing);
+      const leftover = this.unsentLeftover(existing);
+      const current = leftover ? { ...existing, state: 'refused' as const } : this.view(existing);
       switch (current.state) {
         case 'accepted':
         case 'succeeded':
@@ -203,6 +228,14 @@ export class PaymentsJournal {
           break;
       }
       // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
+      const earlier = leftover
+        ? endCall(existing, leftover.callId, {
+            outcome: 'refused',
+            code: 'JOURNAL_UNAVAILABLE',
+            mayHaveExecuted: false,
+            endedAt: at,
+          })
+        : existing.calls;
       const next: PaymentsJournalEntry = {
         ...existing,
         state: 'started',
@@ -210,13 +243,16 @@ export class PaymentsJournal {
         updatedAt: at,
         deadlineAt,
         calls: boundCalls([
-          ...existing.calls,
+          ...earlier,
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
       };
       delete (next as { reason?: string }).reason;
       const replaced = await this.storeCall(intent, 'replace', () => this.store.replace(next));
-      if (replaced) return { send: true, callId };
+      if (replaced) {
+        if (leftover) this.unsent.delete(leftover.callId);
+        return { send: true, callId };
+      }
     }
     throw this.stopped(intent, 'IN_PROGRESS', undefined, true);
   }
@@ -260,7 +296,7 @@ export class PaymentsJournal {
     idempotencyKey: string,
     callId: string,
     error: unknown,
-    retryDelaysMs: readonly number[] = END_RETRY_DELAYS_MS,
+    { retryDelaysMs = END_RETRY_DELAYS_MS, absentIsDone = false } = {},
   ): Promise<void> {
     const known = error instanceof ServiceAPIError;
     const mayHaveExecuted = known ? error.mayHaveExecuted : true;
@@ -268,18 +304,25 @@ export class PaymentsJournal {
     const reason = known
       ? `${error.code}${error.status === undefined ? '' : ` (HTTP ${error.status})`}${mayHaveExecuted ? ': may have executed' : ': not executed'}`
       : 'an unexpected error: may have executed';
-    return this.endSend(idempotencyKey, callId, outcome, retryDelaysMs, (entry, at) => {
-      const call: Partial<PaymentsJournalCall> = {
-        outcome,
-        mayHaveExecuted,
-        endedAt: at,
-        ...(known ? { code: error.code, attempts: error.attempts } : {}),
-        ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
-      };
-      const calls = endCall(entry, callId, call);
-      if (entry.state !== 'started' && entry.state !== 'in_doubt') return { ...entry, calls };
-      return { ...entry, state: outcome, reason, calls };
-    });
+    return this.endSend(
+      idempotencyKey,
+      callId,
+      outcome,
+      retryDelaysMs,
+      (entry, at) => {
+        const call: Partial<PaymentsJournalCall> = {
+          outcome,
+          mayHaveExecuted,
+          endedAt: at,
+          ...(known ? { code: error.code, attempts: error.attempts } : {}),
+          ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
+        };
+        const calls = endCall(entry, callId, call);
+        if (entry.state !== 'started' && entry.state !== 'in_doubt') return { ...entry, calls };
+        return { ...entry, state: outcome, reason, calls };
+      },
+      absentIsDone,
+    );
   }
 
   /**
@@ -296,7 +339,10 @@ export class PaymentsJournal {
     if (entry === undefined) return { result: 'no-entry' };
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const why = await this.contradiction(entry, settlement);
-      if (why !== undefined) return { result: 'contradicted', entry, why };
+      if (why !== undefined) {
+        const second = await this.isSecondExecution(entry, settlement);
+        return { result: second ? 'second-execution' : 'contradicted', entry, why };
+      }
       if (FINAL_JOURNAL_STATES.has(entry.state)) return { result: 'unchanged', entry };
       const next = withoutReason({
         ...entry,
@@ -329,6 +375,36 @@ export class PaymentsJournal {
     };
     if (await this.store.replace(next)) return next;
     return (await this.store.get(entry.idempotencyKey)) ?? entry;
+  }
+
+  /**
+   * Whether a settlement that names `entry` by its key, with another reference, is a second
+   * execution of its call rather than a forgery: the amount and kind agree and no other entry
+   * holds the reference (a forger mixing a genuine reference of another call with this key is
+   * caught by the latter).
+   */
+  private async isSecondExecution(
+    entry: PaymentsJournalEntry,
+    settlement: JournalSettlement,
+  ): Promise<boolean> {
+    if (
+      entry.reference === undefined ||
+      entry.reference === settlement.reference ||
+      settlement.idempotencyKey !== entry.idempotencyKey
+    ) {
+      return false;
+    }
+    if (entry.amount === undefined || settlement.amount === undefined) return false;
+    if (amountsDiffer(entry.amount, settlement.amount)) return false;
+    const kind = EVENT_KIND_OF_OPERATION[entry.operation];
+    if (
+      settlement.kind !== undefined &&
+      settlement.kind !== 'unknown' &&
+      kind !== settlement.kind
+    ) {
+      return false;
+    }
+    return (await this.store.findByReference(settlement.reference)) === undefined;
   }
 
   /** Why `settlement` cannot settle `entry`, or undefined when it agrees with it. */
@@ -367,18 +443,24 @@ export class PaymentsJournal {
     return undefined;
   }
 
-  /** Records a send's end with retries; a write that still fails is logged and given up. */
+  /**
+   * Records a send's end with retries; a write that still fails is logged and given up. With
+   * `absentIsDone` (the undo of a create that failed), an entry that is not there was never
+   * written, which is what the undo wants.
+   */
   private async endSend(
     idempotencyKey: string,
     callId: string,
     outcome: string,
     retryDelaysMs: readonly number[],
     change: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry,
+    absentIsDone = false,
   ): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
           const entry = await this.store.get(idempotencyKey);
+          if (entry === undefined && absentIsDone) return;
           if (entry === undefined) throw new Error('the entry is gone');
           if (!entry.calls.some((call) => call.callId === callId)) return;
           const at = new Date(this.now()).toISOString();
@@ -416,7 +498,9 @@ export class PaymentsJournal {
           `${error instanceof Error ? error.message : 'error'}; the call was not sent`,
       );
       throw new PaymentsJournalError(
-        `${intent.operation} was not sent: the payments journal could not be written (${error instanceof Error ? error.message : 'error'})`,
+        // The store's own words (hosts, ports) stay in the log and the cause, out of the message
+        // that PaymentsExceptionFilter shows to API clients.
+        `${intent.operation} was not sent: the payments journal could not be written`,
         {
           operation: intent.operation,
           idempotencyKey: intent.idempotencyKey,
@@ -430,10 +514,16 @@ export class PaymentsJournal {
 
   /**
    * A `create` that failed may still have been written (a timeout after the command left): marks
-   * such an entry `refused`, since it was not sent. One try, queued behind the create on the
-   * store's connection; if it fails too, the entry reads `in_doubt` after its deadline.
+   * such an entry `refused`, since it was not sent. The first try is queued behind the create on
+   * the store's connection, then a few more over about four seconds; if they all fail (Redis hangs
+   * that long), the entry reads `in_doubt` after its deadline to other processes, and this one
+   * sends the key again (`unsent`). An entry that is not there was never written: nothing to do.
    */
   private undoCreate(idempotencyKey: string, callId: string): void {
+    this.unsent.add(callId);
+    if (this.unsent.size > MAX_UNSENT_CALLS) {
+      this.unsent.delete(this.unsent.values().next().value as string);
+    }
     void this.failed(
       idempotencyKey,
       callId,
@@ -443,8 +533,19 @@ export class PaymentsJournal {
         code: 'JOURNAL_UNAVAILABLE',
         mayHaveExecuted: false,
       }),
-      [],
+      { retryDelaysMs: UNDO_RETRY_DELAYS_MS, absentIsDone: true },
     );
+  }
+
+  /**
+   * The latest send of `entry` when it is one of this process's sends that were never sent (its
+   * create failed, then landed late) and nothing recorded its end.
+   */
+  private unsentLeftover(entry: PaymentsJournalEntry): PaymentsJournalCall | undefined {
+    const latest = entry.calls.at(-1);
+    if (latest === undefined || latest.outcome !== undefined) return undefined;
+    if (entry.state !== 'started' && entry.state !== 'in_doubt') return undefined;
+    return this.unsent.has(latest.callId) ? latest : undefined;
   }
 
   private stopped(

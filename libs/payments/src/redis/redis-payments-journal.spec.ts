@@ -72,6 +72,22 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
     expect(await redis.zscore('malipo:journal:open', 'ttl')).not.toBeNull();
   });
 
+  it('keeps an entry changed after the last create listed: the index lives as long as it', async () => {
+    const short = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'late:', ttlMs: 60_000 });
+    try {
+      await short.create(entry('late'));
+      // As if no call had been made for a while: the index would expire before the entry.
+      await redis.pexpire('late:started', 10);
+      await redis.pexpire('late:open', 10);
+      await short.replace(entry('late', { version: 2, state: 'accepted', reference: 'L1eW' }));
+      expect(await redis.pttl('late:started')).toBeGreaterThan(50_000);
+      expect(await redis.pttl('late:open')).toBeGreaterThan(50_000);
+      expect((await short.list()).map((listed) => listed.idempotencyKey)).toEqual(['late']);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('keeps only open entries in the open index, and drops expired entries from the list', async () => {
     const short = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'short:', ttlMs: 60_000 });
     try {

@@ -46,14 +46,18 @@ return {1, ARGV[1]}
 `;
 
 /**
- * KEYS: entry, open index, reference key. ARGV: json, version it replaces, ttl, start score,
- * idempotency key, open (1/0), has reference (1/0). Replaces the entry only over that version.
+ * KEYS: entry, open index, reference key, by-start index. ARGV: json, version it replaces, ttl,
+ * start score, idempotency key, open (1/0), has reference (1/0). Replaces the entry only over that
+ * version. The by-start index lives as long as its last changed entry: an entry changed after the
+ * last create must stay listed.
  */
 const REPLACE_SCRIPT = `
 local version = redis.call('HGET', KEYS[1], 'v')
 if not version or tonumber(version) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[2]) + 1, 'e', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
+redis.call('PEXPIRE', KEYS[4], ARGV[3])
 if ARGV[6] == '1' then
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -109,7 +113,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     ));
     // Defined on the client (EVALSHA, loaded once): a given client gains two commands.
     this.client.defineCommand('malipoJournalCreate', { numberOfKeys: 4, lua: CREATE_SCRIPT });
-    this.client.defineCommand('malipoJournalReplace', { numberOfKeys: 3, lua: REPLACE_SCRIPT });
+    this.client.defineCommand('malipoJournalReplace', { numberOfKeys: 4, lua: REPLACE_SCRIPT });
     this.commands = this.client as unknown as JournalCommands;
   }
 
@@ -136,6 +140,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       this.entryKey(next.idempotencyKey),
       this.key('open'),
       this.referenceKey(next.reference),
+      this.key('started'),
       JSON.stringify(next),
       next.version - 1,
       this.ttlMs,

@@ -211,4 +211,35 @@ describe('RedisPaymentsWebhookStore (on a real redis-server)', () => {
       }
     });
   });
+  describe('takeLookupToken', () => {
+    it('is one bucket for every store on the Redis: the burst once, then its rate', async () => {
+      const [one, two] = [store(), store()];
+      // A rate so low that no token comes back during the test, however slow the machine.
+      const taken = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 === 0 ? one : two).takeLookupToken('lookups:main', 0.001, 4),
+        ),
+      );
+      expect(taken.filter(Boolean)).toHaveLength(4);
+      // Another bucket is another budget.
+      expect(await one.takeLookupToken('lookups:foreign', 0.001, 1)).toBe(true);
+      expect(await two.takeLookupToken('lookups:foreign', 0.001, 1)).toBe(false);
+      // It expires once it would be full again, and holds no more than the burst meanwhile.
+      const ttl = await redis.pttl('malipo:webhook:budget:lookups:main');
+      expect(ttl).toBeGreaterThan(0);
+    });
+
+    it('refills at its rate', async () => {
+      const one = store();
+      expect(await one.takeLookupToken('b', 50, 1)).toBe(true);
+      expect(await one.takeLookupToken('b', 50, 1)).toBe(false);
+      // One token every 20 ms: waited for, not timed.
+      let refilled = false;
+      for (let attempt = 0; attempt < 100 && !refilled; attempt += 1) {
+        await sleep(10);
+        refilled = await one.takeLookupToken('b', 50, 1);
+      }
+      expect(refilled).toBe(true);
+    });
+  });
 });

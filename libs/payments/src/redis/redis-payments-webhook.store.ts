@@ -25,10 +25,33 @@ const DONE = 'done';
 
 /**
  * Deletes the claim only if it is still ours: once our lease ended, another delivery may have
- * claimed the event, and its claim must stay. The only Lua the store runs.
+ * claimed the event, and its claim must stay.
  */
 const RELEASE_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/**
+ * KEYS: the bucket. ARGV: tokens a second, burst. A token bucket on Redis's own clock (`TIME`),
+ * so that instances whose clocks differ share one budget; returns 1 when a token was taken.
+ */
+const TAKE_TOKEN_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
+local taken = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  taken = 1
+end
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return taken
+`;
 
 /** Lets a `SET NX` that lost to a key expiring just then look again, a bounded number of times. */
 const CLAIM_ATTEMPTS = 3;
@@ -48,6 +71,8 @@ function positiveInteger(name: string, value: number): number {
  *   itself, so the claim of an instance that crashed mid-handler is taken over after it;
  * - `complete`: `SET <key> done PX <doneTtlMs>`;
  * - `release`: deletes the key only if it still holds this store's token (a tiny Lua script);
+ * - `takeLookupToken`: a token bucket per budget on Redis's clock, so the look-up budget of
+ *   webhook confirmation is shared by all instances;
  * - `recordReference`: one `MULTI` over a sorted set `<prefix>refs:<idempotencyKey>` (the score is
  *   when a reference was first seen, so references come oldest first), bounded to the first one
  *   and the latest ones, expiring `journalTtlMs` after the last.
@@ -127,6 +152,21 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     const failed = results?.find(([error]) => error);
     if (!results || failed) throw failed?.[0] ?? new Error('The Redis transaction was aborted');
     return results[3][1] as string[];
+  }
+
+  /**
+   * Takes a token of the look-up budget `bucket`, shared by every instance on this Redis: one
+   * script (`<prefix>budget:<bucket>`, expiring once full again).
+   */
+  async takeLookupToken(bucket: string, perSecond: number, burst: number): Promise<boolean> {
+    const taken = await this.client.eval(
+      TAKE_TOKEN_SCRIPT,
+      1,
+      `${this.prefix}budget:${bucket}`,
+      perSecond,
+      burst,
+    );
+    return taken === 1;
   }
 
   /** Closes the connection if the store made it (idempotent); a given `client` stays open. */

@@ -9,6 +9,7 @@ export type {
 } from './payments-webhook.module-definition';
 export { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 export type {
+  PaymentsWebhookLookupBudget,
   PaymentsWebhookModuleExtras,
   PaymentsWebhookModuleOptions,
   PaymentWebhookDelivery,
@@ -42,6 +43,7 @@ export {
   type PaymentsSignatureOptions,
 } from './payments-webhook.signature';
 export {
+  PaymentWebhookBudgetError,
   PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordOutcome } from '../transaction-outcome';
-import { PaymentsValidationError, ServiceAPIError } from '../errors';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { TransactionsService } from '../transactions.service';
@@ -13,6 +12,7 @@ import {
 } from './payments-webhook.constants';
 import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 import {
+  PaymentWebhookBudgetError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
   type PaymentWebhookContradiction,
@@ -21,6 +21,7 @@ import {
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { forLog } from './payments-webhook.logging';
+import { type LookupBudgetName, PaymentsWebhookLookups } from './payments-webhook.lookups';
 
 /** The record's status, fit for a log line. */
 function shownStatus(record: TransactionStatus): string {
@@ -29,25 +30,6 @@ function shownStatus(record: TransactionStatus): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * HTTP statuses of a look-up that say nothing about the reference: our credentials, rate limits,
- * timeouts. The event may be genuine, so it is not refused as unknown; it is retried later.
- */
-const TRANSIENT_CLIENT_STATUSES = new Set([401, 403, 408, 425, 429]);
-
-/** Whether the look-up's failure means the service knows no transaction with this reference. */
-function isUnknownReference(error: unknown): boolean {
-  // The reference is not even a valid path segment: no transaction can have it.
-  if (error instanceof PaymentsValidationError) return true;
-  if (!(error instanceof ServiceAPIError)) return false;
-  // A 2xx with `success: false` carries its status in the body only.
-  const status =
-    error.status !== undefined && error.status >= 400 ? error.status : error.serviceStatus;
-  return (
-    status !== undefined && status >= 400 && status < 500 && !TRANSIENT_CLIENT_STATUSES.has(status)
-  );
-}
 
 /**
  * What of the record contradicts the event, if anything. A record that is not final (`outcome`
@@ -100,6 +82,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
   constructor(
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) private readonly options: PaymentsWebhookModuleOptions,
     private readonly moduleRef: ModuleRef,
+    private readonly lookups: PaymentsWebhookLookups,
   ) {}
 
   /** Resolves the look-up at boot, so a missing `PaymentsModule` fails the boot, not a payment. */
@@ -181,6 +164,15 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
     }
+    if (settled.result === 'second-execution') {
+      // Settles nothing, and goes on to the handlers, where payment.duplicate is raised.
+      this.logger.error(
+        `A ${event.kind} webhook for ${forLog(event.transactionReference)} names the journal entry ` +
+          `${forLog(settled.entry.idempotencyKey)} of another reference: the service may have ` +
+          `executed the call twice (${settled.why})`,
+      );
+      return;
+    }
     if (settled.result === 'contradicted') {
       throw this.refused(
         event,
@@ -201,8 +193,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
   async confirm(event: PaymentWebhookEvent): Promise<PaymentWebhookEvent> {
     const transactions = this.transactions;
     if (!transactions) return event;
+    const budget = await this.budgetOf(event);
     for (let recheck = 0; ; recheck += 1) {
-      const record = await this.lookUp(transactions, event);
+      const record = await this.lookUp(transactions, event, budget);
       const outcome = recordOutcome(record);
       const found = contradiction(event, record, outcome);
       if (found) throw this.refused(event, ...found);
@@ -219,17 +212,58 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     }
   }
 
-  /** The service's record of the event's transaction. */
+  /**
+   * Which look-up budget the event draws from (docs/errors.md, "What a flood of webhooks costs"):
+   * without a journal, the main one; with it, none for an event of a journal entry with the same
+   * reference, the main one for an entry matched by `malipo_key` that has no reference yet, the
+   * small foreign one for any other, or a refusal when the app said all its calls are journaled.
+   */
+  private async budgetOf(event: PaymentWebhookEvent): Promise<LookupBudgetName> {
+    const reconciler = this.reconciler;
+    if (!reconciler) return 'main';
+    let entry: Awaited<ReturnType<PaymentsReconciler['findEntry']>>;
+    try {
+      entry = await reconciler.findEntry(event.idempotencyKey, event.transactionReference);
+    } catch (error) {
+      this.logger.warn(
+        `The payments journal failed for ${forLog(event.transactionReference)}: ` +
+          `${error instanceof Error ? error.message : 'error'}; the service should deliver it again`,
+      );
+      throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
+    }
+    if (entry === undefined) {
+      if (this.options.unjournaledEvents !== 'refuse') return 'foreign';
+      this.lookups.refusedWithoutLookUp('not-journaled');
+      throw this.refused(
+        event,
+        'not-journaled',
+        'it matches no payments journal entry (unjournaledEvents: refuse)',
+      );
+    }
+    // Its key names an entry of another reference: a forgery, or a second execution of the call
+    // (payment.duplicate), which is rare: the small budget.
+    if (entry.reference !== undefined && entry.reference !== event.transactionReference) {
+      return 'foreign';
+    }
+    // Only the service and this app know an entry's reference: an event that has it is looked up
+    // at once, whatever floods the budgets. One whose entry has no reference yet (its answer was
+    // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted.
+    return entry.reference === undefined ? 'main' : 'known';
+  }
+
+  /** The service's record of the event's transaction, within the look-up budget. */
   private async lookUp(
     transactions: TransactionsService,
     event: PaymentWebhookEvent,
+    budget: LookupBudgetName,
   ): Promise<TransactionStatus> {
     const reference = event.transactionReference;
+    let result: Awaited<ReturnType<PaymentsWebhookLookups['lookUp']>>;
     try {
-      return await transactions.status(reference);
+      result = await this.lookups.lookUp(reference, budget, () => transactions.status(reference));
     } catch (error) {
-      if (isUnknownReference(error)) {
-        throw this.refused(event, 'unknown-reference', 'the service has no such transaction');
+      if (error instanceof PaymentWebhookBudgetError || error instanceof PaymentWebhookStoreError) {
+        throw error;
       }
       this.logger.warn(
         `Could not confirm a ${event.kind} webhook for ${forLog(reference)}: the status look-up ` +
@@ -237,6 +271,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
       throw new PaymentWebhookConfirmationError(reference, error);
     }
+    if (!result.found) {
+      throw this.refused(event, 'unknown-reference', 'the service has no such transaction');
+    }
+    return result.record;
   }
 
   private refused(

@@ -25,3 +25,23 @@ export const PAYMENTS_WEBHOOK_LOGGER_CONTEXT = 'PaymentsWebhook';
 
 /** Handler key of `@OnPaymentEvent()` without names: every transaction event. */
 export const ALL_PAYMENT_EVENTS = '*';
+
+/**
+ * Status look-ups the webhook module may spend when `lookupBudget` is not given: 10 a second with
+ * bursts of 50, which a real account can afford beside its payouts. A flood of forged deliveries
+ * then costs at most this at the service, whatever its size (docs/errors.md).
+ */
+export const DEFAULT_LOOKUP_BUDGET = { perSecond: 10, burst: 50 } as const;
+
+/**
+ * Look-ups for events that match no journal entry (calls made by another system on the account)
+ * when `foreignLookupBudget` is not given: small, so that they never starve the app's own events.
+ */
+export const DEFAULT_FOREIGN_LOOKUP_BUDGET = { perSecond: 1, burst: 5 } as const;
+
+/**
+ * How long a reference the service said it does not know is answered 409 without a look-up, when
+ * `unknownReferenceTtlMs` is not given: long enough to absorb a flood's repeats, short enough that
+ * a genuine event delivered too early is looked up again on its next delivery.
+ */
+export const DEFAULT_UNKNOWN_REFERENCE_TTL_MS = 30_000;

@@ -22,6 +22,7 @@ import {
   PaymentsWebhookDispatcher,
 } from './payments-webhook.dispatcher';
 import {
+  PaymentWebhookBudgetError,
   PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
@@ -59,8 +60,8 @@ function isJson(contentType: string | string[] | undefined): boolean {
  * not a JSON object or no usable `transaction_reference`; 401 refused by `verify`; 409 contradicted
  * by the service's record; 415 not `application/json`; 500 a handler failed; 503 not confirmable
  * now (look-up failed, or the record still not final), a concurrent copy of a delivery that
- * failed, another delivery holds the event's claim (another instance is handling it), or the store
- * failed (Redis unreachable). Every non-2xx leaves the event unprocessed, so a re-delivery is
+ * failed, another delivery holds the event's claim (another instance is handling it), the store
+ * failed (Redis unreachable), or the status look-up budget is spent (nothing was looked up). Every non-2xx leaves the event unprocessed, so a re-delivery is
  * handled in full.
  *
  * The route is an option, and decorators take constants: the controller is made per registration.
@@ -118,7 +119,8 @@ export function createPaymentsWebhookController(path: string): Type {
           error instanceof PaymentWebhookConfirmationError ||
           error instanceof PaymentWebhookNotFinalError ||
           error instanceof PaymentWebhookConcurrentFailureError ||
-          error instanceof PaymentWebhookStoreError
+          error instanceof PaymentWebhookStoreError ||
+          error instanceof PaymentWebhookBudgetError
         ) {
           throw new ServiceUnavailableException(
             'The event could not be processed now; deliver it again',

@@ -14,7 +14,12 @@ export type PaymentWebhookContradiction =
   | 'outcome-mismatch'
   | 'amount-mismatch'
   /** The event disagrees with the payments journal's entry it points at (docs/journal.md). */
-  | 'journal-mismatch';
+  | 'journal-mismatch'
+  /**
+   * The event matches no journal entry and the app said all its calls go through the journal
+   * (`unjournaledEvents: 'refuse'`): refused without a look-up.
+   */
+  | 'not-journaled';
 
 /**
  * The service's record contradicts the webhook event: it is forged, garbled or premature. No
@@ -116,5 +121,23 @@ export class PaymentWebhookStoreError extends PaymentsError {
     cause: unknown,
   ) {
     super(`The webhook store failed (${operation}); deliver the event again`, { cause });
+  }
+}
+
+/**
+ * The status look-up budget (`lookupBudget`, or `foreignLookupBudget` for events that match no
+ * journal entry) is spent: the event was not looked up and no handler ran. The webhook route
+ * answers 503 so that the service delivers it again; the delivery cost nothing at the service.
+ */
+export class PaymentWebhookBudgetError extends PaymentsError {
+  override readonly name = 'PaymentWebhookBudgetError';
+
+  constructor(
+    /** Reference of the event. */
+    readonly transactionReference: string,
+    /** Which budget was spent: `main` (`lookupBudget`) or `foreign` (`foreignLookupBudget`). */
+    readonly budget: 'main' | 'foreign',
+  ) {
+    super('The webhook look-up budget is spent; deliver the event again later');
   }
 }

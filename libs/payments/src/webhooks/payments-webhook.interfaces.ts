@@ -47,6 +47,33 @@ export interface PaymentsWebhookModuleOptions {
    */
   pendingRecheckDelaysMs?: readonly number[];
   /**
+   * What confirmation may spend at the service: a token bucket of status look-ups (default 10 a
+   * second, bursts of 50). A delivery that finds it empty is answered 503 without a look-up (the
+   * service delivers it again), so a flood of forged deliveries cannot spend the account's request
+   * quota. Shared by every instance when the store offers it (`RedisPaymentsWebhookStore`), else
+   * per instance. With the payments journal in the app, only events that match a journal entry
+   * draw from it.
+   */
+  lookupBudget?: PaymentsWebhookLookupBudget;
+  /**
+   * With the payments journal in the app: the budget of events that match no journal entry (calls
+   * made by another system on the same account). Default 1 a second, bursts of 5: they never
+   * starve the app's own events.
+   */
+  foreignLookupBudget?: PaymentsWebhookLookupBudget;
+  /**
+   * With the payments journal in the app: what to do with an event that matches no journal entry
+   * (neither its `malipo_key` nor its reference). `'confirm'` (default) looks it up within
+   * `foreignLookupBudget`; `'refuse'` answers 409 without a look-up, for an app whose every call
+   * goes through the journal.
+   */
+  unjournaledEvents?: 'confirm' | 'refuse';
+  /**
+   * How long (ms) a reference the service said it does not know is answered 409 without another
+   * look-up. Default 30 000; 0 looks every delivery up.
+   */
+  unknownReferenceTtlMs?: number;
+  /**
    * Decides whether a delivery is genuine before anything else (shared secret header, IP
    * allow-list, signature...): false answers 401 and runs nothing. It adds to `confirm`, it does not
    * replace it unless `confirm` is off. `verifyPaymentsSignature({ secrets })` checks the
@@ -74,4 +101,12 @@ export interface PaymentWebhookDelivery {
   ip?: string;
   /** The request URL: path and query. */
   url?: string;
+}
+
+/** A token bucket of status look-ups: refilled at `perSecond`, holding at most `burst`. */
+export interface PaymentsWebhookLookupBudget {
+  /** Look-ups a second, on average. */
+  perSecond?: number;
+  /** Look-ups at once after a quiet spell (a positive integer). */
+  burst?: number;
 }

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
+import { PaymentsWebhookLookups } from './payments-webhook.lookups';
 import {
   ConfigurablePaymentsWebhookModule,
   type PaymentsWebhookModuleForRootOptions,
@@ -30,6 +31,7 @@ export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 @Module({
   providers: [
     PAYMENTS_WEBHOOK_STORE_PROVIDER,
+    PaymentsWebhookLookups,
     PaymentsWebhookConfirmation,
     PaymentsWebhookDispatcher,
   ],

@@ -45,6 +45,13 @@ export interface PaymentsWebhookStore {
     idempotencyKey: string,
     reference: string,
   ): readonly string[] | Promise<readonly string[]>;
+  /**
+   * Optional: takes one token of the status look-up budget `bucket`, a token bucket that refills
+   * at `perSecond` and holds at most `burst`, shared by every instance on this store; false when
+   * it is empty. A store without it leaves each instance its own budget (docs/errors.md, "What a
+   * flood of webhooks costs").
+   */
+  takeLookupToken?(bucket: string, perSecond: number, burst: number): boolean | Promise<boolean>;
 }
 
 /**
