@@ -234,5 +234,11 @@ describe('several instances: two demos on one Redis', () => {
         .map((webhook) => (webhook.json as { transaction_reference: string }).transaction_reference)
         .sort(),
     );
+    // The second execution raised the alarm only: the order handlers saw the first one alone.
+    const settled = (reference: string) =>
+      (outcomes[0].get(reference) ?? 0) + (outcomes[1].get(reference) ?? 0);
+    const firstReference = (first.json as { transaction_reference: string }).transaction_reference;
+    expect(settled(firstReference)).toBe(1);
+    expect(settled(secondReference)).toBe(0);
   }, 90_000);
 });

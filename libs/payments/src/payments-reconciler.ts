@@ -207,6 +207,8 @@ export class PaymentsReconciler {
       reference,
       outcome,
       ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+      ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
+      ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
       by: 'status',
       ...(typeof status === 'string' ? { status } : {}),
     });

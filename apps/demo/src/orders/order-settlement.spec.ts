@@ -55,7 +55,8 @@ class Provider {
           amount: record.amount,
           type: 'receipt',
           transaction_details: { status: record.status, phone_number: '+254700000000' },
-          created_at: '2026-02-12T09:33:40.360254Z',
+          // Created when the call executed: a record older than the call is another call's.
+          created_at: new Date().toISOString(),
         });
       }
       this.calls.push(

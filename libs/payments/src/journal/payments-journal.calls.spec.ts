@@ -368,6 +368,50 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
   });
 
+  it('settles no entry from a record that cannot be its call: refused, older, another currency', async () => {
+    const payments = client();
+    server.reply({ status: 400, body: { success: false, status: 400, message: 'bad number' } });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-13' }));
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-14' }));
+    expect((await store.get('salary-14'))?.state).toBe('in_doubt');
+    const event = {
+      outcome: 'failed',
+      reference: 'GENUINE00001eW',
+      amount: PAYOUT.amount,
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+
+    // Every send of salary-13 was refused: no genuine outcome of it exists.
+    expect(
+      await payments.reconciler.settle({ ...event, idempotencyKey: 'salary-13' }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('never executed') });
+    // A genuine record of an older transaction, paired with the key of a call in doubt.
+    const older = new Date(Date.now() - 60 * 60 * 1000).toISOString();
+    expect(
+      await payments.reconciler.settle({
+        ...event,
+        idempotencyKey: 'salary-14',
+        createdAt: older,
+      }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('before the call') });
+    expect(
+      await payments.reconciler.settle({ ...event, idempotencyKey: 'salary-14', currency: 'UGX' }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('UGX') });
+    expect((await store.get('salary-14'))?.state).toBe('in_doubt');
+    // Its own execution, created after the call started, settles it.
+    expect(
+      await payments.reconciler.settle({
+        ...event,
+        idempotencyKey: 'salary-14',
+        currency: 'KES',
+        createdAt: new Date().toISOString(),
+      }),
+    ).toMatchObject({ result: 'settled' });
+    expect((await store.get('salary-14'))?.state).toBe('failed');
+  });
+
   it('lists entries by state and time', async () => {
     const payments = client();
     const before = new Date();

@@ -86,7 +86,7 @@ export interface PaymentsJournalEntry {
   /** What settled it: `webhook` or `status` (a look-up), with the record's status word. */
   readonly settledBy?: 'webhook' | 'status';
   readonly settledStatus?: string;
-  /** Why it is `refused`, `failed` or `in_doubt`, in words. */
+  /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */
   readonly reason?: string;
   /** Each send under this key, oldest first (at most the first and the latest 19). */
   readonly calls: readonly PaymentsJournalCall[];

@@ -85,6 +85,10 @@ export interface JournalSettlement {
   readonly amount?: number;
   /** The webhook's kind (`payout`...), when the settlement comes from one. */
   readonly kind?: string;
+  /** The currency of the service's record. */
+  readonly currency?: string;
+  /** When the service's record says the transaction was created. */
+  readonly createdAt?: string;
   readonly by: 'webhook' | 'status';
   /** The record's status word. */
   readonly status?: string;
@@ -395,15 +399,7 @@ export class PaymentsJournal {
       return false;
     }
     if (entry.amount === undefined || settlement.amount === undefined) return false;
-    if (amountsDiffer(entry.amount, settlement.amount)) return false;
-    const kind = EVENT_KIND_OF_OPERATION[entry.operation];
-    if (
-      settlement.kind !== undefined &&
-      settlement.kind !== 'unknown' &&
-      kind !== settlement.kind
-    ) {
-      return false;
-    }
+    if (recordMismatch(entry, settlement) !== undefined) return false;
     return (await this.store.findByReference(settlement.reference)) === undefined;
   }
 
@@ -412,24 +408,15 @@ export class PaymentsJournal {
     entry: PaymentsJournalEntry,
     settlement: JournalSettlement,
   ): Promise<string | undefined> {
+    if (neverExecuted(entry)) {
+      // Every send was refused, or never sent: no genuine outcome can exist.
+      return 'the entry was refused: its call never executed';
+    }
     if (entry.reference !== undefined && entry.reference !== settlement.reference) {
       return `the entry has reference ${entry.reference}, the event ${settlement.reference}`;
     }
-    if (
-      entry.amount !== undefined &&
-      settlement.amount !== undefined &&
-      amountsDiffer(entry.amount, settlement.amount)
-    ) {
-      return `the entry has amount ${entry.amount}, the service's record ${settlement.amount}`;
-    }
-    const kind = EVENT_KIND_OF_OPERATION[entry.operation];
-    if (
-      settlement.kind !== undefined &&
-      settlement.kind !== 'unknown' &&
-      kind !== settlement.kind
-    ) {
-      return `the entry is a ${kind ?? entry.operation}, the event a ${settlement.kind}`;
-    }
+    const mismatch = recordMismatch(entry, settlement);
+    if (mismatch !== undefined) return mismatch;
     if (FINAL_JOURNAL_STATES.has(entry.state) && entry.state !== settlement.outcome) {
       return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
     }
@@ -570,6 +557,56 @@ export class PaymentsJournal {
       ...(entry === undefined ? {} : { entry }),
     });
   }
+}
+
+/**
+ * Whether no send under the entry's key can have executed: it is `refused` and every send ended
+ * refused. (A `refused` entry whose earlier send was in doubt, resent with `resend: true`, may
+ * still have executed then.)
+ */
+export function neverExecuted(entry: PaymentsJournalEntry): boolean {
+  return entry.state === 'refused' && entry.calls.every((call) => call.outcome === 'refused');
+}
+
+/**
+ * How far before an entry's start the service's record of its call may say it was created: the
+ * service's clock and ours may differ.
+ */
+const CLOCK_SKEW_MS = 10 * 60 * 1000;
+
+/**
+ * What of the service's record says it is not the execution of the entry's call: another amount,
+ * kind or currency, or a transaction created before the call was first sent (a genuine record of
+ * an older call, which a forger may pair with this call's key).
+ */
+function recordMismatch(
+  entry: PaymentsJournalEntry,
+  settlement: JournalSettlement,
+): string | undefined {
+  if (
+    entry.amount !== undefined &&
+    settlement.amount !== undefined &&
+    amountsDiffer(entry.amount, settlement.amount)
+  ) {
+    return `the entry has amount ${entry.amount}, the service's record ${settlement.amount}`;
+  }
+  const kind = EVENT_KIND_OF_OPERATION[entry.operation];
+  if (settlement.kind !== undefined && settlement.kind !== 'unknown' && kind !== settlement.kind) {
+    return `the entry is a ${kind ?? entry.operation}, the event a ${settlement.kind}`;
+  }
+  if (
+    entry.currency !== undefined &&
+    settlement.currency !== undefined &&
+    settlement.currency !== '' &&
+    settlement.currency.toUpperCase() !== entry.currency.toUpperCase()
+  ) {
+    return `the entry is in ${entry.currency}, the service's record in ${settlement.currency}`;
+  }
+  const created = settlement.createdAt === undefined ? NaN : Date.parse(settlement.createdAt);
+  if (!Number.isNaN(created) && created < Date.parse(entry.startedAt) - CLOCK_SKEW_MS) {
+    return `the service's record was created at ${settlement.createdAt}, before the call (${entry.startedAt})`;
+  }
+  return undefined;
 }
 
 /** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */

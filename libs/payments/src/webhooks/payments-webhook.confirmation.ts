@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordOutcome } from '../transaction-outcome';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
+import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
@@ -63,6 +64,14 @@ function contradiction(
     return ['amount-mismatch', `the event has amount ${event.amount}, the record ${amount}`];
   }
   return undefined;
+}
+
+/**
+ * What settling the journal found that the dispatcher acts on: a second execution of the entry's
+ * call (whose first reference it names) raises `payment.duplicate` only.
+ */
+export interface JournalSettling {
+  readonly secondExecutionOf?: string;
 }
 
 /**
@@ -141,10 +150,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
    * @throws PaymentWebhookContradictedError (`journal-mismatch`).
    * @throws PaymentWebhookStoreError when the journal cannot be read or written (answered 503).
    */
-  async settleJournal(event: PaymentWebhookEvent): Promise<void> {
+  async settleJournal(event: PaymentWebhookEvent): Promise<JournalSettling> {
     const reconciler = this.reconciler;
     const record = event.confirmation;
-    if (!reconciler || !record) return;
+    if (!reconciler || !record) return {};
     const status: unknown = record.transactionDetails?.status;
     let settled: Awaited<ReturnType<PaymentsReconciler['settle']>>;
     try {
@@ -153,6 +162,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         reference: event.transactionReference,
         outcome: event.succeeded ? 'succeeded' : 'failed',
         ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+        ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
+        ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
         kind: event.kind,
         by: 'webhook',
         ...(typeof status === 'string' ? { status } : {}),
@@ -165,13 +176,13 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
     }
     if (settled.result === 'second-execution') {
-      // Settles nothing, and goes on to the handlers, where payment.duplicate is raised.
+      // Settles nothing and is not refused: the dispatcher raises payment.duplicate, and only it.
       this.logger.error(
         `A ${event.kind} webhook for ${forLog(event.transactionReference)} names the journal entry ` +
           `${forLog(settled.entry.idempotencyKey)} of another reference: the service may have ` +
           `executed the call twice (${settled.why})`,
       );
-      return;
+      return { secondExecutionOf: settled.entry.reference };
     }
     if (settled.result === 'contradicted') {
       throw this.refused(
@@ -180,6 +191,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         `it points at the journal entry ${forLog(settled.entry.idempotencyKey)}, which it contradicts: ${settled.why}`,
       );
     }
+    return {};
   }
 
   /**
@@ -245,10 +257,22 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     if (entry.reference !== undefined && entry.reference !== event.transactionReference) {
       return 'foreign';
     }
+    if (neverExecuted(entry)) {
+      // Its call never executed: no genuine event of it can exist.
+      this.lookups.refusedWithoutLookUp('journal-mismatch');
+      throw this.refused(
+        event,
+        'journal-mismatch',
+        `it points at the journal entry ${forLog(entry.idempotencyKey)}, whose call never executed`,
+      );
+    }
     // Only the service and this app know an entry's reference: an event that has it is looked up
     // at once, whatever floods the budgets. One whose entry has no reference yet (its answer was
-    // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted.
-    return entry.reference === undefined ? 'main' : 'known';
+    // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted,
+    // and each key only a few times from the main budget.
+    return entry.reference === undefined
+      ? this.lookups.budgetOfKeyOnly(entry.idempotencyKey)
+      : 'known';
   }
 
   /** The service's record of the event's transaction, within the look-up budget. */
@@ -272,6 +296,18 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       throw new PaymentWebhookConfirmationError(reference, error);
     }
     if (!result.found) {
+      // Remembered as unknown, or a reference the journal holds that the service does not show
+      // yet: not refused for good, the service delivers it again (and nothing was spent now).
+      if (result.remembered || budget === 'known') {
+        throw new PaymentWebhookConfirmationError(
+          reference,
+          new Error(
+            result.remembered
+              ? 'the service did not know the reference a moment ago'
+              : 'the service does not show a reference the payments journal holds yet',
+          ),
+        );
+      }
       throw this.refused(event, 'unknown-reference', 'the service has no such transaction');
     }
     return result.record;

@@ -177,20 +177,33 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   private async process(event: PaymentWebhookEvent, key: string): Promise<PaymentWebhookDispatch> {
     const confirmed = await this.confirmation.confirm(event);
     // Before the claim: settling is idempotent, and a handler that fails leaves it settled.
-    await this.confirmation.settleJournal(confirmed);
+    const settling = await this.confirmation.settleJournal(confirmed);
     const claim = await this.storeCall(event, 'claim', () => this.store.claim(key, this.leaseMs));
     if (claim === 'done') return { duplicate: true, handled: 0 };
     // Anything but a claim (`busy`, or a store's unknown answer) runs nothing: deliver it later.
     if (claim !== 'claimed') throw new PaymentWebhookBusyError(event.transactionReference);
     let handled: number;
     try {
-      if (confirmed.idempotencyKey !== undefined) {
-        await this.detectDuplicateExecution(confirmed, confirmed.idempotencyKey);
+      const { secondExecutionOf } = settling;
+      const idempotencyKey = confirmed.idempotencyKey;
+      if (idempotencyKey !== undefined) {
+        if (secondExecutionOf !== undefined) {
+          // The first execution may have been settled by a look-up, never by a webhook here.
+          await this.storeCall(event, 'recordReference', () =>
+            this.store.recordReference(idempotencyKey, secondExecutionOf),
+          );
+        }
+        await this.detectDuplicateExecution(confirmed, idempotencyKey);
       }
-      const handlers = [
-        ...(confirmed.name ? (this.handlers.get(confirmed.name) ?? []) : []),
-        ...(this.handlers.get(ALL_PAYMENT_EVENTS) ?? []),
-      ];
+      // A second execution is for the payment.duplicate alarm only: the ordinary handlers would
+      // take it for the outcome of the call its key names (docs/journal.md).
+      const handlers =
+        secondExecutionOf !== undefined
+          ? []
+          : [
+              ...(confirmed.name ? (this.handlers.get(confirmed.name) ?? []) : []),
+              ...(this.handlers.get(ALL_PAYMENT_EVENTS) ?? []),
+            ];
       for (const handler of handlers) await handler(confirmed as never);
       handled = handlers.length;
     } catch (error) {

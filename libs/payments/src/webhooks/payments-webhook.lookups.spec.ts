@@ -135,14 +135,25 @@ describe('PaymentsWebhookLookups', () => {
     expect(pending).toHaveBeenCalledTimes(2);
 
     const unknown = jest.fn(() => Promise.reject(notFound()));
-    await expect(service.lookUp('R3', 'main', unknown)).resolves.toEqual({ found: false });
-    await expect(service.lookUp('R3', 'main', unknown)).resolves.toEqual({ found: false });
+    await expect(service.lookUp('R3', 'main', unknown)).resolves.toEqual({
+      found: false,
+      remembered: false,
+    });
+    await expect(service.lookUp('R3', 'main', unknown)).resolves.toEqual({
+      found: false,
+      remembered: true,
+    });
     expect(unknown).toHaveBeenCalledTimes(1);
+    // A reference the journal holds is asked about every time, and never remembered as unknown.
+    await service.lookUp('R3', 'known', unknown);
+    await service.lookUp('R4', 'known', unknown);
+    await service.lookUp('R4', 'known', unknown);
+    expect(unknown).toHaveBeenCalledTimes(4);
 
     const forgetful = lookups({ unknownReferenceTtlMs: 0 });
     await forgetful.lookUp('R3', 'main', unknown);
     await forgetful.lookUp('R3', 'main', unknown);
-    expect(unknown).toHaveBeenCalledTimes(3);
+    expect(unknown).toHaveBeenCalledTimes(6);
   });
 
   it('passes a transient failure on, and remembers nothing of it', async () => {
@@ -252,6 +263,13 @@ describe('PaymentsWebhookLookups', () => {
       await provider.shutdown();
       metrics.disable();
     }
+  });
+
+  it('gives a key named alone a few look-ups from the main budget, then the foreign one', () => {
+    const service = lookups();
+    const budgets = Array.from({ length: 7 }, () => service.budgetOfKeyOnly('K1'));
+    expect(budgets).toEqual(['main', 'main', 'main', 'main', 'main', 'foreign', 'foreign']);
+    expect(service.budgetOfKeyOnly('K2')).toBe('main');
   });
 
   it('refuses a bad budget at boot, naming the option', () => {

@@ -35,7 +35,9 @@ type BucketName = Exclude<LookupBudgetName, 'known'>;
 
 /** What a look-up found: the record, or that the service knows no such transaction. */
 export type LookupResult =
-  { readonly found: true; readonly record: TransactionStatus } | { readonly found: false };
+  | { readonly found: true; readonly record: TransactionStatus }
+  /** `remembered`: answered from memory, without asking the service now. */
+  | { readonly found: false; readonly remembered: boolean };
 
 /**
  * HTTP statuses of a look-up that say nothing about the reference: our credentials, rate limits,
@@ -61,6 +63,14 @@ const REMEMBERED_REFERENCES = 10_000;
 
 /** A final record does not change: kept this long, past any re-delivery of its event. */
 const FINAL_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Deliveries that name a journal entry by its key alone (its reference not known yet) are looked
+ * up from the main budget this many times per key and window; past it, from the foreign one: the
+ * key is in a URL anyone may see, and one key must not drain the budget of the others.
+ */
+const KEY_ONLY_LOOKUPS = 5;
+const KEY_ONLY_WINDOW_MS = 10 * 60 * 1000;
 
 /** At most one warning a minute while the budget refuses deliveries. */
 const WARNING_INTERVAL_MS = 60_000;
@@ -134,7 +144,8 @@ function readBudget(
  * webhooks costs"): status look-ups come out of a token bucket (shared by every instance when the
  * store offers one, as the Redis store does), and a delivery that finds it empty is answered 503
  * and costs nothing. Concurrent deliveries of one reference share one look-up; a reference the
- * service does not know is answered from memory for a short time, a final record for a day.
+ * service does not know is remembered for a short time (a delivery of it is answered 503, so a
+ * genuine event that came too early is looked up again later), a final record for a day.
  */
 @Injectable()
 export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
@@ -146,6 +157,7 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
   private readonly inFlight = new Map<string, Promise<LookupResult>>();
   private readonly unknown = new ExpiringMap<true>(REMEMBERED_REFERENCES);
   private readonly final = new ExpiringMap<TransactionStatus>(REMEMBERED_REFERENCES);
+  private readonly keyOnly = new ExpiringMap<number>(REMEMBERED_REFERENCES);
   private readonly countSpent = libraryCounter(
     'malipo.webhook.lookups',
     'Status look-ups made to confirm webhook events.',
@@ -207,9 +219,10 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
     const now = Date.now();
     const record = this.final.get(reference, now);
     if (record !== undefined) return { found: true, record };
-    if (this.unknown.get(reference, now)) {
+    // A reference the journal holds exists, whatever a forged delivery made us remember.
+    if (budget !== 'known' && this.unknown.get(reference, now)) {
       this.countRefused(1, { 'malipo.lookup.reason': 'unknown-reference' });
-      return { found: false };
+      return { found: false, remembered: true };
     }
     const running = this.inFlight.get(reference);
     if (running) return running;
@@ -220,6 +233,18 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
     } finally {
       this.inFlight.delete(reference);
     }
+  }
+
+  /**
+   * The budget of a delivery that names a journal entry by its key alone: the main one for the
+   * first {@link KEY_ONLY_LOOKUPS} deliveries of the key in a window, then the foreign one.
+   * @internal
+   */
+  budgetOfKeyOnly(idempotencyKey: string): LookupBudgetName {
+    const now = Date.now();
+    const seen = this.keyOnly.get(idempotencyKey, now) ?? 0;
+    this.keyOnly.set(idempotencyKey, seen + 1, now + KEY_ONLY_WINDOW_MS);
+    return seen < KEY_ONLY_LOOKUPS ? 'main' : 'foreign';
   }
 
   /**
@@ -246,8 +271,10 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
       record = await lookUp();
     } catch (error) {
       if (!isUnknownReference(error)) throw error;
-      if (this.unknownTtlMs > 0) this.unknown.set(reference, true, Date.now() + this.unknownTtlMs);
-      return { found: false };
+      if (budget !== 'known' && this.unknownTtlMs > 0) {
+        this.unknown.set(reference, true, Date.now() + this.unknownTtlMs);
+      }
+      return { found: false, remembered: false };
     }
     // Only a record of this reference and final: a pending one must be looked at again.
     if (record.code === reference && recordOutcome(record) !== undefined) {
