@@ -12,6 +12,8 @@ Options:
   --username <name>       API username (default: SANDBOX_API_USERNAME or sandbox)
   --password <secret>     API password (default: SANDBOX_API_PASSWORD or sandbox-secret)
   --webhook-delay-ms <n>  delay before an outcome webhook (default: SANDBOX_WEBHOOK_DELAY_MS or 1000)
+  --rate-limit <n>        answer API requests above n per second with 429 and Retry-After,
+                          unexecuted (default: no limit; the control API changes it)
   --help                  show this help`;
 
 /** The command line, parsed: `help`, or the options of `startSandbox`. */
@@ -42,6 +44,7 @@ export function parseSandboxArgs(args: readonly string[]): SandboxCommand {
       username: { type: 'string' },
       password: { type: 'string' },
       'webhook-delay-ms': { type: 'string' },
+      'rate-limit': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -57,5 +60,10 @@ export function parseSandboxArgs(args: readonly string[]): SandboxCommand {
   if (values.password !== undefined) options.apiPassword = values.password;
   const delay = wholeNumber('webhook-delay-ms', values['webhook-delay-ms']);
   if (delay !== undefined) options.webhookDelayMs = delay;
+  const rate = wholeNumber('rate-limit', values['rate-limit']);
+  if (rate !== undefined) {
+    if (rate < 1) throw new Error('--rate-limit must be at least 1 (leave it out for no limit)');
+    options.rateLimit = { requestsPerSecond: rate };
+  }
   return { help: false, options };
 }

@@ -47,6 +47,11 @@ async function main(): Promise<void> {
     `  Ledger:       ${url}/__sandbox/transactions`,
     `  Accounts:     ${url}/__sandbox/accounts`,
     `  Requests:     ${url}/__sandbox/requests`,
+    ...(command.options.rateLimit
+      ? [
+          `  Rate limit:   ${command.options.rateLimit.requestsPerSecond} API requests/s (429 above)`,
+        ]
+      : []),
     '',
     'Try an M-Pesa collection, then its status:',
     `  curl -s -u ${main.apiUsername}:${main.apiPassword} ${url}/api/v2/payments -H 'content-type: application/json' \\`,

@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { FaultsService } from './faults.service';
 import { SandboxHttpError } from './http-io';
 import { IdempotencyService } from './idempotency.service';
 import { LedgerService, Transaction } from './ledger.service';
+import { RateLimitService } from './rate-limit.service';
 import { RequestLogEntry, RequestLogService } from './request-log.service';
 import { SandboxTimers } from './sandbox-timers.service';
 import { WebhookDispatcher } from './webhook.dispatcher';
@@ -20,6 +21,7 @@ export class ControlController {
     private readonly idempotency: IdempotencyService,
     private readonly timers: SandboxTimers,
     private readonly dispatcher: WebhookDispatcher,
+    private readonly rateLimit: RateLimitService,
   ) {}
 
   @Get('transactions')
@@ -63,6 +65,7 @@ export class ControlController {
     this.requestLog.clear();
     this.faults.clear();
     this.idempotency.clear();
+    this.rateLimit.restore();
     return { success: true, wallets: this.ledger.wallets() };
   }
 
@@ -89,5 +92,21 @@ export class ControlController {
   clearFaults() {
     this.faults.clear();
     return { success: true, ...this.faults.snapshot() };
+  }
+
+  @Get('rate-limit')
+  rateLimitInForce() {
+    return { rateLimit: this.rateLimit.snapshot() };
+  }
+
+  @Put('rate-limit')
+  setRateLimit(@Body() body: unknown) {
+    return { success: true, rateLimit: this.rateLimit.set(body) };
+  }
+
+  @Delete('rate-limit')
+  clearRateLimit() {
+    this.rateLimit.clear();
+    return { success: true, rateLimit: null };
   }
 }

@@ -16,6 +16,7 @@ export type {
   SandboxQueuedFault,
   SandboxRandomFaults,
   SandboxRandomFaultSettings,
+  SandboxRateLimit,
   SandboxRequest,
   SandboxTransaction,
   SandboxWallets,

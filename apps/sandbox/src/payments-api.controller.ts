@@ -14,6 +14,7 @@ import {
 import { IdempotencyService, requestFingerprint } from './idempotency.service';
 import { LookupsService } from './lookups.service';
 import { PaymentsApiService } from './payments-api.service';
+import { RateLimitService } from './rate-limit.service';
 import { RequestLogService } from './request-log.service';
 import { SandboxAccount, SandboxConfig } from './sandbox.config';
 import { apiRouteOf, LOOKUPS, normalizeApiPath, POST_PATHS, PostPath } from './sandbox-operations';
@@ -22,8 +23,9 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
  * The API: the money operations on their five POST paths and the three GET look-ups. The order
- * of the layers is the point: log, then faults (the network fails before anything else), then
- * authentication, idempotency and the operation itself.
+ * of the layers is the point: log, then the rate limit (the gateway turns a request away before
+ * it goes anywhere), then faults (the network fails before anything else), then authentication,
+ * idempotency and the operation itself.
  */
 @Controller()
 export class PaymentsApiController {
@@ -34,6 +36,7 @@ export class PaymentsApiController {
     private readonly idempotency: IdempotencyService,
     private readonly requestLog: RequestLogService,
     private readonly config: SandboxConfig,
+    private readonly rateLimit: RateLimitService,
   ) {}
 
   @Post([...POST_PATHS])
@@ -83,6 +86,13 @@ export class PaymentsApiController {
     const logPath = path.length > 1 ? path.replace(/\/+$/, '') : path;
     const entry = this.requestLog.record(req.method ?? 'GET', logPath, idempotencyKey);
 
+    const limited = this.rateLimit.take();
+    if (limited) {
+      entry.fault = 'rate limit 429';
+      const { status, body } = errorReply(429, 'Too many requests: rate limit exceeded');
+      sendJson(res, status, body, { 'retry-after': String(limited.retryAfterSeconds) });
+      return;
+    }
     const fault = this.faults.take(apiRouteOf(logPath) ?? logPath);
     if (fault) entry.fault = fault.description;
     if (fault?.delayMs) await sleep(fault.delayMs);

@@ -1,4 +1,5 @@
 import type { QueuedFault, RandomFaults } from './faults.service';
+import type { RateLimitSettings } from './rate-limit';
 import type { Transaction, WebhookDelivery } from './ledger.service';
 import type { RequestLogEntry } from './request-log.service';
 
@@ -12,6 +13,12 @@ export type SandboxRequest = RequestLogEntry;
 export type SandboxQueuedFault = QueuedFault;
 /** The random failure rate in force, defaults filled in. */
 export type SandboxRandomFaultSettings = RandomFaults;
+
+/**
+ * A limit on API requests per second (`PUT /__sandbox/rate-limit`): above `requestsPerSecond`
+ * in any one second, API requests are answered 429 with `Retry-After`, unexecuted.
+ */
+export type SandboxRateLimit = RateLimitSettings;
 
 /** The default account's wallets (`GET /__sandbox/wallets`). */
 export interface SandboxWallets {
@@ -132,9 +139,19 @@ export interface SandboxControl {
   randomFaults(settings: SandboxRandomFaults): Promise<SandboxRandomFaultSettings>;
   /** Clears the queued faults and the random failure rate. */
   clearFaults(): Promise<void>;
+  /** The rate limit in force, or `null` when there is none. */
+  rateLimit(): Promise<SandboxRateLimit | null>;
+  /**
+   * Answers API requests above `limit.requestsPerSecond` with 429 and `Retry-After` (starting a
+   * fresh one-second window); answers the limit as set.
+   */
+  setRateLimit(limit: SandboxRateLimit): Promise<SandboxRateLimit>;
+  /** Lifts the rate limit until the next `setRateLimit` (a reset restores the start option's). */
+  clearRateLimit(): Promise<void>;
   /**
    * Clears the ledger, request log, faults and idempotency cache, puts both accounts' balances back
-   * to the initial ones and cancels pending webhooks.
+   * to the initial ones, puts the rate limit back to the `rateLimit` option's (none by default)
+   * and cancels pending webhooks.
    */
   reset(): Promise<void>;
 }
@@ -187,6 +204,14 @@ export function createSandboxControl(url: string): SandboxControl {
       ).random,
     clearFaults: async () => {
       await call('faults', { method: 'DELETE' });
+    },
+    rateLimit: async () =>
+      (await call<{ rateLimit: SandboxRateLimit | null }>('rate-limit')).rateLimit,
+    setRateLimit: async (limit: SandboxRateLimit) =>
+      (await call<{ rateLimit: SandboxRateLimit }>('rate-limit', { method: 'PUT', body: limit }))
+        .rateLimit,
+    clearRateLimit: async () => {
+      await call('rate-limit', { method: 'DELETE' });
     },
     reset: async () => {
       await call('reset', { method: 'POST' });

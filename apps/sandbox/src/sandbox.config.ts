@@ -1,4 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
+import { parseRateLimit } from './rate-limit';
+import type { RateLimitSettings } from './rate-limit';
 
 /** Options of `startSandbox`; each one wins over its environment variable. */
 export interface SandboxOptions {
@@ -25,6 +27,11 @@ export interface SandboxOptions {
   initialBalances?: { local: number; USD: number };
   /** Default: Nest's console logger; false silences. */
   logger?: false | LoggerService;
+  /**
+   * Answer API requests above this rate with 429 and `Retry-After`, unexecuted, as the real
+   * service's undisclosed limits do. Default: no limit. The control API changes it at run time.
+   */
+  rateLimit?: RateLimitSettings;
 }
 
 const DEFAULTS = {
@@ -76,6 +83,8 @@ export class SandboxConfig {
   readonly webhookTimeoutMs: number = DEFAULTS.webhookTimeoutMs;
   readonly usdRate: number;
   readonly initialBalances: Readonly<Balances>;
+  /** The rate limit at start (and after a reset). */
+  readonly rateLimit?: Readonly<RateLimitSettings>;
   /** The default account (the API credentials of the options) first, then `beta`. */
   readonly accounts: readonly SandboxAccount[];
   /** Known only once listening (the port may be ephemeral); hosted checkout URLs start with it. */
@@ -113,6 +122,13 @@ export class SandboxConfig {
       }
     }
     this.initialBalances = Object.freeze({ local: balances.local, USD: balances.USD });
+    if (options.rateLimit !== undefined) {
+      try {
+        this.rateLimit = Object.freeze(parseRateLimit(options.rateLimit));
+      } catch (error) {
+        throw new Error(`Sandbox option rateLimit: ${(error as Error).message}`);
+      }
+    }
     if (!this.apiUsername || !this.apiPassword) {
       throw new Error('Sandbox credentials must not be empty');
     }

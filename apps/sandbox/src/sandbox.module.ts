@@ -8,6 +8,7 @@ import { LedgerService } from './ledger.service';
 import { LookupsService } from './lookups.service';
 import { PaymentsApiController } from './payments-api.controller';
 import { PaymentsApiService } from './payments-api.service';
+import { RateLimitService } from './rate-limit.service';
 import { RequestLogService } from './request-log.service';
 import { SandboxExceptionFilter } from './sandbox-exception.filter';
 import { SandboxConfig } from './sandbox.config';
@@ -33,6 +34,7 @@ export class SandboxModule {
         FaultsService,
         IdempotencyService,
         RequestLogService,
+        RateLimitService,
         { provide: APP_FILTER, useClass: SandboxExceptionFilter },
       ],
     };

@@ -23,7 +23,8 @@ export interface RunningSandbox {
   /**
    * The control API (`/__sandbox/...`): `control.injectFault({ status: 503 })`,
    * `control.randomFaults({ rate: 0.2 })`, `control.clearFaults()`, `control.transactions()`,
-   * `control.wallets()`, `control.accounts()`, `control.requests()`, `control.reset()`; or
+   * `control.wallets()`, `control.accounts()`, `control.requests()`, `control.setRateLimit({
+   * requestsPerSecond: 20 })`, `control.clearRateLimit()`, `control.reset()`; or
    * `control(path, { method, body })` for any path. Rejects with a `SandboxControlError` on a
    * non-2xx answer.
    */

@@ -117,6 +117,11 @@ export class OrdersService {
   /** Applies a confirmed webhook outcome once; repeated or late deliveries change nothing. */
   applyOutcome(event: PaymentWebhookEvent): WebhookOutcome {
     const order = this.orderOf(event);
+    // A call of another part of the app (a payroll run): its key names no order, so the event is
+    // not an order's that arrived early, and is not kept for one.
+    if (!order && event.idempotencyKey !== undefined && !this.orders.has(event.idempotencyKey)) {
+      return 'unknown-reference';
+    }
     if (!order) {
       this.logger.warn(`Webhook for unknown reference ${event.transactionReference.slice(0, 64)}`);
       if (this.earlyOutcomes.size < MAX_EARLY_OUTCOMES) {
