@@ -28,6 +28,7 @@ export type {
   PaymentsJournalCall,
   PaymentsJournalEntry,
   PaymentsJournalQuery,
+  PaymentsJournalResolution,
   PaymentsJournalState,
   PaymentsJournalStore,
   PaymentsJournalTotal,

@@ -8,6 +8,7 @@ import type {
 import { FINAL_JOURNAL_STATES } from './journal/payments-journal.interfaces';
 import type {
   PaymentsJournalEntry,
+  PaymentsJournalResolution,
   PaymentsJournalState,
   PaymentsReconcileSummary,
 } from './journal/payments-journal.interfaces';
@@ -149,6 +150,20 @@ export class PaymentsReconciler {
       totals,
       inDoubt: all.filter((entry) => entry.state === 'in_doubt'),
     };
+  }
+
+  /**
+   * Settles an entry by hand, once a person has found out what became of the call (the service's
+   * dashboard or support): `succeeded` or `failed` (with the reference, when the entry has none),
+   * or `refused` when it did not execute, after which its key may be sent again. Only an entry
+   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`.
+   * @throws Error naming what stops it (no such entry, final already, in flight, another reference).
+   */
+  resolve(
+    idempotencyKey: string,
+    resolution: PaymentsJournalResolution,
+  ): Promise<PaymentsJournalEntry> {
+    return this.journal().resolve(idempotencyKey, resolution);
   }
 
   /**

@@ -412,6 +412,48 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect((await store.get('salary-14'))?.state).toBe('failed');
   });
 
+  it('lets a person resolve an entry in doubt, with a note, and the key then follows it', async () => {
+    const payments = client();
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-15' }));
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-16' }));
+
+    await expect(
+      payments.reconciler.resolve('salary-15', { outcome: 'refused', note: '' }),
+    ).rejects.toThrow('note is required');
+    await expect(
+      payments.reconciler.resolve('nobody', { outcome: 'failed', note: 'ops' }),
+    ).rejects.toThrow('no entry');
+
+    // Checked with the service: salary-15 never executed; salary-16 did, and succeeded.
+    const refused = await payments.reconciler.resolve('salary-15', {
+      outcome: 'refused',
+      note: 'Amina (ops): not in the dashboard on 25 Nov',
+    });
+    expect(refused).toMatchObject({ state: 'refused', settledBy: 'manual' });
+    await payments.reconciler.resolve('salary-16', {
+      outcome: 'succeeded',
+      reference: PAYOUT_REFERENCE,
+      note: 'Amina (ops): dashboard shows it paid',
+    });
+    await expect(
+      payments.reconciler.resolve('salary-16', { outcome: 'failed', note: 'again' }),
+    ).rejects.toThrow('succeeded already');
+
+    // The refused key is sent again without resend; the succeeded one is answered from the journal.
+    const before = posts().length;
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-15' });
+    const replayed = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-16' });
+    expect(posts()).toHaveLength(before + 1);
+    expect(replayed).toMatchObject({ replayed: true, transactionReference: PAYOUT_REFERENCE });
+    expect(await store.get('salary-16')).toMatchObject({
+      state: 'succeeded',
+      settledBy: 'manual',
+      note: 'Amina (ops): dashboard shows it paid',
+    });
+  });
+
   it('lists entries by state and time', async () => {
     const payments = client();
     const before = new Date();

@@ -83,9 +83,14 @@ export interface PaymentsJournalEntry {
    * a repeated call is answered from it.
    */
   readonly answer?: Readonly<Record<string, unknown>>;
-  /** What settled it: `webhook` or `status` (a look-up), with the record's status word. */
-  readonly settledBy?: 'webhook' | 'status';
+  /**
+   * What settled it: `webhook` or `status` (a look-up), with the record's status word; `manual`:
+   * a person, through `PaymentsReconciler.resolve()`, with their `note`.
+   */
+  readonly settledBy?: 'webhook' | 'status' | 'manual';
   readonly settledStatus?: string;
+  /** What the person who resolved it by hand wrote (who, what they checked). */
+  readonly note?: string;
   /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */
   readonly reason?: string;
   /** Each send under this key, oldest first (at most the first and the latest 19). */
@@ -129,6 +134,19 @@ export interface PaymentsJournalStore {
   list(query?: PaymentsJournalQuery): Promise<PaymentsJournalEntry[]>;
   /** Releases connections the store made. Called once the client's calls have settled. */
   close?(): Promise<void>;
+}
+
+/** What a person found out about a call, for {@link PaymentsReconciler.resolve}. */
+export interface PaymentsJournalResolution {
+  /**
+   * `succeeded` or `failed`: the service executed it with that outcome; `refused`: it did not
+   * execute (the key may be sent again).
+   */
+  outcome: 'succeeded' | 'failed' | 'refused';
+  /** The service's reference, when the call executed and the entry does not know it yet. */
+  reference?: string;
+  /** Who resolved it and how they know: kept on the entry for the auditors. Required. */
+  note: string;
 }
 
 /** Count and sum of the entries of one state in one currency. */

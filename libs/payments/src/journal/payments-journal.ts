@@ -12,6 +12,7 @@ import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
   PaymentsJournalEntry,
+  PaymentsJournalResolution,
   PaymentsJournalStore,
 } from './payments-journal.interfaces';
 
@@ -363,6 +364,72 @@ export class PaymentsJournal {
       entry = reread;
     }
     throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being settled`);
+  }
+
+  /**
+   * Settles an entry by hand (docs/journal.md, "By a person"): only one not final and not being
+   * sent, and only with a reference that agrees with the entry's.
+   * @throws Error naming what stops it (no entry, final already, in flight, another reference).
+   */
+  async resolve(
+    idempotencyKey: string,
+    resolution: PaymentsJournalResolution,
+  ): Promise<PaymentsJournalEntry> {
+    const { outcome, reference, note } = resolution;
+    if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
+      throw new TypeError("resolution.outcome must be 'succeeded', 'failed' or 'refused'");
+    }
+    if (typeof note !== 'string' || note.trim() === '') {
+      throw new TypeError('resolution.note is required: who resolved it, and how they know');
+    }
+    if (reference !== undefined && (typeof reference !== 'string' || reference === '')) {
+      throw new TypeError('resolution.reference must be a non-empty string');
+    }
+    if (outcome === 'refused' && reference !== undefined) {
+      throw new TypeError('a refused call has no reference: it did not execute');
+    }
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const stored = await this.store.get(idempotencyKey);
+      if (stored === undefined) throw new Error(`The journal has no entry ${idempotencyKey}`);
+      const entry = this.view(stored);
+      if (FINAL_JOURNAL_STATES.has(entry.state)) {
+        throw new Error(`The journal entry ${idempotencyKey} is ${entry.state} already`);
+      }
+      if (entry.state === 'started') {
+        throw new Error(
+          `The journal entry ${idempotencyKey} is being sent now: resolve it after its deadline (${entry.deadlineAt})`,
+        );
+      }
+      if (
+        entry.reference !== undefined &&
+        reference !== undefined &&
+        reference !== entry.reference
+      ) {
+        throw new Error(
+          `The journal entry ${idempotencyKey} has reference ${entry.reference}, not ${reference}`,
+        );
+      }
+      if (outcome === 'refused' && entry.reference !== undefined) {
+        throw new Error(
+          `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
+        );
+      }
+      const at = new Date(this.now()).toISOString();
+      const next: PaymentsJournalEntry = {
+        ...withoutReason(stored),
+        state: outcome,
+        version: stored.version + 1,
+        updatedAt: at,
+        settledBy: 'manual',
+        note: note.trim(),
+        ...(outcome === 'refused' ? { reason: `resolved by hand: ${note.trim()}` } : {}),
+        ...((entry.reference ?? reference) === undefined
+          ? {}
+          : { reference: entry.reference ?? reference }),
+      };
+      if (await this.store.replace(next)) return next;
+    }
+    throw new Error(`The journal entry ${idempotencyKey} kept changing while being resolved`);
   }
 
   /**
