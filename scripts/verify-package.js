@@ -41,6 +41,8 @@ const peers = [
 const dependencies = Object.fromEntries(
   peers.map((name) => [name, rootManifest.dependencies[name]]),
 );
+// The optional peers of @malipo/nestjs/runs/bullmq, at the versions the repository tests with.
+for (const name of ['bullmq', 'ioredis']) dependencies[name] = rootManifest.devDependencies[name];
 dependencies['@malipo/nestjs'] = `file:${tarball}`;
 fs.writeFileSync(
   path.join(app, 'package.json'),
@@ -102,14 +104,26 @@ fs.writeFileSync(
 require('reflect-metadata');
 require('@malipo/nestjs');
 const heavy = Object.keys(require.cache).filter((file) =>
-  /node_modules[\\\\/]@nestjs[\\\\/](core|platform-[^\\\\/]+)[\\\\/]|@malipo[\\\\/]nestjs[\\\\/](webhooks|swagger|redis|testing)[\\\\/]/.test(file),
+  /node_modules[\\\\/]@nestjs[\\\\/](core|platform-[^\\\\/]+)[\\\\/]|@malipo[\\\\/]nestjs[\\\\/](webhooks|swagger|redis|testing|runs)[\\\\/]|node_modules[\\\\/](bullmq|ioredis)[\\\\/]/.test(file),
 );
 if (heavy.length > 0) throw new Error('require("@malipo/nestjs") loaded ' + heavy.slice(0, 5).join(', '));
 const webhooks = require('@malipo/nestjs/webhooks');
 if (typeof webhooks.PaymentsWebhookModule?.forRoot !== 'function' || typeof webhooks.OnPaymentEvent !== 'function') {
   throw new Error('@malipo/nestjs/webhooks lacks its module');
 }
-console.log('main entry OK: no @nestjs/core, no platform, no webhook code; @malipo/nestjs/webhooks loads');
+const runs = require('@malipo/nestjs/runs');
+if (typeof runs.PayoutRunsModule?.forRoot !== 'function' || typeof runs.OnPayoutRunEvent !== 'function' || typeof runs.PayoutRunsService !== 'function') {
+  throw new Error('@malipo/nestjs/runs lacks its module');
+}
+// Runs in process need no BullMQ: only @malipo/nestjs/runs/bullmq loads it.
+const bullmqLoaded = () => Object.keys(require.cache).some((file) => /node_modules[\\\\/]bullmq[\\\\/]/.test(file));
+if (bullmqLoaded()) throw new Error('require("@malipo/nestjs/runs") loaded bullmq');
+const onBullmq = require('@malipo/nestjs/runs/bullmq');
+if (typeof onBullmq.bullmqPayoutRunEngine !== 'function' || typeof onBullmq.BullMQPayoutRunEngine !== 'function' || typeof onBullmq.RedisPayoutRunStore !== 'function') {
+  throw new Error('@malipo/nestjs/runs/bullmq lacks its engine or store');
+}
+if (!bullmqLoaded()) throw new Error('@malipo/nestjs/runs/bullmq did not load bullmq');
+console.log('main entry OK: no @nestjs/core, no platform, no webhook or runs code; @malipo/nestjs/webhooks and @malipo/nestjs/runs load (without bullmq), @malipo/nestjs/runs/bullmq loads with it');
 `,
 );
 console.log(execFileSync(process.execPath, ['light.js'], { cwd: app, encoding: 'utf8' }).trim());

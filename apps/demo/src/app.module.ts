@@ -6,6 +6,7 @@ import { PaymentsWebhookModule, PaymentsWebhookModuleOptions } from '@malipo/nes
 import { DemoEnvironment, validateDemoEnvironment } from './demo.environment';
 import { JournalModule } from './journal/journal.module';
 import { OrdersModule } from './orders/orders.module';
+import { PayrollModule } from './payroll/payroll.module';
 
 /** Where the service's outcome webhooks arrive (the default callbackUrl points here). */
 export const WEBHOOK_ROUTE = 'webhooks/payments';
@@ -57,6 +58,7 @@ export class AppModule {
         }),
         OrdersModule,
         JournalModule,
+        PayrollModule,
         // Confirms each webhook with the status look-up of the PaymentsModule above before the
         // order handlers see it: the service does not sign its callbacks. With REDIS_URL, the
         // claims are shared by every instance (the module closes the connection on shutdown: its

@@ -47,3 +47,9 @@ export const PAYMENTS_WEBHOOK_OPTIONS_SOURCE = 'MalipoPayments:webhookOptionsSou
 
 /** Metadata key set by `@OnPaymentEvent()`. */
 export const PAYMENT_EVENT_HANDLER = 'MalipoPayments:paymentEventHandler';
+
+/** Payout-run options as given to `PayoutRunsModule.forRoot`/`forRootAsync`. */
+export const PAYOUT_RUNS_OPTIONS = 'MalipoPayments:payoutRunsOptions';
+
+/** Metadata key set by `@OnPayoutRunEvent()`. */
+export const PAYOUT_RUN_EVENT_HANDLER = 'MalipoPayments:payoutRunEventHandler';

@@ -3,3 +3,5 @@ export type { PaymentsTestingOptions, RecordedPaymentsCall } from './fake-paymen
 export { FakePayments } from './fake-payments';
 export { paymentsJournalStoreConformance } from './payments-journal-store.conformance';
 export type { PaymentsJournalStoreConformanceCase } from './payments-journal-store.conformance';
+export { payoutRunStoreConformance } from './payout-run-store.conformance';
+export type { PayoutRunStoreConformanceCase } from './payout-run-store.conformance';

@@ -1,0 +1,424 @@
+import { Logger } from '@nestjs/common';
+import { Queue, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Redis, RedisOptions } from 'ioredis';
+import { createHash } from 'node:crypto';
+import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
+import { connectRedis, quit } from '../../redis/redis-connection';
+import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
+import type {
+  PayoutRunEngine,
+  PayoutRunEngineContext,
+  PayoutRunEngineFactory,
+} from '../payout-run-engine';
+import {
+  finishPayoutRunIfDone,
+  followPayoutRunItem,
+  PayoutRunProgressTimers,
+  refuseCancelledPayoutRunItem,
+  sendPayoutRunItem,
+  takeOverPayoutRunItem,
+  UNSETTLED_ITEM_STATES,
+} from '../payout-run-item-steps';
+import type { PayoutRunItemState } from '../payout-run.interfaces';
+import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
+
+/** Options of {@link bullmqPayoutRunEngine}. */
+export interface BullMQPayoutRunEngineOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...` of the Redis BullMQ works on. */
+  url?: string;
+  /**
+   * ioredis options (with or without `url`). BullMQ makes its own connections from them (a
+   * worker blocks on one), with `maxRetriesPerRequest: null` as it requires.
+   */
+  connection?: RedisOptions;
+  /** BullMQ's key prefix, and the prefix of the engine's own keys. Default `malipo-runs`. */
+  prefix?: string;
+  /**
+   * How long a worker holds an item's job without renewing (ms): after a worker died, its items
+   * are taken over (and resolved through the journal, never re-sent) within about this plus
+   * `stalledIntervalMs`. Default 30,000 (BullMQ's).
+   */
+  lockDurationMs?: number;
+  /** How often workers look for jobs of dead workers (ms). Default 30,000 (BullMQ's). */
+  stalledIntervalMs?: number;
+}
+
+/** One item's job: the item id only, the request stays in the store (it holds phone numbers). */
+interface ItemJobData {
+  readonly itemId: string;
+}
+
+/** A run this instance works on: its queue and its worker here. */
+interface AttachedRun {
+  readonly runId: string;
+  readonly queue: Queue<ItemJobData>;
+  readonly worker: Worker<ItemJobData>;
+  /** The run's `ratePerSecond`: the pace it returns to. */
+  readonly ceiling: number;
+  /** The pace now, as last read from Redis. */
+  rate: number;
+}
+
+/** Attempts of a job whose processing failed (the store or Redis failing): it is safe to re-run. */
+const JOB_ATTEMPTS = 8;
+/** A job may be taken over many times (each instance dying in turn): each time is safe. */
+const MAX_STALLED = 1_000_000;
+/** Items read per round trip. */
+const PAGE = 1000;
+
+/** A job id from the item's key: the same item is never added twice to its run's queue. */
+export function payoutRunJobId(idempotencyKey: string): string {
+  // BullMQ refuses ids with `:` or all digits; item ids may hold either.
+  return `i${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+}
+
+/**
+ * Runs on BullMQ (docs/payout-runs.md, "Engines"), every instance of the app a worker:
+ * - one queue per run (`run-<runId>`), one job per item (id from its key), a worker for it in
+ *   every instance; BullMQ's global concurrency and rate limit are the run's `concurrency` and
+ *   pace, a 429 pauses the whole queue for its `Retry-After` (`queue.rateLimit`) and puts the job
+ *   back (`Worker.RateLimitError`), pause and resume are BullMQ's;
+ * - runs and items live in a shared {@link PayoutRunStore} (`RedisPayoutRunStore`), readable
+ *   from any instance; runs not done are listed in Redis, and each instance takes up those it
+ *   does not work on yet (at boot too: a run survives a redeploy);
+ * - a job whose worker died is given to another worker by BullMQ; that worker finds the item
+ *   `sending` and never sends it again: the journal under its key says what happened, else the
+ *   item is `in_doubt`.
+ */
+export class BullMQPayoutRunEngine implements PayoutRunEngine {
+  private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
+  private readonly runs = new Map<string, AttachedRun>();
+  /** Runs being attached: one queue and one worker per run here, however many ask at once. */
+  private readonly attaching = new Map<string, Promise<AttachedRun | undefined>>();
+  private readonly progress: PayoutRunProgressTimers;
+  private readonly client: Redis;
+  private readonly pace: BullMQPayoutRunPace;
+  private readonly prefix: string;
+  private readonly bullConnection: RedisOptions & { url?: string };
+  private tickTimer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly context: PayoutRunEngineContext,
+    private readonly options: BullMQPayoutRunEngineOptions = {},
+  ) {
+    this.prefix = options.prefix ?? 'malipo-runs';
+    if (this.prefix.includes(':')) throw new Error('BullMQPayoutRunEngine: prefix cannot hold ":"');
+    this.bullConnection = {
+      ...options.connection,
+      ...(options.url === undefined ? {} : { url: options.url }),
+    };
+    ({ client: this.client } = connectRedis(
+      {
+        ...(options.url === undefined ? {} : { url: options.url }),
+        connection: options.connection ?? {},
+      },
+      'BullMQPayoutRunEngine',
+      'payout runs wait until it is back',
+    ));
+    this.pace = new BullMQPayoutRunPace(this.client, (runId) => `${this.prefix}:pace:${runId}`);
+    this.progress = new PayoutRunProgressTimers(context, (runId) =>
+      this.currentRatePerSecond(runId),
+    );
+  }
+
+  /** Nest lifecycle: takes up the runs left in Redis (a redeploy), then looks for new ones. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.tick();
+    this.tickTimer = setInterval(() => void this.tick(), this.context.settlementPollMs);
+    this.tickTimer.unref();
+  }
+
+  /** Nest lifecycle: before the payments client closes, so sends in flight are recorded. */
+  onModuleDestroy(): Promise<void> {
+    return this.close();
+  }
+
+  async start(runId: string): Promise<void> {
+    if (this.closed) return;
+    // Listed first: should this instance die while adding the jobs, another one adds the rest.
+    await this.client.sadd(this.activeKey, runId);
+    const run = await this.attach(runId);
+    if (run) await this.finishIfDone(run);
+  }
+
+  async pause(runId: string): Promise<void> {
+    await this.context.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
+    await (await this.attach(runId))?.queue.pause();
+  }
+
+  async resume(runId: string): Promise<void> {
+    await this.context.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
+    await (await this.attach(runId))?.queue.resume();
+  }
+
+  async cancel(runId: string): Promise<void> {
+    const cancelled = await this.context.store.updateRun(
+      runId,
+      { state: 'cancelled' },
+      { states: ['running', 'paused'] },
+    );
+    const run = await this.attach(runId);
+    if (!cancelled || !run) return;
+    // Jobs not taken yet are removed; a job taken meanwhile finds the run cancelled.
+    await run.queue.drain(true);
+    await run.queue.resume();
+    await this.forEachItem(runId, ['queued'], (itemId) =>
+      refuseCancelledPayoutRunItem(this.context, runId, itemId),
+    );
+    await this.finishIfDone(run);
+  }
+
+  currentRatePerSecond(runId: string): number | undefined {
+    return this.runs.get(runId)?.rate;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.tickTimer);
+    this.tickTimer = undefined;
+    await this.ticking;
+    this.progress.cancel();
+    // BullMQ waits for the jobs in progress: their sends end and are recorded.
+    await Promise.all([...this.runs.values()].map((run) => run.worker.close()));
+    await Promise.all([...this.runs.values()].map((run) => run.queue.close()));
+    this.runs.clear();
+    await quit(this.client);
+  }
+
+  private get activeKey(): string {
+    return `${this.prefix}:active`;
+  }
+
+  /** The run's queue and a worker for it here; `undefined` when closed or no such run. */
+  private attach(runId: string): Promise<AttachedRun | undefined> {
+    const known = this.runs.get(runId);
+    if (known || this.closed) return Promise.resolve(known);
+    let attaching = this.attaching.get(runId);
+    if (!attaching) {
+      attaching = this.attachNow(runId).finally(() => this.attaching.delete(runId));
+      this.attaching.set(runId, attaching);
+    }
+    return attaching;
+  }
+
+  private async attachNow(runId: string): Promise<AttachedRun | undefined> {
+    const record = await this.context.store.getRun(runId);
+    if (!record || this.closed) return undefined;
+    const name = `run-${runId}`;
+    const queue = new Queue<ItemJobData>(name, {
+      connection: this.bullConnection,
+      prefix: this.prefix,
+    });
+    const rate = (await this.pace.current(runId)) ?? record.ratePerSecond;
+    // The run's limits are BullMQ's, for every worker of the queue together.
+    await queue.setGlobalConcurrency(record.concurrency);
+    const { max, duration } = limiterOf(rate);
+    await queue.setGlobalRateLimit(max, duration);
+    const worker = new Worker<ItemJobData>(name, (job) => this.process(runId, job), {
+      connection: this.bullConnection,
+      prefix: this.prefix,
+      autorun: false,
+      concurrency: record.concurrency,
+      maxStalledCount: MAX_STALLED,
+      ...(this.options.lockDurationMs === undefined
+        ? {}
+        : { lockDuration: this.options.lockDurationMs }),
+      ...(this.options.stalledIntervalMs === undefined
+        ? {}
+        : { stalledInterval: this.options.stalledIntervalMs }),
+    });
+    const warn = (error: Error) =>
+      this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
+    queue.on('error', warn);
+    worker.on('error', warn);
+    worker.on('failed', (job, error) =>
+      this.logger.warn(
+        `Payout run ${runId}: item ${job?.data.itemId ?? '?'} will be tried again (${error.message})`,
+      ),
+    );
+    const run: AttachedRun = { runId, queue, worker, ceiling: record.ratePerSecond, rate };
+    this.runs.set(runId, run);
+    // Started once the run is known here: its jobs look it up.
+    worker.run().catch(warn);
+    await this.addJobs(run);
+    return run;
+  }
+
+  /** A job per queued item; one already there under its id is left as it is. */
+  private async addJobs(run: AttachedRun): Promise<void> {
+    let jobs: { name: string; data: ItemJobData; opts: object }[] = [];
+    const flush = async () => {
+      if (jobs.length > 0) await run.queue.addBulk(jobs);
+      jobs = [];
+    };
+    await this.forEachItem(run.runId, ['queued'], async (itemId, idempotencyKey) => {
+      jobs.push({
+        name: 'payout',
+        data: { itemId },
+        opts: {
+          jobId: payoutRunJobId(idempotencyKey),
+          attempts: JOB_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: true,
+        },
+      });
+      if (jobs.length >= PAGE) await flush();
+    });
+    await flush();
+  }
+
+  /**
+   * One item's job, on whichever instance BullMQ gave it to. Resolves once the item is recorded;
+   * throws `RateLimitError` to put the job back untried (a 429, a paused run, a closing client).
+   */
+  private async process(runId: string, job: Job<ItemJobData>): Promise<void> {
+    const run = this.runs.get(runId);
+    const { store } = this.context;
+    // Detached meanwhile (closing, or the run retired): back to the queue for a worker that has it.
+    if (!run) throw Worker.RateLimitError();
+    const item = await store.getItem(runId, job.data.itemId);
+    if (!item) return;
+    if (item.state === 'sending') {
+      // Written `sending` by a worker whose job BullMQ gave up on: it died, or lost its hold.
+      await takeOverPayoutRunItem(this.context, item);
+      await this.afterItem(run);
+      return;
+    }
+    if (item.state !== 'queued') return;
+    const record = await store.getRun(runId);
+    if (!record) return;
+    if (record.state === 'cancelled') {
+      await refuseCancelledPayoutRunItem(this.context, runId, item.itemId);
+      await this.afterItem(run);
+      return;
+    }
+    if (record.state === 'paused' || this.closed) throw Worker.RateLimitError();
+    const result = await sendPayoutRunItem(this.context, runId, item.itemId);
+    if (result.kind === 'requeued') {
+      if (result.rateLimited) {
+        const pace = await this.pace.rateLimited(runId, run.ceiling, result.retryAfterMs);
+        await this.setRate(run, pace.rate);
+        await run.queue.rateLimit(pace.pauseMs);
+        await store.updateRun(runId, { rateLimited: pace.rateLimited });
+      }
+      throw Worker.RateLimitError();
+    }
+    if (result.kind !== 'skipped' && run.rate < run.ceiling) {
+      await this.setRate(run, await this.pace.recovered(runId, run.ceiling));
+    }
+    await this.afterItem(run);
+  }
+
+  /** Keeps BullMQ's rate limit of the run at the pace now, when it changed. */
+  private async setRate(run: AttachedRun, rate: number): Promise<void> {
+    const before = limiterOf(run.rate);
+    run.rate = rate;
+    const after = limiterOf(rate);
+    if (before.max !== after.max || before.duration !== after.duration) {
+      await run.queue.setGlobalRateLimit(after.max, after.duration);
+    }
+  }
+
+  private async afterItem(run: AttachedRun): Promise<void> {
+    this.progress.schedule(run.runId);
+    await this.finishIfDone(run);
+  }
+
+  private async finishIfDone(run: AttachedRun): Promise<boolean> {
+    const finished = await finishPayoutRunIfDone(this.context, run.runId, run.rate);
+    if (finished) this.progress.cancel(run.runId);
+    return finished;
+  }
+
+  /**
+   * Every `settlementPollMs`: takes up runs started elsewhere (or before a redeploy), follows the
+   * accepted and in-doubt items through the journal, and lets go of runs with nothing left.
+   */
+  private tick(): Promise<void> {
+    if (this.ticking || this.closed) return this.ticking ?? Promise.resolve();
+    this.ticking = (async () => {
+      try {
+        const active = new Set(await this.client.smembers(this.activeKey));
+        for (const runId of active) if (!this.closed) await this.attach(runId);
+        for (const run of [...this.runs.values()]) {
+          if (this.closed) break;
+          if (!active.has(run.runId)) {
+            await this.detach(run);
+            continue;
+          }
+          run.rate = (await this.pace.current(run.runId)) ?? run.rate;
+          let unsettled = 0;
+          await this.forEachItem(run.runId, UNSETTLED_ITEM_STATES, async (itemId) => {
+            if (await followPayoutRunItem(this.context, run.runId, itemId)) unsettled += 1;
+          });
+          const finished = await this.finishIfDone(run);
+          if (!finished) this.progress.schedule(run.runId);
+          else if (unsettled === 0) await this.retire(run);
+        }
+      } catch (error) {
+        this.logger.warn(
+          `Payout runs: Redis or the journal could not be read (${error instanceof Error ? error.message : 'error'}); trying again`,
+        );
+      } finally {
+        this.ticking = undefined;
+      }
+    })();
+    return this.ticking;
+  }
+
+  /** Nothing left to send or follow: off the list of runs in progress; BullMQ's keys go. */
+  private async retire(run: AttachedRun): Promise<void> {
+    if ((await this.client.srem(this.activeKey, run.runId)) === 1) {
+      await run.queue.obliterate({ force: true });
+      await this.pace.forget(run.runId);
+    }
+    await this.detach(run);
+  }
+
+  private async detach(run: AttachedRun): Promise<void> {
+    this.runs.delete(run.runId);
+    this.progress.cancel(run.runId);
+    await run.worker.close();
+    await run.queue.close();
+  }
+
+  private async forEachItem(
+    runId: string,
+    states: readonly PayoutRunItemState[],
+    visit: (itemId: string, idempotencyKey: string) => Promise<void>,
+  ): Promise<void> {
+    for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+      const page = await this.context.store.listItems(runId, {
+        states,
+        limit: PAGE,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      for (const item of page.items) await visit(item.itemId, item.idempotencyKey);
+      cursor = page.nextCursor;
+    }
+  }
+}
+
+/**
+ * The `engine` option of `PayoutRunsModule` for runs on BullMQ, with a store every instance
+ * shares: `PayoutRunsModule.forRoot({ store: new RedisPayoutRunStore({ url }), engine:
+ * bullmqPayoutRunEngine({ url }) })`.
+ * @throws at boot when the store is the in-memory one: other instances could not see the runs.
+ */
+export function bullmqPayoutRunEngine(
+  options: BullMQPayoutRunEngineOptions = {},
+): PayoutRunEngineFactory {
+  return (context) => {
+    if (context.store instanceof InMemoryPayoutRunStore) {
+      throw new Error(
+        'The BullMQ payout-run engine needs a store every instance shares: give PayoutRunsModule ' +
+          'the option store: new RedisPayoutRunStore({ url }) (docs/payout-runs.md, "Engines")',
+      );
+    }
+    return new BullMQPayoutRunEngine(context, options);
+  };
+}

@@ -1,0 +1,79 @@
+import { Redis } from 'ioredis';
+import { RedisServer } from '../../../spec-support/redis-server';
+import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
+import { RedisPayoutRunStore } from './redis-payout-run.store';
+
+describe('RedisPayoutRunStore (on a real redis-server)', () => {
+  let server: RedisServer;
+  /** Two stores, as two instances of an app would hold. */
+  let one: RedisPayoutRunStore;
+  let two: RedisPayoutRunStore;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    one = new RedisPayoutRunStore({ url: server.url });
+    two = new RedisPayoutRunStore({ url: server.url });
+  });
+  afterAll(async () => {
+    await Promise.all([one?.close(), two?.close()]);
+    await server?.close();
+  });
+
+  describe('passes the store conformance cases', () => {
+    for (const check of payoutRunStoreConformance()) {
+      it(check.name, () => check.run(one));
+    }
+  });
+
+  it('is atomic across two connections: of updates racing from both, one wins', async () => {
+    const runId = 'raced';
+    await one.createRun(
+      {
+        runId,
+        state: 'running',
+        createdAt: 'now',
+        updatedAt: 'now',
+        concurrency: 1,
+        ratePerSecond: 1,
+        balanceCheck: { checked: [], unchecked: [] },
+        rateLimited: 0,
+      },
+      [
+        {
+          runId,
+          itemId: 'a',
+          operation: 'payouts.mpesa',
+          idempotencyKey: 'run-raced-a',
+          amount: 1,
+          currency: 'KES',
+          state: 'queued',
+          sends: 0,
+          updatedAt: 'now',
+          request: {},
+        },
+      ],
+    );
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        (index % 2 === 0 ? one : two).updateItem(runId, 'a', { state: 'sending' }, ['queued']),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await two.summary(runId)).counts).toMatchObject({ queued: 0, sending: 1 });
+  });
+
+  it('deletes a run with its items, and leaves a given client open', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'other:' });
+    const check = payoutRunStoreConformance()[0];
+    await check.run(store);
+    const [runKey] = await client.keys('other:*:run');
+    const runId = runKey.slice('other:{'.length, -'}:run'.length);
+    expect(await store.deleteRun(runId)).toBe(true);
+    expect(await client.keys('other:*')).toEqual([]);
+    expect(await store.deleteRun(runId)).toBe(false);
+    await store.close();
+    expect(await client.ping()).toBe('PONG');
+    await client.quit();
+  });
+});

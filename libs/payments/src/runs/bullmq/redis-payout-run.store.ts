@@ -1,0 +1,386 @@
+import type { Redis } from 'ioredis';
+import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
+import { addMoney } from '../payout-run-balance';
+import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
+import type { PayoutRunItemState, PayoutRunState, PayoutRunTotal } from '../payout-run.interfaces';
+import type {
+  PayoutRunChange,
+  PayoutRunCondition,
+  PayoutRunItemChange,
+  PayoutRunItemRecord,
+  PayoutRunRecord,
+  PayoutRunStore,
+  PayoutRunSummary,
+} from '../payout-run.store';
+
+/** Options of {@link RedisPayoutRunStore}: a client, or what to connect with. */
+export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
+  /**
+   * Prefix of every key the store writes. Default `malipo:runs:`. The keys of one run share the
+   * hash tag `{<runId>}`, so the scripts work on Redis Cluster too.
+   */
+  keyPrefix?: string;
+}
+
+/** Items written per round trip when a run is created. */
+const CREATE_CHUNK = 500;
+
+/**
+ * KEYS: item hash, counts hash, succeeded-totals hash. ARGV: allowed states (comma-separated, ''
+ * for any), updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has
+ * reference (1/0), sends ('' keeps it), prefix of the per-state sorted sets (same hash tag).
+ * Changes the item only from an allowed state, and moves its counters and indexes with it.
+ */
+const UPDATE_ITEM_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], 'state')
+if not current then return false end
+if ARGV[1] ~= '' then
+  local allowed = false
+  for state in string.gmatch(ARGV[1], '[^,]+') do
+    if state == current then allowed = true end
+  end
+  if not allowed then return false end
+end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'sends', ARGV[8]) end
+if ARGV[7] == '1' then redis.call('HSET', KEYS[1], 'reference', ARGV[6]) end
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[1], 'reason', ARGV[4])
+elseif ARGV[3] ~= '' then
+  redis.call('HDEL', KEYS[1], 'reason')
+end
+if ARGV[3] ~= '' and ARGV[3] ~= current then
+  local fields = redis.call('HMGET', KEYS[1], 'id', 'pos', 'currency', 'cents')
+  redis.call('ZREM', ARGV[9] .. current, fields[1])
+  redis.call('ZADD', ARGV[9] .. ARGV[3], fields[2], fields[1])
+  redis.call('HINCRBY', KEYS[2], current, -1)
+  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+  if current == 'succeeded' then
+    redis.call('HINCRBY', KEYS[3], fields[3] .. ':count', -1)
+    redis.call('HINCRBY', KEYS[3], fields[3] .. ':cents', -tonumber(fields[4]))
+  end
+  if ARGV[3] == 'succeeded' then
+    redis.call('HINCRBY', KEYS[3], fields[3] .. ':count', 1)
+    redis.call('HINCRBY', KEYS[3], fields[3] .. ':cents', tonumber(fields[4]))
+  end
+  redis.call('HSET', KEYS[1], 'state', ARGV[3])
+end
+return redis.call('HGETALL', KEYS[1])
+`;
+
+/**
+ * KEYS: run hash. ARGV: allowed states ('' for any), unfinished only (1/0), updatedAt, state,
+ * finishedAt, rateLimited ('' keeps each). Changes the run only when it meets the condition.
+ */
+const UPDATE_RUN_SCRIPT = `
+local fields = redis.call('HMGET', KEYS[1], 'state', 'finishedAt')
+if not fields[1] then return false end
+if ARGV[1] ~= '' then
+  local allowed = false
+  for state in string.gmatch(ARGV[1], '[^,]+') do
+    if state == fields[1] then allowed = true end
+  end
+  if not allowed then return false end
+end
+if ARGV[2] == '1' and fields[2] then return false end
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'finishedAt', ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rateLimited', ARGV[6]) end
+return redis.call('HGETALL', KEYS[1])
+`;
+
+interface RunStoreCommands {
+  malipoRunsUpdateItem(...args: (string | number)[]): Promise<string[] | null>;
+  malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
+}
+
+/** What a run hash holds that never changes after creation. */
+interface StaticRun extends Omit<
+  PayoutRunRecord,
+  'state' | 'updatedAt' | 'finishedAt' | 'rateLimited'
+> {
+  readonly totalsAll: Record<string, PayoutRunTotal>;
+}
+
+/** An amount in cents, so that counters add exactly (amounts are kept to the cent: addMoney). */
+const cents = (amount: number): number => Math.round(amount * 100);
+
+/** A flat `HGETALL` reply as an object. */
+function fieldsOf(reply: string[] | Record<string, string>): Record<string, string> {
+  if (!Array.isArray(reply)) return reply;
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < reply.length; index += 2) fields[reply[index]] = reply[index + 1];
+  return fields;
+}
+
+/**
+ * A {@link PayoutRunStore} on Redis (ioredis), shared by every instance of the app: runs are
+ * readable and their items workable from each one, and kept across redeploys as far as your Redis
+ * persists. **Items hold the payout requests as they will be sent, with phone and account
+ * numbers**: protect this Redis as the app's database (TLS with `rediss://`, a password, no
+ * public network), and delete the runs you no longer need.
+ *
+ * Keys, under `keyPrefix` and the run's hash tag `{<runId>}`:
+ * - `run`: a hash of the run (its fixed part as JSON, its state, `finishedAt`, 429s met);
+ * - `item:<itemId>`: a hash per item (the request and fixed fields as JSON, state, sends,
+ *   reason, reference, position);
+ * - `order`, and `state:<state>` per item state: sorted sets of item ids by position, for listing
+ *   from a cursor (the position);
+ * - `counts` (items per state) and `succeeded` (count and cents per currency): counters moved in
+ *   the same script as each item change, so `summary` reads three hashes, never the items.
+ *
+ * `updateItem` and `updateRun` are Lua scripts: a change with `from` / `when` is atomic across
+ * instances, so one worker wins an item.
+ */
+export class RedisPayoutRunStore implements PayoutRunStore {
+  /** The client; made by the store unless given as `client`. */
+  readonly client: Redis;
+  private readonly commands: RunStoreCommands;
+  private readonly ownsClient: boolean;
+  private readonly prefix: string;
+  private closing?: Promise<void>;
+
+  constructor(options: RedisPayoutRunStoreOptions = {}) {
+    this.prefix = options.keyPrefix ?? 'malipo:runs:';
+    ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
+      options,
+      'RedisPayoutRunStore',
+      'payout runs can neither be read nor moved on until it is back',
+    ));
+    this.client.defineCommand('malipoRunsUpdateItem', { numberOfKeys: 3, lua: UPDATE_ITEM_SCRIPT });
+    this.client.defineCommand('malipoRunsUpdateRun', { numberOfKeys: 1, lua: UPDATE_RUN_SCRIPT });
+    this.commands = this.client as unknown as RunStoreCommands;
+  }
+
+  async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
+    const runKey = this.key(run.runId, 'run');
+    if ((await this.client.exists(runKey)) === 1) {
+      throw new Error(`The payout run ${run.runId} exists already`);
+    }
+    const counts = new Map<PayoutRunItemState, number>();
+    const totalsAll: Record<string, PayoutRunTotal> = {};
+    for (let start = 0; start < items.length; start += CREATE_CHUNK) {
+      const chunk = this.client.multi();
+      items.slice(start, start + CREATE_CHUNK).forEach((item, offset) => {
+        const position = start + offset;
+        const { state, sends, updatedAt, reason, reference, ...fixed } = item;
+        chunk.hset(this.key(run.runId, `item:${item.itemId}`), {
+          d: JSON.stringify(fixed),
+          id: item.itemId,
+          pos: position,
+          currency: item.currency,
+          cents: cents(item.amount),
+          state,
+          sends,
+          updatedAt,
+          ...(reason === undefined ? {} : { reason }),
+          ...(reference === undefined ? {} : { reference }),
+        });
+        chunk.zadd(this.key(run.runId, 'order'), position, item.itemId);
+        chunk.zadd(this.key(run.runId, `state:${state}`), position, item.itemId);
+        counts.set(state, (counts.get(state) ?? 0) + 1);
+        const total = (totalsAll[item.currency] ??= { count: 0, amount: 0 });
+        total.count += 1;
+        total.amount = addMoney(total.amount, item.amount);
+      });
+      await chunk.exec();
+    }
+    if (counts.size > 0) await this.client.hset(this.key(run.runId, 'counts'), counts);
+    const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
+    // Written last: until then the run does not exist for readers, whatever its items say.
+    const created = await this.client.hsetnx(
+      runKey,
+      'static',
+      JSON.stringify({ ...fixed, totalsAll } satisfies StaticRun),
+    );
+    if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
+    await this.client.hset(runKey, {
+      state,
+      updatedAt,
+      rateLimited,
+      ...(finishedAt === undefined ? {} : { finishedAt }),
+    });
+  }
+
+  async getRun(runId: string): Promise<PayoutRunRecord | undefined> {
+    return this.runOf(await this.client.hgetall(this.key(runId, 'run')));
+  }
+
+  async updateRun(
+    runId: string,
+    change: PayoutRunChange,
+    when: PayoutRunCondition = {},
+  ): Promise<PayoutRunRecord | undefined> {
+    if (when.states !== undefined && when.states.length === 0) return undefined;
+    const reply = await this.commands.malipoRunsUpdateRun(
+      this.key(runId, 'run'),
+      (when.states ?? []).join(','),
+      when.unfinished ? '1' : '0',
+      new Date().toISOString(),
+      change.state ?? '',
+      change.finishedAt ?? '',
+      change.rateLimited === undefined ? '' : String(change.rateLimited),
+    );
+    return reply ? this.runOf(fieldsOf(reply)) : undefined;
+  }
+
+  async getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined> {
+    return this.itemOf(await this.client.hgetall(this.key(runId, `item:${itemId}`)));
+  }
+
+  async updateItem(
+    runId: string,
+    itemId: string,
+    change: PayoutRunItemChange,
+    from?: readonly PayoutRunItemState[],
+  ): Promise<PayoutRunItemRecord | undefined> {
+    // An empty `from` allows no state (the script reads '' as any).
+    if (from !== undefined && from.length === 0) return undefined;
+    const reply = await this.commands.malipoRunsUpdateItem(
+      this.key(runId, `item:${itemId}`),
+      this.key(runId, 'counts'),
+      this.key(runId, 'succeeded'),
+      (from ?? []).join(','),
+      new Date().toISOString(),
+      change.state ?? '',
+      change.reason ?? '',
+      change.reason === undefined ? '0' : '1',
+      change.reference ?? '',
+      change.reference === undefined ? '0' : '1',
+      change.sends === undefined ? '' : String(change.sends),
+      this.key(runId, 'state:'),
+    );
+    return reply ? this.itemOf(fieldsOf(reply)) : undefined;
+  }
+
+  async listItems(
+    runId: string,
+    query: { states?: readonly PayoutRunItemState[]; cursor?: string; limit: number },
+  ): Promise<{ items: PayoutRunItemRecord[]; nextCursor?: string }> {
+    const start = query.cursor === undefined ? 0 : Number(query.cursor);
+    if (!Number.isSafeInteger(start) || start < 0) {
+      throw new Error('cursor must be a nextCursor of this run');
+    }
+    const indexes = query.states
+      ? query.states.map((state) => this.key(runId, `state:${state}`))
+      : [this.key(runId, 'order')];
+    // One more than asked for per index: whether a next page exists.
+    const found: { itemId: string; position: number }[] = [];
+    for (const index of indexes) {
+      const reply = await this.client.zrangebyscore(
+        index,
+        start,
+        '+inf',
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        query.limit + 1,
+      );
+      for (let at = 0; at + 1 < reply.length; at += 2) {
+        found.push({ itemId: reply[at], position: Number(reply[at + 1]) });
+      }
+    }
+    found.sort((a, b) => a.position - b.position);
+    const page = found.slice(0, query.limit);
+    const pipeline = this.client.pipeline();
+    for (const { itemId } of page) pipeline.hgetall(this.key(runId, `item:${itemId}`));
+    const items: PayoutRunItemRecord[] = [];
+    for (const [error, reply] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      const item = this.itemOf(reply as Record<string, string>);
+      if (item) items.push(item);
+    }
+    return found.length > query.limit
+      ? { items, nextCursor: String(page[page.length - 1].position + 1) }
+      : { items };
+  }
+
+  async summary(runId: string): Promise<PayoutRunSummary> {
+    const replies = (await this.client
+      .multi()
+      .hgetall(this.key(runId, 'counts'))
+      .hgetall(this.key(runId, 'succeeded'))
+      .hget(this.key(runId, 'run'), 'static')
+      .exec()) ?? [[new Error('the summary transaction was aborted'), null]];
+    for (const [error] of replies) if (error) throw error;
+    const [[, countsReply], [, succeededReply], [, staticJson]] = replies;
+    const stored = countsReply as Record<string, string>;
+    const counts = Object.fromEntries(
+      PAYOUT_RUN_ITEM_STATES.map((state) => [state, Number(stored[state] ?? 0)]),
+    ) as Record<PayoutRunItemState, number>;
+    const succeeded: Record<string, PayoutRunTotal> = {};
+    for (const [field, value] of Object.entries(succeededReply as Record<string, string>)) {
+      const [currency, measure] = field.split(':');
+      const total = (succeeded[currency] ??= { count: 0, amount: 0 });
+      if (measure === 'count') total.count = Number(value);
+      else total.amount = Number(value) / 100;
+    }
+    for (const [currency, total] of Object.entries(succeeded)) {
+      if (total.count === 0) delete succeeded[currency];
+    }
+    const all =
+      typeof staticJson === 'string' ? (JSON.parse(staticJson) as StaticRun).totalsAll : {};
+    return { counts, totals: { all, succeeded } };
+  }
+
+  /**
+   * Deletes a run and its items (their requests hold phone and account numbers): for runs you no
+   * longer need. Resolves `false` when there was no such run.
+   */
+  async deleteRun(runId: string): Promise<boolean> {
+    const run = await this.getRun(runId);
+    if (!run) return false;
+    const itemIds = await this.client.zrange(this.key(runId, 'order'), 0, -1);
+    const keys = [
+      this.key(runId, 'run'),
+      this.key(runId, 'order'),
+      this.key(runId, 'counts'),
+      this.key(runId, 'succeeded'),
+      ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
+      ...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)),
+    ];
+    for (let start = 0; start < keys.length; start += CREATE_CHUNK) {
+      await this.client.del(...keys.slice(start, start + CREATE_CHUNK));
+    }
+    return true;
+  }
+
+  /** Closes the connection if the store made it (idempotent); a given `client` stays open. */
+  close(): Promise<void> {
+    this.closing ??= this.ownsClient ? quit(this.client) : Promise.resolve();
+    return this.closing;
+  }
+
+  private key(runId: string, name: string): string {
+    return `${this.prefix}{${runId}}:${name}`;
+  }
+
+  private runOf(fields: Record<string, string>): PayoutRunRecord | undefined {
+    if (fields.static === undefined || fields.state === undefined) return undefined;
+    const { totalsAll: _totals, ...fixed } = JSON.parse(fields.static) as StaticRun;
+    return {
+      ...fixed,
+      state: fields.state as PayoutRunState,
+      updatedAt: fields.updatedAt,
+      rateLimited: Number(fields.rateLimited ?? 0),
+      ...(fields.finishedAt === undefined ? {} : { finishedAt: fields.finishedAt }),
+    };
+  }
+
+  private itemOf(fields: Record<string, string>): PayoutRunItemRecord | undefined {
+    if (fields.d === undefined) return undefined;
+    const fixed = JSON.parse(fields.d) as Omit<
+      PayoutRunItemRecord,
+      'state' | 'sends' | 'updatedAt' | 'reason' | 'reference'
+    >;
+    return {
+      ...fixed,
+      state: fields.state as PayoutRunItemState,
+      sends: Number(fields.sends),
+      updatedAt: fields.updatedAt,
+      ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+      ...(fields.reference === undefined ? {} : { reference: fields.reference }),
+    };
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * `@malipo/nestjs/runs`: payout runs, many payouts sent as one (docs/payout-runs.md). A subpath of
+ * its own so that an app that makes single calls never loads `@nestjs/core`'s discovery or this
+ * code.
+ */
+export { PayoutRunsModule } from './payout-runs.module';
+export type {
+  PayoutRunsModuleAsyncOptions,
+  PayoutRunsModuleExtras,
+  PayoutRunsModuleForRootOptions,
+} from './payout-runs.module-definition';
+export type { PayoutRunsModuleOptions } from './payout-runs.options';
+export { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
+export { PayoutRunsService } from './payout-runs.service';
+export { OnPayoutRunEvent } from './on-payout-run-event.decorator';
+export { PAYOUT_RUN_EVENTS } from './payout-run-events';
+export type {
+  PayoutRunCompletedEvent,
+  PayoutRunEvent,
+  PayoutRunEventName,
+  PayoutRunItemSettledEvent,
+  PayoutRunProgressEvent,
+} from './payout-run-events';
+export { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
+export type {
+  CreatePayoutRunOptions,
+  PayoutRun,
+  PayoutRunBalanceCheck,
+  PayoutRunBalanceShortfall,
+  PayoutRunItem,
+  PayoutRunItemInput,
+  PayoutRunItemProblem,
+  PayoutRunItemsPage,
+  PayoutRunItemsQuery,
+  PayoutRunItemState,
+  PayoutRunOperation,
+  PayoutRunReport,
+  PayoutRunState,
+  PayoutRunTotal,
+} from './payout-run.interfaces';
+export {
+  PayoutRunNotFoundError,
+  PayoutRunRefusedError,
+  PayoutRunStateError,
+} from './payout-run.errors';
+export { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+export type {
+  PayoutRunChange,
+  PayoutRunCondition,
+  PayoutRunItemChange,
+  PayoutRunItemRecord,
+  PayoutRunRecord,
+  PayoutRunStore,
+  PayoutRunSummary,
+} from './payout-run.store';
+export type {
+  PayoutRunEngine,
+  PayoutRunEngineContext,
+  PayoutRunEngineFactory,
+} from './payout-run-engine';
+export { payoutRunItemKey } from './payout-run-validation';

@@ -1,0 +1,43 @@
+import type { PayoutRunEvent } from './payout-run-events';
+import type { PayoutRunStore } from './payout-run.store';
+import type { PayoutRunsPayments } from './payout-runs-payments';
+
+/**
+ * What executes runs (docs/payout-runs.md, "Engines"). The embedded
+ * {@link InProcessPayoutRunEngine} runs them in this process; `BullMQPayoutRunEngine`
+ * (`@malipo/nestjs/runs/bullmq`) runs them on BullMQ, every instance a worker, over a shared
+ * {@link PayoutRunStore}. An engine may also implement Nest's `onApplicationBootstrap` and
+ * `onModuleDestroy`: the module calls them (the BullMQ engine takes up the runs left in Redis
+ * at boot, and closes its workers at shutdown before the payments client closes).
+ */
+export interface PayoutRunEngine {
+  /** Begins sending the `queued` items of a run the store holds. */
+  start(runId: string): Promise<void>;
+  /** Sends nothing new; sends in flight end and are recorded. */
+  pause(runId: string): Promise<void>;
+  /** Sends the `queued` items again. */
+  resume(runId: string): Promise<void>;
+  /** Refuses the `queued` items; sent ones are left alone and still followed to their outcome. */
+  cancel(runId: string): Promise<void>;
+  /** The sends per second of the run now, when this engine knows it. */
+  currentRatePerSecond(runId: string): number | undefined;
+  /** Stops sending, waits for the sends in flight to be recorded. */
+  close(): Promise<void>;
+}
+
+/** What the module hands an engine: the store, the payouts, the event sink and the timings. */
+export interface PayoutRunEngineContext {
+  readonly store: PayoutRunStore;
+  readonly payments: PayoutRunsPayments;
+  readonly emit: (event: PayoutRunEvent) => void;
+  /** How often accepted and in-doubt items are read from the journal (ms). */
+  readonly settlementPollMs: number;
+  /** Least time between two `progress` events of a run (ms). */
+  readonly progressIntervalMs: number;
+}
+
+/**
+ * Makes the engine of a `PayoutRunsModule` (its option `engine`), once the module has its store
+ * and payouts: `bullmqPayoutRunEngine({ url })` of `@malipo/nestjs/runs/bullmq` is one.
+ */
+export type PayoutRunEngineFactory = (context: PayoutRunEngineContext) => PayoutRunEngine;

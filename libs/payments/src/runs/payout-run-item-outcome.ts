@@ -1,0 +1,92 @@
+import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
+import type { PayoutRunItemState } from './payout-run.interfaces';
+
+/**
+ * What becomes of an item after a send failed:
+ * - `requeue`: not executed and worth sending again (a 429, or the client closing before it sent):
+ *   back to `queued`, under the same key;
+ * - otherwise the item's next state and why.
+ */
+export type PayoutRunSendFailure =
+  | { readonly kind: 'requeue'; readonly rateLimited: boolean; readonly retryAfterMs?: number }
+  | {
+      readonly kind: 'settle';
+      readonly state: Extract<PayoutRunItemState, 'failed' | 'refused' | 'in_doubt'>;
+      readonly reason: string;
+    };
+
+/** The state a journal entry puts its item in, when the journal knows more than the run. */
+export function itemStateOfEntry(
+  entry: PaymentsJournalEntry,
+): Extract<PayoutRunItemState, 'accepted' | 'succeeded' | 'failed' | 'in_doubt'> | undefined {
+  switch (entry.state) {
+    case 'succeeded':
+    case 'failed':
+    case 'in_doubt':
+    case 'accepted':
+      return entry.state;
+    default:
+      // `started` (a send in flight) and `refused` (may be sent again) say nothing new.
+      return undefined;
+  }
+}
+
+/** HTTP 429 under either the HTTP status or the service's body status. */
+function isRateLimited(error: ServiceAPIError): boolean {
+  return error.status === 429 || error.serviceStatus === 429;
+}
+
+/**
+ * Reads a failed send the way the journal does (docs/journal.md): what may have executed is
+ * `in_doubt` and never sent again by the run; what certainly did not is `refused`, except a 429
+ * and a closing client, which are sent again later.
+ */
+export function classifySendFailure(error: unknown): PayoutRunSendFailure {
+  if (error instanceof PaymentsJournalError) {
+    switch (error.code) {
+      case 'ALREADY_FAILED':
+        return { kind: 'settle', state: 'failed', reason: 'the journal holds it as failed' };
+      case 'JOURNAL_UNAVAILABLE':
+        return {
+          kind: 'settle',
+          state: 'refused',
+          reason: 'JOURNAL_UNAVAILABLE: not sent, the journal could not be written',
+        };
+      default:
+        // IN_DOUBT, IN_PROGRESS: an earlier send under the key may have executed.
+        return {
+          kind: 'settle',
+          state: 'in_doubt',
+          reason: `${error.code}: an earlier send under its key may have executed`,
+        };
+    }
+  }
+  if (error instanceof ServiceAPIError) {
+    const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
+    if (error.mayHaveExecuted) {
+      return {
+        kind: 'settle',
+        state: 'in_doubt',
+        reason: `${error.code}${status}: may have executed`,
+      };
+    }
+    if (isRateLimited(error)) {
+      return {
+        kind: 'requeue',
+        rateLimited: true,
+        ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      };
+    }
+    if (error.code === 'CLIENT_CLOSED') return { kind: 'requeue', rateLimited: false };
+    return { kind: 'settle', state: 'refused', reason: `${error.code}${status}: not executed` };
+  }
+  if (error instanceof PaymentsValidationError) {
+    return {
+      kind: 'settle',
+      state: 'refused',
+      reason: `not sent: ${error.errors.map((e) => `${e.field} ${e.rule}`).join(', ')}`,
+    };
+  }
+  return { kind: 'settle', state: 'in_doubt', reason: 'an unexpected error: may have executed' };
+}

@@ -1,0 +1,250 @@
+import type { PayoutRunEngineContext } from './payout-run-engine';
+import { classifySendFailure, itemStateOfEntry } from './payout-run-item-outcome';
+import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
+import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
+import { OPEN_ITEM_STATES } from './payout-run.interfaces';
+import type { PayoutRunItemRecord } from './payout-run.store';
+import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
+
+/*
+ * The steps of one item and one run that every engine takes the same way (docs/payout-runs.md,
+ * "Item states" and "Engines"); an engine adds only how items are scheduled and paced.
+ */
+
+/** States whose outcome the journal still has to tell: the run reads their entries. */
+export const UNSETTLED_ITEM_STATES: readonly PayoutRunItemState[] = ['accepted', 'in_doubt'];
+
+/** What became of one send. */
+export type PayoutRunSendResult =
+  /** The item was not `queued` any more (another worker took it, or it was refused). */
+  | { readonly kind: 'skipped' }
+  | { readonly kind: 'accepted'; readonly item: PayoutRunItemRecord }
+  /** `failed`, `refused` or `in_doubt`: the send ended and was not accepted. */
+  | { readonly kind: 'settled'; readonly state: PayoutRunItemState }
+  /** Not executed (a 429, or the client closing): the item is `queued` again, same key. */
+  | { readonly kind: 'requeued'; readonly rateLimited: boolean; readonly retryAfterMs?: number };
+
+/**
+ * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
+ * again under the item's key), then the outcome. Of several workers holding the item, the one
+ * whose `queued` → `sending` change wins sends it; the others get `skipped`.
+ * @throws when the store fails: the item is left as it was written, the journal holds its send.
+ */
+export async function sendPayoutRunItem(
+  context: PayoutRunEngineContext,
+  runId: string,
+  itemId: string,
+): Promise<PayoutRunSendResult> {
+  const { store, payments } = context;
+  const queued = await store.getItem(runId, itemId);
+  if (queued?.state !== 'queued') return { kind: 'skipped' };
+  // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
+  const item = await store.updateItem(
+    runId,
+    itemId,
+    { state: 'sending', sends: queued.sends + 1 },
+    ['queued'],
+  );
+  if (!item) return { kind: 'skipped' };
+  let response;
+  try {
+    response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, item.request, {
+      idempotencyKey: item.idempotencyKey,
+    });
+  } catch (error) {
+    const failure = classifySendFailure(error);
+    if (failure.kind === 'requeue') {
+      await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
+      return {
+        kind: 'requeued',
+        rateLimited: failure.rateLimited,
+        ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+      };
+    }
+    const settled = await store.updateItem(
+      runId,
+      itemId,
+      { state: failure.state, reason: failure.reason },
+      ['sending'],
+    );
+    if (settled) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(settled) });
+    return { kind: 'settled', state: failure.state };
+  }
+  const accepted = await store.updateItem(
+    runId,
+    itemId,
+    { state: 'accepted', reference: response.transactionReference },
+    ['sending'],
+  );
+  return { kind: 'accepted', item: accepted ?? item };
+}
+
+/** Refuses a `queued` item of a cancelled run; never sent. */
+export async function refuseCancelledPayoutRunItem(
+  context: PayoutRunEngineContext,
+  runId: string,
+  itemId: string,
+): Promise<void> {
+  const refused = await context.store.updateItem(
+    runId,
+    itemId,
+    { state: 'refused', reason: 'not sent: the run was cancelled' },
+    ['queued'],
+  );
+  if (refused) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(refused) });
+}
+
+/**
+ * Reads the journal entry of an accepted or in-doubt item (its webhook or the reconciler settle
+ * entries there) and moves the item along. Resolves `true` while the item is still unsettled.
+ */
+export async function followPayoutRunItem(
+  context: PayoutRunEngineContext,
+  runId: string,
+  itemId: string,
+): Promise<boolean> {
+  const { store, payments } = context;
+  const item = await store.getItem(runId, itemId);
+  if (!item || !UNSETTLED_ITEM_STATES.includes(item.state)) return false;
+  const entry = await payments.reconciler.get(item.idempotencyKey);
+  const state = entry && itemStateOfEntry(entry);
+  if (!entry || state === undefined || state === item.state) return true;
+  const changed = await store.updateItem(
+    runId,
+    itemId,
+    {
+      state,
+      ...(entry.reference === undefined ? {} : { reference: entry.reference }),
+      ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+    },
+    [item.state],
+  );
+  if (!changed) return true;
+  if (state !== 'accepted') {
+    context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(changed) });
+  }
+  return UNSETTLED_ITEM_STATES.includes(state);
+}
+
+/**
+ * An item found `sending` by a worker that did not write it: the worker that did stopped mid-send
+ * (killed, or its hold on the item lapsed). It is **never sent again**: the journal under its key
+ * says what happened (docs/payout-runs.md, "Crashes"). An entry the service answered gives its
+ * state; an entry still `started`, or none at all, makes the item `in_doubt`, and its webhook or
+ * the reconciler settles it later.
+ */
+export async function takeOverPayoutRunItem(
+  context: PayoutRunEngineContext,
+  item: PayoutRunItemRecord,
+): Promise<void> {
+  const entry = await context.payments.reconciler.get(item.idempotencyKey);
+  const journaled = entry && itemStateOfEntry(entry);
+  const change =
+    journaled !== undefined
+      ? {
+          state: journaled,
+          ...(entry?.reference === undefined ? {} : { reference: entry.reference }),
+          ...(journaled === 'accepted' || entry?.reason === undefined
+            ? {}
+            : { reason: entry.reason }),
+        }
+      : entry?.state === 'refused'
+        ? {
+            state: 'refused' as const,
+            reason: `not executed: the service refused it${entry.reason ? ` (${entry.reason})` : ''}`,
+          }
+        : {
+            state: 'in_doubt' as const,
+            reason: entry
+              ? 'its worker stopped while sending it: the journal holds it started, it may have executed'
+              : 'its worker stopped while sending it, before the journal entry was written: most likely not sent; check the ledger before paying it again',
+          };
+  const changed = await context.store.updateItem(item.runId, item.itemId, change, ['sending']);
+  if (changed && changed.state !== 'accepted') {
+    context.emit({ event: 'item.settled', runId: item.runId, item: toPayoutRunItem(changed) });
+  }
+}
+
+/** The run as callers read it, with the pace now; `undefined` when the store has no such run. */
+export async function payoutRunSnapshot(
+  context: PayoutRunEngineContext,
+  runId: string,
+  currentRatePerSecond: number | undefined,
+): Promise<PayoutRun | undefined> {
+  const record = await context.store.getRun(runId);
+  if (!record) return undefined;
+  const summary = await context.store.summary(runId);
+  return toPayoutRun(record, summary, currentRatePerSecond ?? record.ratePerSecond);
+}
+
+/**
+ * Marks the run finished once no item is queued, sending or accepted, and announces it once: of
+ * several workers finishing it at once, the one whose `unfinished` update wins emits `completed`.
+ * Resolves `true` when the run is finished (by this call or before).
+ */
+export async function finishPayoutRunIfDone(
+  context: PayoutRunEngineContext,
+  runId: string,
+  currentRatePerSecond: number | undefined,
+): Promise<boolean> {
+  const { store } = context;
+  const record = await store.getRun(runId);
+  if (!record) return true;
+  if (record.finishedAt !== undefined) return true;
+  const { counts } = await store.summary(runId);
+  if ([...OPEN_ITEM_STATES].some((state) => counts[state] > 0)) return false;
+  const finished = await store.updateRun(
+    runId,
+    {
+      finishedAt: new Date().toISOString(),
+      ...(record.state === 'cancelled' ? {} : { state: 'completed' }),
+    },
+    { unfinished: true, states: [record.state] },
+  );
+  if (!finished) return (await store.getRun(runId))?.finishedAt !== undefined;
+  const snapshot = await payoutRunSnapshot(context, runId, currentRatePerSecond);
+  if (snapshot) {
+    context.emit({ event: 'progress', run: snapshot });
+    context.emit({ event: 'completed', run: snapshot });
+  }
+  return true;
+}
+
+/**
+ * `progress` events of runs, at most one per run per `progressIntervalMs`, with the counts as
+ * they are when it fires.
+ */
+export class PayoutRunProgressTimers {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly context: PayoutRunEngineContext,
+    private readonly rateOf: (runId: string) => number | undefined,
+  ) {}
+
+  /** A `progress` event of the run soon, unless one is due already. */
+  schedule(runId: string): void {
+    if (this.timers.has(runId)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(runId);
+      void payoutRunSnapshot(this.context, runId, this.rateOf(runId)).then(
+        (snapshot) =>
+          snapshot?.finishedAt === undefined &&
+          snapshot &&
+          this.context.emit({ event: 'progress', run: snapshot }),
+        () => undefined,
+      );
+    }, this.context.progressIntervalMs);
+    timer.unref();
+    this.timers.set(runId, timer);
+  }
+
+  /** No more `progress` of the run (it finished, or the engine closes). */
+  cancel(runId?: string): void {
+    for (const [id, timer] of this.timers) {
+      if (runId !== undefined && id !== runId) continue;
+      clearTimeout(timer);
+      this.timers.delete(id);
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import type {
+  MerchantPayoutRequest,
+  MpesaPayoutRequest,
+  PanAfricanPayoutRequest,
+} from '../dto/payout-requests';
+import type { PayoutResponse } from '../dto/responses';
+import type { PaymentsOperation } from '../operations';
+import { OPERATIONS } from '../operations';
+import type { PaymentsCallOptions, WalletType } from '../payments-options.interface';
+import type { PayoutsService } from '../payouts.service';
+import type { PayoutRunOperation } from './payout-run.interfaces';
+
+/** What a run needs to know of one kind of payout: the rest is the library's. */
+export interface PayoutRunKind {
+  /** Its row of operations.ts: request class and fields, as `prepareRequest` validates them. */
+  readonly operation: PaymentsOperation<object, unknown>;
+  /** Sends it through `PayoutsService`, so the journal, retries and redaction are the library's. */
+  readonly send: (
+    payouts: PayoutsService,
+    request: object,
+    options: PaymentsCallOptions,
+  ) => Promise<PayoutResponse>;
+  /** Who receives it, for the duplicate check: two items to one receiver look alike here. */
+  readonly receiver: (request: object) => string;
+  /** The currency of its `amount`. */
+  readonly currency: (request: object) => string;
+  /** The wallet it is drawn from, after the client default was applied. */
+  readonly wallet: (request: object) => WalletType;
+}
+
+/** `0712345678` and `+254712345678` are one M-Pesa number. */
+function kenyanPhone(phone: string): string {
+  return phone.startsWith('0') ? `+254${phone.slice(1)}` : phone;
+}
+
+const walletOf = (request: object): WalletType =>
+  (request as { walletType?: WalletType }).walletType ?? 'local';
+
+/** The three payouts; each differs from the others only by this data. */
+export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind>> = {
+  'payouts.mpesa': {
+    operation: OPERATIONS.payoutsMpesa as PaymentsOperation<object, unknown>,
+    send: (payouts, request, options) => payouts.mpesa(request as MpesaPayoutRequest, options),
+    receiver: (request) => `mpesa:${kenyanPhone((request as MpesaPayoutRequest).phoneNumber)}`,
+    currency: () => 'KES',
+    wallet: walletOf,
+  },
+  'payouts.panAfrican': {
+    operation: OPERATIONS.payoutsPanAfrican as PaymentsOperation<object, unknown>,
+    send: (payouts, request, options) =>
+      payouts.panAfrican(request as PanAfricanPayoutRequest, options),
+    receiver: (request) => {
+      const { networkCode, accountNumber } = request as PanAfricanPayoutRequest;
+      return `panAfrican:${networkCode}:${accountNumber}`;
+    },
+    currency: (request) => (request as PanAfricanPayoutRequest).currency,
+    wallet: walletOf,
+  },
+  'payouts.merchant': {
+    operation: OPERATIONS.payoutsMerchant as PaymentsOperation<object, unknown>,
+    send: (payouts, request, options) =>
+      payouts.merchant(request as MerchantPayoutRequest, options),
+    receiver: (request) => {
+      const { businessAccount, businessNumber } = request as MerchantPayoutRequest;
+      return `merchant:${businessAccount}:${businessNumber}`;
+    },
+    currency: () => 'KES',
+    wallet: walletOf,
+  },
+};
+
+/** Whether `operation` names a payout a run can hold. */
+export function isPayoutRunOperation(operation: unknown): operation is PayoutRunOperation {
+  return typeof operation === 'string' && Object.hasOwn(PAYOUT_RUN_KINDS, operation);
+}

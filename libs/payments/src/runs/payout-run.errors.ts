@@ -1,0 +1,52 @@
+import { PaymentsError } from '../errors';
+import type {
+  PayoutRunBalanceShortfall,
+  PayoutRunItemProblem,
+  PayoutRunState,
+} from './payout-run.interfaces';
+
+/**
+ * The run was refused before any money moved: an item broke a rule (`problems`, every one of
+ * every item), or the balance looked short (`shortfalls`, with both figures). Nothing was sent and
+ * no run was kept.
+ */
+export class PayoutRunRefusedError extends PaymentsError {
+  override readonly name = 'PayoutRunRefusedError';
+
+  constructor(
+    readonly problems: readonly PayoutRunItemProblem[],
+    readonly shortfalls: readonly PayoutRunBalanceShortfall[] = [],
+  ) {
+    const parts = [
+      ...(problems.length > 0
+        ? [`${new Set(problems.map((p) => p.itemId)).size} item(s) break a rule`]
+        : []),
+      ...shortfalls.map(
+        (s) => `${s.currency} total ${s.required} exceeds the balance ${s.available}`,
+      ),
+    ];
+    super(`The payout run was refused, nothing was sent: ${parts.join('; ')}`);
+  }
+}
+
+/** No run has this id (in this store: the embedded one forgets runs on restart). */
+export class PayoutRunNotFoundError extends PaymentsError {
+  override readonly name = 'PayoutRunNotFoundError';
+
+  constructor(readonly runId: string) {
+    super(`No payout run ${runId}`);
+  }
+}
+
+/** The run is not in a state that allows this (resume a completed run, pause a cancelled one). */
+export class PayoutRunStateError extends PaymentsError {
+  override readonly name = 'PayoutRunStateError';
+
+  constructor(
+    readonly runId: string,
+    readonly state: PayoutRunState,
+    action: string,
+  ) {
+    super(`The payout run ${runId} is ${state}: it cannot ${action}`);
+  }
+}

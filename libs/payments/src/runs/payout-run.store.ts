@@ -1,0 +1,101 @@
+import type {
+  PayoutRunBalanceCheck,
+  PayoutRunItem,
+  PayoutRunItemState,
+  PayoutRunState,
+  PayoutRunTotal,
+} from './payout-run.interfaces';
+
+/** A run as its store keeps it (the pace is the engine's, read live). */
+export interface PayoutRunRecord {
+  readonly runId: string;
+  readonly name?: string;
+  readonly state: PayoutRunState;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly finishedAt?: string;
+  readonly concurrency: number;
+  readonly ratePerSecond: number;
+  readonly balanceCheck: PayoutRunBalanceCheck;
+  /** 429s answered to the run's sends. */
+  readonly rateLimited: number;
+}
+
+/**
+ * An item as its store keeps it: what callers read, plus the request as it will be sent (it holds
+ * a phone or account number: a store on shared infrastructure must protect it like the app's
+ * database does).
+ */
+export interface PayoutRunItemRecord extends PayoutRunItem {
+  readonly request: object;
+}
+
+/** What {@link PayoutRunStore.updateItem} may change. */
+export type PayoutRunItemChange = Partial<
+  Pick<PayoutRunItemRecord, 'state' | 'reason' | 'reference' | 'sends'>
+>;
+
+/** What {@link PayoutRunStore.updateRun} may change. */
+export type PayoutRunChange = Partial<
+  Pick<PayoutRunRecord, 'state' | 'finishedAt' | 'rateLimited'>
+>;
+
+/**
+ * The condition of a {@link PayoutRunStore.updateRun}: the run is in one of `states`, and with
+ * `unfinished`, has no `finishedAt` yet. Of several instances finishing or pausing a run at once,
+ * one wins (docs/payout-runs.md, "Engines").
+ */
+export interface PayoutRunCondition {
+  readonly states?: readonly PayoutRunState[];
+  readonly unfinished?: boolean;
+}
+
+/** Counts and totals of a run's items. */
+export interface PayoutRunSummary {
+  counts: Record<PayoutRunItemState, number>;
+  totals: { all: Record<string, PayoutRunTotal>; succeeded: Record<string, PayoutRunTotal> };
+}
+
+/**
+ * Where runs and their items live: the engine writes each item's state here before and after
+ * each send, and every read of the service comes from here. The embedded default is
+ * {@link InMemoryPayoutRunStore}; a shared store (`RedisPayoutRunStore` of
+ * `@malipo/nestjs/runs/bullmq`) makes runs readable from every instance. The contract (checked by
+ * `payoutRunStoreConformance()` of `@malipo/nestjs/testing`):
+ * - `updateItem` with `from` is atomic: of two updates from the same state, one wins, so one
+ *   worker sends an item; `updateRun` with `when` likewise;
+ * - a method that cannot do its work rejects.
+ */
+export interface PayoutRunStore {
+  /** Adds a run and its items (all `queued`), in the order they were given. */
+  createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void>;
+  getRun(runId: string): Promise<PayoutRunRecord | undefined>;
+  /**
+   * Changes a run if it meets `when` (always when absent), atomically; resolves with it as
+   * stored, or `undefined` when there is no such run or it did not meet `when`.
+   */
+  updateRun(
+    runId: string,
+    change: PayoutRunChange,
+    when?: PayoutRunCondition,
+  ): Promise<PayoutRunRecord | undefined>;
+  getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined>;
+  /**
+   * Changes an item if it is in one of the states `from` (any state when absent); resolves with it
+   * as stored, or `undefined` when it was in another state or does not exist.
+   */
+  updateItem(
+    runId: string,
+    itemId: string,
+    change: PayoutRunItemChange,
+    from?: readonly PayoutRunItemState[],
+  ): Promise<PayoutRunItemRecord | undefined>;
+  /** Items in the order they were given, from `cursor`, at most `limit`, in one of `states`. */
+  listItems(
+    runId: string,
+    query: { states?: readonly PayoutRunItemState[]; cursor?: string; limit: number },
+  ): Promise<{ items: PayoutRunItemRecord[]; nextCursor?: string }>;
+  summary(runId: string): Promise<PayoutRunSummary>;
+  /** Releases connections; `PayoutRunsModule` calls it at shutdown, after its engine closed. */
+  close?(): Promise<void>;
+}

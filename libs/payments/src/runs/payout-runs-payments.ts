@@ -1,0 +1,79 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { BalancesService } from '../balances.service';
+import type { PaymentsReconciler } from '../payments-reconciler';
+import type { PayoutsService } from '../payouts.service';
+import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
+import {
+  getBalancesToken,
+  getPaymentsReconcilerToken,
+  getPayoutsToken,
+} from '../payments.decorators';
+import type { PayoutRunsModuleOptions } from './payout-runs.options';
+
+/**
+ * The services of the app's `PaymentsModule` a run goes through, found at boot by token (as the
+ * webhook module finds its `TransactionsService`), so a run's payouts are the library's own calls:
+ * validation, journal, retries and redaction included.
+ */
+@Injectable()
+export class PayoutRunsPayments implements OnModuleInit {
+  private services?: {
+    payouts: PayoutsService;
+    balances: BalancesService;
+    reconciler: PaymentsReconciler;
+  };
+
+  constructor(
+    @Inject(PAYOUT_RUNS_OPTIONS) private readonly options: PayoutRunsModuleOptions,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** Fails the boot, not a run, when the payments module or its journal is missing. */
+  onModuleInit(): void {
+    const { account } = this.options;
+    const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
+    let services: NonNullable<typeof this.services>;
+    try {
+      services = {
+        payouts: this.moduleRef.get<PayoutsService>(getPayoutsToken(account), { strict: false }),
+        balances: this.moduleRef.get<BalancesService>(getBalancesToken(account), {
+          strict: false,
+        }),
+        reconciler: this.moduleRef.get<PaymentsReconciler>(getPaymentsReconcilerToken(account), {
+          strict: false,
+        }),
+      };
+    } catch {
+      throw new Error(
+        `PayoutRunsModule sends payouts with the ${which}, and the app has none. Import ` +
+          `PaymentsModule.forRoot({ ..., journal${account ? `, name: '${account}'` : ''} }) in the app, or set the option account to the name of a registration.`,
+      );
+    }
+    // Exactly once per item rests on the journal: without it a re-sent item could pay twice.
+    if (!services.reconciler.enabled) {
+      throw new Error(
+        `PayoutRunsModule needs the payments journal: the ${which} has no journal option ` +
+          '(InMemoryPaymentsJournal, RedisPaymentsJournal or your own store; docs/payout-runs.md).',
+      );
+    }
+    this.services = services;
+  }
+
+  get payouts(): PayoutsService {
+    return this.resolved().payouts;
+  }
+
+  get balances(): BalancesService {
+    return this.resolved().balances;
+  }
+
+  get reconciler(): PaymentsReconciler {
+    return this.resolved().reconciler;
+  }
+
+  private resolved(): NonNullable<typeof this.services> {
+    if (!this.services) throw new Error('PayoutRunsModule is not initialised yet');
+    return this.services;
+  }
+}

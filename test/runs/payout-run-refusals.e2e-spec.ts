@@ -1,0 +1,90 @@
+import { PayoutRunRefusedError } from '@malipo/nestjs/runs';
+import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+
+/** All or nothing before money moves: refused runs send nothing to the sandbox. */
+describe('refused payout runs (e2e, sandbox over loopback)', () => {
+  let harness: PayoutRunsHarness;
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start({
+      sandbox: { initialBalances: { local: 50_000, USD: 100 } },
+    });
+  });
+  afterAll(() => harness?.close());
+  beforeEach(() => harness.sandbox.control.reset());
+
+  it('refuses the whole run for one invalid item, with a report, and sends nothing', async () => {
+    const items = harness.mpesaItems(50);
+    items[17] = {
+      ...items[17],
+      request: { ...items[17].request, amount: 5, phoneNumber: '12345' },
+    };
+
+    const error: unknown = await harness.runs.create({ items }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PayoutRunRefusedError);
+    expect((error as PayoutRunRefusedError).problems).toEqual([
+      expect.objectContaining({
+        itemId: 'emp-17',
+        field: 'phoneNumber',
+        rule: 'isKenyanPhoneNumber',
+      }),
+      expect.objectContaining({ itemId: 'emp-17', field: 'amount', rule: 'min' }),
+    ]);
+    // Not even the balance look-up: validation comes first.
+    expect(await harness.sandbox.control.requests()).toEqual([]);
+  });
+
+  it('refuses duplicate item ids and look-alike payouts unless allowed, sending nothing', async () => {
+    const [first, second] = harness.mpesaItems(2);
+    const twin = { ...second, itemId: 'twin', request: { ...second.request } };
+
+    const error = (await harness.runs
+      .create({ items: [first, second, { ...first }, twin] })
+      .catch((e: unknown) => e)) as PayoutRunRefusedError;
+
+    expect(error.problems.map(({ itemId, field, rule }) => ({ itemId, field, rule }))).toEqual([
+      { itemId: 'emp-0', field: 'itemId', rule: 'unique' },
+      { itemId: 'emp-0', field: 'request', rule: 'duplicatePayout' },
+      { itemId: 'twin', field: 'request', rule: 'duplicatePayout' },
+    ]);
+    expect(await harness.sandbox.control.requests()).toEqual([]);
+
+    const allowed = await harness.runs.create({
+      items: [first, second, { ...twin, allowDuplicate: true }],
+    });
+    const sent = await eventually(async () => {
+      const run = await harness.runs.get(allowed.runId);
+      return run.state === 'completed' ? run : undefined;
+    }, 'the allowed run settled by its webhooks');
+    expect(sent.counts.refused + sent.counts.in_doubt).toBe(0);
+  });
+
+  it('refuses a run the balance does not cover, with both figures; goes ahead when told to', async () => {
+    const items = harness.mpesaItems(3).map((item) => ({
+      ...item,
+      request: { ...item.request, amount: 20_000 },
+    }));
+
+    const error = (await harness.runs
+      .create({ items, allowDuplicates: true })
+      .catch((e: unknown) => e)) as PayoutRunRefusedError;
+
+    expect(error).toBeInstanceOf(PayoutRunRefusedError);
+    expect(error.shortfalls).toEqual([{ currency: 'KES', required: 60_000, available: 50_000 }]);
+    expect(error.message).toMatch(/KES total 60000 exceeds the balance 50000/);
+    // Only the balance look-up went out: no payout.
+    const requests = await harness.sandbox.control.requests();
+    expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+    expect(requests.map((r) => r.path)).toContain('/api/v1/accounts/sandbox/all_balances');
+
+    const run = await harness.runs.create({
+      items,
+      allowDuplicates: true,
+      allowBalanceShortfall: true,
+    });
+    expect(run.balanceCheck.checked).toEqual([
+      { currency: 'KES', required: 60_000, available: 50_000 },
+    ]);
+  });
+});

@@ -1,0 +1,120 @@
+import { Injectable, Module } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { InMemoryPaymentsJournal, PaymentsModule, PaymentsReconciler } from '@malipo/nestjs';
+import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
+import { OnPayoutRunEvent, PayoutRunsModule, PayoutRunsService } from '@malipo/nestjs/runs';
+import type { PayoutRunEvent, PayoutRunItemInput } from '@malipo/nestjs/runs';
+import type { RunningSandbox, SandboxOptions } from '../../apps/sandbox/src/sandbox';
+import { startSandbox } from '../../apps/sandbox/src/sandbox';
+
+/** An M-Pesa item of a run. */
+export type MpesaRunItem = Extract<PayoutRunItemInput, { operation: 'payouts.mpesa' }>;
+
+/** Every payout-run event the app received, in order. */
+@Injectable()
+export class RecordedRunEvents {
+  readonly events: PayoutRunEvent[] = [];
+
+  @OnPayoutRunEvent()
+  record(event: PayoutRunEvent): void {
+    this.events.push(event);
+  }
+}
+
+/**
+ * The sandbox and a Nest app on loopback: PaymentsModule with a journal, the webhook route (the
+ * sandbox's webhooks settle the journal) and PayoutRunsModule. No mock: every payout goes over
+ * HTTP to the sandbox.
+ */
+export class PayoutRunsHarness {
+  private constructor(
+    readonly sandbox: RunningSandbox,
+    readonly app: INestApplication,
+    readonly url: string,
+  ) {}
+
+  static async start(
+    options: { sandbox?: SandboxOptions; maxRetries?: number } = {},
+  ): Promise<PayoutRunsHarness> {
+    const sandbox = await startSandbox({
+      port: 0,
+      logger: false,
+      webhookDelayMs: 20,
+      webhookRetryDelaysMs: [50, 200, 500],
+      ...options.sandbox,
+    });
+    @Module({
+      imports: [
+        PaymentsModule.forRoot({
+          ...sandbox.credentials,
+          baseUrl: sandbox.url,
+          defaultUsername: 'sandbox',
+          journal: new InMemoryPaymentsJournal(),
+          ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+        }),
+        PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),
+        PayoutRunsModule.forRoot({ settlementPollMs: 50, progressIntervalMs: 50 }),
+      ],
+      providers: [RecordedRunEvents],
+    })
+    class AppModule {}
+    const app = await NestFactory.create(AppModule, {
+      // Keep-alive sockets of the sandbox's webhook deliveries would otherwise hold close() open.
+      forceCloseConnections: true,
+      logger: process.env.RUNS_DEBUG ? ['warn', 'error'] : false,
+    });
+    await app.listen(0, '127.0.0.1');
+    const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+    return new PayoutRunsHarness(sandbox, app, `http://127.0.0.1:${port}`);
+  }
+
+  get runs(): PayoutRunsService {
+    return this.app.get(PayoutRunsService);
+  }
+
+  get reconciler(): PaymentsReconciler {
+    return this.app.get(PaymentsReconciler);
+  }
+
+  get events(): PayoutRunEvent[] {
+    return this.app.get(RecordedRunEvents).events;
+  }
+
+  /** `count` M-Pesa payouts of 100 + i KES to distinct numbers; every tenth number fails. */
+  mpesaItems(count: number): MpesaRunItem[] {
+    return Array.from({ length: count }, (_, i) => ({
+      itemId: `emp-${i}`,
+      operation: 'payouts.mpesa' as const,
+      request: {
+        // A number ending in 0000 makes the sandbox's payout fail.
+        phoneNumber: `07${String(i).padStart(4, '0')}${i % 10 === 9 ? '0000' : '1234'}`,
+        amount: 100 + i,
+        narration: `Salary ${i}`,
+        callbackUrl: `${this.url}/webhooks/payments`,
+      },
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.sandbox.close();
+  }
+}
+
+/** Polls `probe` until it answers a value, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
