@@ -113,12 +113,12 @@ describe('demo payroll: a CSV file paid as a payout run, with the sandbox', () =
     expect(done.states.failed).toEqual({ count: 1, amounts: { KES: 3000 } });
     expect(done.attention).toEqual([expect.objectContaining({ itemId: 'E3', state: 'failed' })]);
 
+    // Item keys are derived with a secret (docs/payout-runs.md): the run's items, each once.
     const keys = (await world.transactions())
       .map((transaction) => transaction.idempotencyKey)
       .filter((key) => key?.startsWith(`run-${created.body.runId}-`));
-    expect(keys.sort()).toEqual(
-      ['E1', 'E2', 'E3', 'RENT', 'SUP-7'].map((id) => `run-${created.body.runId}-${id}`),
-    );
+    expect(keys).toHaveLength(5);
+    expect(new Set(keys).size).toBe(5);
 
     const report = await fetch(`${world.demo.url}/payroll/runs/${created.body.runId}/report.csv`);
     expect(report.status).toBe(200);

@@ -80,7 +80,10 @@ describe('payroll page in a real browser', () => {
     expect(states['Succeeded']).toEqual(['19', 'KES 19,183']);
     expect(states['Failed']).toEqual(['1', 'KES 1,007']);
     expect(states['Queued']).toEqual(['0', '–']);
-    expect(await tableRows(page, '#attention')).toEqual([['E7', 'failed', 'KES 1,007', '']]);
+    // A failed item says what settled it (docs/payout-runs.md, "Item states").
+    expect(await tableRows(page, '#attention')).toEqual([
+      ['E7', 'failed', 'KES 1,007', expect.stringMatching(/^failed: (webhook|status)/)],
+    ]);
     expect(await page.isDisabled('#pause')).toBe(true);
     expect(new URL(page.url()).searchParams.get('run')).toBe(await page.textContent('#run-id'));
     await page.screenshot({ path: '/tmp/payroll.png', fullPage: true });
@@ -122,6 +125,8 @@ describe('payroll page in a real browser', () => {
     const problems = await tableRows(page, '#problems');
     expect(problems.map((cells) => cells.slice(0, 4))).toEqual([
       ['4', 'E3', 'amount', 'min'],
+      // Item ids are restricted to safe characters (docs/payout-runs.md), markup is not one.
+      ['5', markupId, 'itemId', 'isPayoutRunItemId'],
       ['5', markupId, 'phoneNumber', 'isKenyanPhoneNumber'],
     ]);
     expect(await page.isHidden('#shortfalls')).toBe(true);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { InMemoryPaymentsJournal, PaymentsModule, PaymentsReconciler } from '@malipo/nestjs';
 import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import { OnPayoutRunEvent, PayoutRunsModule, PayoutRunsService } from '@malipo/nestjs/runs';
-import type { PayoutRunEvent, PayoutRunItemInput } from '@malipo/nestjs/runs';
+import type { PayoutRunEvent, PayoutRunItemInput, PayoutRunStore } from '@malipo/nestjs/runs';
 import type { RunningSandbox, SandboxOptions } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
 
@@ -37,7 +37,7 @@ export class PayoutRunsHarness {
   ) {}
 
   static async start(
-    options: { sandbox?: SandboxOptions; maxRetries?: number } = {},
+    options: { sandbox?: SandboxOptions; maxRetries?: number; store?: PayoutRunStore } = {},
   ): Promise<PayoutRunsHarness> {
     const sandbox = await startSandbox({
       port: 0,
@@ -56,7 +56,11 @@ export class PayoutRunsHarness {
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         }),
         PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),
-        PayoutRunsModule.forRoot({ settlementPollMs: 50, progressIntervalMs: 50 }),
+        PayoutRunsModule.forRoot({
+          settlementPollMs: 50,
+          progressIntervalMs: 50,
+          ...(options.store ? { store: options.store } : {}),
+        }),
       ],
       providers: [RecordedRunEvents],
     })

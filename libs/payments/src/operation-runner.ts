@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
+import { hkdfSync } from 'node:crypto';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
 import type { PaymentsOperation } from './operations';
@@ -118,6 +119,17 @@ export class OperationRunner implements BeforeApplicationShutdown {
           options.journalFingerprintSecret ?? options.apiPassword,
         ),
       });
+  }
+
+  /**
+   * A key for `purpose`, derived (HKDF) from the account's `journalFingerprintSecret`, else its
+   * `apiPassword`: the same on every instance of the account, and unlike the journal's own key.
+   * Payout runs derive their item keys with it (docs/payout-runs.md, "Exactly once per item").
+   * @internal
+   */
+  deriveKey(purpose: string): Buffer {
+    const secret = this.options.journalFingerprintSecret ?? this.options.apiPassword;
+    return Buffer.from(hkdfSync('sha256', secret, 'malipo-payments', purpose, 32));
   }
 
   /**

@@ -21,6 +21,14 @@ import { OperationRunner } from './operation-runner';
 export class PayoutsService {
   constructor(private readonly runner: OperationRunner) {}
 
+  /**
+   * A key for `purpose` derived from the account's secret (payout-run item keys).
+   * @internal
+   */
+  deriveKey(purpose: string): Buffer {
+    return this.runner.deriveKey(purpose);
+  }
+
   /** Client defaults (section 2.2). */
   get defaults(): PaymentsDefaults {
     return this.runner.defaults;

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PaymentsReconciler } from '@malipo/nestjs';
+import { RedisPaymentsJournal } from '@malipo/nestjs/redis';
+import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import type { PayoutRun, PayoutRunReport } from '@malipo/nestjs/runs';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
@@ -161,12 +163,21 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
     const report = await call<PayoutRunReport>(`${survivor.url}/runs/${created.runId}/report`);
     expect(report.items).toHaveLength(1000);
     await expectLedgerAgrees(sandbox, report);
-    // The victim's sends in flight at the kill (the sandbox held each 300 ms): the survivor found
-    // them `sending` and left them in doubt, never sent again; their webhooks may settle them.
+    // The victim's sends in flight at the kill (the sandbox held each 300 ms) are the journal's
+    // calls that never ended: nobody lived to record their end. Each item stays in doubt, or takes
+    // the outcome its webhook brought to the journal; none was sent again (the ledger, above).
+    const journal = new RedisPaymentsJournal({ url: redis.url });
+    const cutShort = (await journal.list().finally(() => journal.close()))
+      .filter((entry) => entry.calls.some((send) => send.endedAt === undefined))
+      .map((entry) => entry.idempotencyKey);
+    expect(cutShort.length).toBeGreaterThan(0);
+    for (const key of cutShort) {
+      const item = report.items.find((line) => line.idempotencyKey === key);
+      expect(['in_doubt', 'succeeded', 'failed']).toContain(item?.state);
+    }
     const takenOver = settledLines(survivor).filter((line) =>
       line.reason?.includes('its worker stopped'),
     );
-    expect(takenOver.length).toBeGreaterThan(0);
     for (const line of takenOver) expect(line.state).toBe('in_doubt');
     const stillInDoubt = report.items.filter((item) => item.reason?.includes('its worker stopped'));
     // Both instances sent: the survivor carried on after the kill.
@@ -176,7 +187,8 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
     console.log(
       `SIGKILL mid-run: victim settled ${settledByVictim} item(s), survivor ` +
         `${settledLines(survivor).length}; when sending was over: ${JSON.stringify(sent.counts)}; ` +
-        `at the end: ${JSON.stringify(run.counts)}; ${takenOver.length} item(s) of the killed worker taken over in doubt, ${stillInDoubt.length} still in doubt`,
+        `at the end: ${JSON.stringify(run.counts)}; ${cutShort.length} send(s) cut short by the kill, ` +
+        `${takenOver.length} item(s) taken over in doubt, ${stillInDoubt.length} still in doubt`,
     );
   });
 
@@ -208,6 +220,12 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
     expect(first.lines.some((line) => line.step === 'closed')).toBe(true);
     expect(second.lines.some((line) => line.step === 'closed')).toBe(true);
 
+    // What the stop left, read from Redis before any instance runs again.
+    const store = new RedisPayoutRunStore({ url: redis.url });
+    const midway = await store.summary(created.runId).finally(() => store.close());
+    expect(midway.counts.queued).toBeGreaterThan(0);
+    expect(midway.counts.sending).toBe(0);
+
     await sandbox.control.clearFaults();
     const replacement = await startRunsInstance({
       redisUrl: redis.url,
@@ -215,9 +233,6 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
       ...sandbox.credentials,
     });
     try {
-      const midway = await replacement.runs.get(created.runId);
-      expect(midway.counts.queued).toBeGreaterThan(0);
-      expect(midway.counts.sending).toBe(0);
       await waitFor(
         async () => {
           const run = await replacement.runs.get(created.runId);

@@ -1,6 +1,6 @@
-import { addMoney } from './payout-run-balance';
-import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
-import type { PayoutRunItemState, PayoutRunTotal } from './payout-run.interfaces';
+import type { PayoutRunItemState, PayoutRunState } from './payout-run.interfaces';
+import { itemMinorUnits, PayoutRunTally } from './payout-run-tally';
+import { FINAL_ITEM_STATES } from './payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -15,23 +15,49 @@ interface StoredRun {
   run: PayoutRunRecord;
   items: PayoutRunItemRecord[];
   byId: Map<string, number>;
+  tally: PayoutRunTally;
+}
+
+/** Options of {@link InMemoryPayoutRunStore}: how long finished runs are kept. */
+export interface InMemoryPayoutRunStoreOptions {
+  /** A run is forgotten this long after it finished (ms). Default 24 hours. */
+  retainFinishedMs?: number;
+  /** At most this many finished runs are kept; the oldest finished go first. Default 100. */
+  maxFinishedRuns?: number;
+  /** Milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
 }
 
 /**
  * Runs in this process's memory: the embedded default. **Lost on restart** (docs/payout-runs.md,
- * "Crashes"): the payments journal still says which items were sent and how they ended.
+ * "Crashes"): the payments journal still says which items were sent and how they ended. Finished
+ * runs are forgotten after `retainFinishedMs` or beyond `maxFinishedRuns` (docs/payout-runs.md,
+ * "What expires"), so a long-lived process does not grow with every run it paid.
  */
 export class InMemoryPayoutRunStore implements PayoutRunStore {
   private readonly runs = new Map<string, StoredRun>();
+  private readonly retainFinishedMs: number;
+  private readonly maxFinishedRuns: number;
+  private readonly now: () => number;
+
+  constructor(options: InMemoryPayoutRunStoreOptions = {}) {
+    this.retainFinishedMs = options.retainFinishedMs ?? 24 * 60 * 60 * 1000;
+    this.maxFinishedRuns = options.maxFinishedRuns ?? 100;
+    this.now = options.now ?? Date.now;
+  }
 
   createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
+    this.expire();
     if (this.runs.has(run.runId)) {
       return Promise.reject(new Error(`The payout run ${run.runId} exists already`));
     }
+    const tally = new PayoutRunTally();
+    for (const item of items) tally.add(item.state, item.currency, itemMinorUnits(item));
     this.runs.set(run.runId, {
       run: { ...run },
       items: items.map((item) => ({ ...item })),
       byId: new Map(items.map((item, index) => [item.itemId, index])),
+      tally,
     });
     return Promise.resolve();
   }
@@ -64,14 +90,23 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
     itemId: string,
     change: PayoutRunItemChange,
     from?: readonly PayoutRunItemState[],
+    runStates?: readonly PayoutRunState[],
   ): Promise<PayoutRunItemRecord | undefined> {
     const stored = this.runs.get(runId);
     const index = stored?.byId.get(itemId);
     if (!stored || index === undefined) return Promise.resolve(undefined);
     const item = stored.items[index];
     if (from && !from.includes(item.state)) return Promise.resolve(undefined);
-    const next: PayoutRunItemRecord = { ...item, ...change, updatedAt: new Date().toISOString() };
+    if (runStates && !runStates.includes(stored.run.state)) return Promise.resolve(undefined);
+    const next: { -readonly [K in keyof PayoutRunItemRecord]: PayoutRunItemRecord[K] } = {
+      ...item,
+      ...change,
+      updatedAt: new Date().toISOString(),
+    };
     if (change.reason === undefined && change.state !== undefined) delete next.reason;
+    // A final item is never sent again: its receiver's numbers need not stay.
+    if (FINAL_ITEM_STATES.includes(next.state)) delete next.request;
+    stored.tally.move(item.state, next.state, item.currency, itemMinorUnits(item));
     stored.items[index] = next;
     return Promise.resolve({ ...next });
   }
@@ -98,23 +133,23 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
   }
 
   summary(runId: string): Promise<PayoutRunSummary> {
-    const counts = Object.fromEntries(PAYOUT_RUN_ITEM_STATES.map((state) => [state, 0])) as Record<
-      PayoutRunItemState,
-      number
-    >;
-    const all: Record<string, PayoutRunTotal> = {};
-    const succeeded: Record<string, PayoutRunTotal> = {};
-    const add = (totals: Record<string, PayoutRunTotal>, item: PayoutRunItemRecord) => {
-      const total = (totals[item.currency] ??= { count: 0, amount: 0 });
-      total.count += 1;
-      total.amount = addMoney(total.amount, item.amount);
-    };
-    for (const item of this.runs.get(runId)?.items ?? []) {
-      counts[item.state] += 1;
-      add(all, item);
-      if (item.state === 'succeeded') add(succeeded, item);
+    return Promise.resolve((this.runs.get(runId)?.tally ?? new PayoutRunTally()).summary());
+  }
+
+  /** Forgets finished runs past `retainFinishedMs`, then the oldest beyond `maxFinishedRuns`. */
+  private expire(): void {
+    const finished: [string, number][] = [];
+    const oldest = this.now() - this.retainFinishedMs;
+    for (const [runId, { run }] of this.runs) {
+      if (run.finishedAt === undefined) continue;
+      const at = Date.parse(run.finishedAt);
+      if (at <= oldest) this.runs.delete(runId);
+      else finished.push([runId, at]);
     }
-    return Promise.resolve({ counts, totals: { all, succeeded } });
+    finished.sort((a, b) => a[1] - b[1]);
+    for (const [runId] of finished.slice(0, Math.max(0, finished.length - this.maxFinishedRuns))) {
+      this.runs.delete(runId);
+    }
   }
 
   private itemOf(runId: string, itemId: string): PayoutRunItemRecord | undefined {

@@ -10,6 +10,7 @@ import {
   UNSETTLED_ITEM_STATES,
 } from './payout-run-item-steps';
 import { PayoutRunPacer } from './payout-run-pacer';
+import { inBatches, PayoutRunSettlementSchedule } from './payout-run-settlement-schedule';
 
 /** One run this engine executes. */
 interface ActiveRun {
@@ -23,6 +24,8 @@ interface ActiveRun {
   /** Items `accepted` or `in_doubt`: their journal entries are read until they settle. */
   readonly watched: Set<string>;
   finished: boolean;
+  /** When it finished (ms since the epoch): in-doubt items are followed `followInDoubtMs` more. */
+  finishedAt?: number;
   /** 429s answered to the run's sends, counted here and written to the store. */
   rateLimited: number;
 }
@@ -43,14 +46,18 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
   private closed = false;
+  private readonly schedule: PayoutRunSettlementSchedule;
 
   constructor(private readonly deps: PayoutRunEngineContext) {
     this.progress = new PayoutRunProgressTimers(deps, (runId) => this.currentRatePerSecond(runId));
+    this.schedule = new PayoutRunSettlementSchedule(deps.settlementPollMs);
   }
 
+  /** Starts the run here; a run started already is left as it is (create() may ask again). */
   async start(runId: string): Promise<void> {
+    if (this.runs.has(runId)) return;
     const record = await this.deps.store.getRun(runId);
-    if (!record || this.closed) return;
+    if (!record || this.closed || this.runs.has(runId)) return;
     const run: ActiveRun = {
       runId,
       pacer: new PayoutRunPacer(record),
@@ -83,29 +90,49 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     await this.checkFinished(run);
   }
 
+  /*
+   * Control operations write the store conditionally and then take the engine's state from what
+   * the store holds: the store is the one truth, and an item starts only while the store says
+   * `running` (sendPayoutRunItem), so the engine cannot send after a pause the store recorded.
+   * The service serialises them per run.
+   */
+
   async pause(runId: string): Promise<void> {
     const run = this.runs.get(runId);
+    // Stops the pump at once; the store's condition stops a send already past it.
     if (run?.state === 'running') run.state = 'paused';
-    await this.deps.store.updateRun(runId, { state: 'paused' });
+    await this.deps.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
+    if (run) await this.syncState(run);
   }
 
   async resume(runId: string): Promise<void> {
+    await this.deps.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
     const run = this.runs.get(runId);
-    await this.deps.store.updateRun(runId, { state: 'running' });
-    if (run?.state !== 'paused') return;
-    run.state = 'running';
-    this.pump(run);
+    if (run) await this.syncState(run);
   }
 
   async cancel(runId: string): Promise<void> {
     const run = this.runs.get(runId);
-    await this.deps.store.updateRun(runId, { state: 'cancelled' });
+    await this.deps.store.updateRun(
+      runId,
+      { state: 'cancelled' },
+      { states: ['running', 'paused'] },
+    );
     if (!run) return;
-    run.state = 'cancelled';
+    await this.syncState(run);
+    if (run.state !== 'cancelled') return;
     for (const itemId of run.queue.splice(0)) {
       await refuseCancelledPayoutRunItem(this.deps, runId, itemId);
     }
     await this.checkFinished(run);
+  }
+
+  /** Takes the run's state from the store; pumps when it is running. */
+  private async syncState(run: ActiveRun): Promise<void> {
+    const stored = (await this.deps.store.getRun(run.runId))?.state;
+    if (stored === 'running' || stored === 'paused' || stored === 'cancelled') run.state = stored;
+    else if (stored === 'completed') run.state = 'paused';
+    if (run.state === 'running') this.pump(run);
   }
 
   currentRatePerSecond(runId: string): number | undefined {
@@ -142,6 +169,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
           const sending = this.send(run, itemId).finally(() => {
             run.pacer.release();
             run.sending.delete(sending);
+            if (run.finished && run.watched.size === 0 && run.sending.size === 0) this.forget(run);
           });
           run.sending.add(sending);
         }
@@ -155,7 +183,17 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   private async send(run: ActiveRun, itemId: string): Promise<void> {
     try {
       const result = await sendPayoutRunItem(this.deps, run.runId, itemId);
-      if (result.kind === 'requeued') {
+      if (result.kind === 'held') {
+        // The store was not `running` when the item was to go: a pause or cancel won the race.
+        if (run.state === 'running') run.state = 'paused';
+        run.queue.unshift(itemId);
+        await this.syncState(run);
+        if (run.state === 'cancelled') {
+          for (const queued of run.queue.splice(0)) {
+            await refuseCancelledPayoutRunItem(this.deps, run.runId, queued);
+          }
+        }
+      } else if (result.kind === 'requeued') {
         if (result.rateLimited) {
           run.pacer.onRateLimited(result.retryAfterMs);
           run.rateLimited += 1;
@@ -168,7 +206,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
           run.queue.unshift(itemId);
           this.pump(run);
         }
-      } else if (result.kind !== 'skipped') {
+      } else if (result.kind === 'accepted' || result.kind === 'settled') {
         run.pacer.onAccepted();
         if (result.kind === 'accepted' || result.state === 'in_doubt') this.watch(run, itemId);
       }
@@ -196,9 +234,19 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     if (this.polling) return;
     this.polling = true;
     try {
-      for (const run of this.runs.values()) {
+      for (const run of [...this.runs.values()]) {
+        if (
+          run.finishedAt !== undefined &&
+          Date.now() - run.finishedAt > this.deps.followInDoubtMs
+        ) {
+          // Finished long ago: its in-doubt items are left to the reconciler and to people.
+          this.forget(run);
+          continue;
+        }
         if (run.watched.size === 0) continue;
-        for (const itemId of [...run.watched]) await this.follow(run, itemId);
+        const due = [...run.watched].filter((itemId) => this.schedule.isDue(run.runId, itemId));
+        if (due.length === 0) continue;
+        await inBatches(due, (itemId) => this.follow(run, itemId));
         this.progress.schedule(run.runId);
         await this.checkFinished(run);
       }
@@ -216,7 +264,21 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   }
 
   private async follow(run: ActiveRun, itemId: string): Promise<void> {
-    if (!(await followPayoutRunItem(this.deps, run.runId, itemId))) run.watched.delete(itemId);
+    if (await followPayoutRunItem(this.deps, run.runId, itemId)) {
+      this.schedule.missed(run.runId, itemId);
+      return;
+    }
+    run.watched.delete(itemId);
+    this.schedule.forget(run.runId, itemId);
+    if (run.finished && run.watched.size === 0) this.forget(run);
+  }
+
+  /** Nothing left to send or follow here: the run is let go (the store still has it). */
+  private forget(run: ActiveRun): void {
+    run.pacer.stop();
+    this.progress.cancel(run.runId);
+    this.schedule.forget(run.runId);
+    this.runs.delete(run.runId);
   }
 
   /** Marks the run finished once no item is queued, sending or accepted; announces it once. */
@@ -224,7 +286,9 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     if (run.finished) return;
     if (await finishPayoutRunIfDone(this.deps, run.runId, run.pacer.currentRatePerSecond)) {
       run.finished = true;
+      run.finishedAt = Date.now();
       this.progress.cancel(run.runId);
+      if (run.watched.size === 0 && run.sending.size === 0) this.forget(run);
     }
   }
 }

@@ -23,6 +23,7 @@ export type {
 } from './payout-run-events';
 export { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 export type {
+  CreatedPayoutRun,
   CreatePayoutRunOptions,
   PayoutRun,
   PayoutRunBalanceCheck,
@@ -37,13 +38,17 @@ export type {
   PayoutRunReport,
   PayoutRunState,
   PayoutRunTotal,
+  PayoutRunTotals,
+  PayoutRunValidationReport,
 } from './payout-run.interfaces';
 export {
+  PayoutRunConflictError,
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
 } from './payout-run.errors';
 export { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+export type { InMemoryPayoutRunStoreOptions } from './in-memory-payout-run.store';
 export type {
   PayoutRunChange,
   PayoutRunCondition,

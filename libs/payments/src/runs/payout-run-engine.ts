@@ -34,6 +34,8 @@ export interface PayoutRunEngineContext {
   readonly settlementPollMs: number;
   /** Least time between two `progress` events of a run (ms). */
   readonly progressIntervalMs: number;
+  /** How long after a run finished its in-doubt items are still read from the journal (ms). */
+  readonly followInDoubtMs: number;
 }
 
 /**

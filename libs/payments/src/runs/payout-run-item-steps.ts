@@ -3,7 +3,8 @@ import { classifySendFailure, itemStateOfEntry } from './payout-run-item-outcome
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
 import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
 import { OPEN_ITEM_STATES } from './payout-run.interfaces';
-import type { PayoutRunItemRecord } from './payout-run.store';
+import type { PayoutRunItemChange, PayoutRunItemRecord } from './payout-run.store';
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
 
 /*
@@ -18,6 +19,11 @@ export const UNSETTLED_ITEM_STATES: readonly PayoutRunItemState[] = ['accepted',
 export type PayoutRunSendResult =
   /** The item was not `queued` any more (another worker took it, or it was refused). */
   | { readonly kind: 'skipped' }
+  /**
+   * Still `queued`, not sent: the run was not `running` when the item was to go (paused or
+   * cancelled meanwhile). The engine holds it back, or refuses it when the run was cancelled.
+   */
+  | { readonly kind: 'held' }
   | { readonly kind: 'accepted'; readonly item: PayoutRunItemRecord }
   /** `failed`, `refused` or `in_doubt`: the send ended and was not accepted. */
   | { readonly kind: 'settled'; readonly state: PayoutRunItemState }
@@ -39,16 +45,25 @@ export async function sendPayoutRunItem(
   const queued = await store.getItem(runId, itemId);
   if (queued?.state !== 'queued') return { kind: 'skipped' };
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
+  // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
+  // its state, no item of the run starts (docs/payout-runs.md, "Run states").
   const item = await store.updateItem(
     runId,
     itemId,
     { state: 'sending', sends: queued.sends + 1 },
     ['queued'],
+    ['running'],
   );
-  if (!item) return { kind: 'skipped' };
+  if (!item) {
+    return (await store.getItem(runId, itemId))?.state === 'queued'
+      ? { kind: 'held' }
+      : { kind: 'skipped' };
+  }
+  const { request } = item;
+  if (request === undefined) throw new Error(`item ${itemId} has no request to send`);
   let response;
   try {
-    response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, item.request, {
+    response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, {
       idempotencyKey: item.idempotencyKey,
     });
   } catch (error) {
@@ -109,13 +124,14 @@ export async function followPayoutRunItem(
   const entry = await payments.reconciler.get(item.idempotencyKey);
   const state = entry && itemStateOfEntry(entry);
   if (!entry || state === undefined || state === item.state) return true;
+  const reason = reasonOfEntry(entry, state);
   const changed = await store.updateItem(
     runId,
     itemId,
     {
       state,
       ...(entry.reference === undefined ? {} : { reference: entry.reference }),
-      ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+      ...(reason === undefined ? {} : { reason }),
     },
     [item.state],
   );
@@ -127,11 +143,30 @@ export async function followPayoutRunItem(
 }
 
 /**
+ * Why an item is in `state` as its journal entry says: the entry's own reason, or for a `failed`
+ * one what settled it ("failed: webhook, status failed"), so a failed item always says why.
+ */
+export function reasonOfEntry(
+  entry: PaymentsJournalEntry,
+  state: PayoutRunItemState,
+): string | undefined {
+  if (state === 'accepted' || state === 'succeeded') return undefined;
+  if (entry.reason !== undefined) return entry.reason;
+  if (state !== 'failed') return undefined;
+  const by = entry.settledBy ?? 'the journal';
+  const note = entry.settledBy === 'manual' && entry.note ? ` (${entry.note})` : '';
+  return `failed: ${by}${entry.settledStatus ? `, status ${entry.settledStatus}` : ''}${note}`;
+}
+
+/**
  * An item found `sending` by a worker that did not write it: the worker that did stopped mid-send
- * (killed, or its hold on the item lapsed). It is **never sent again**: the journal under its key
- * says what happened (docs/payout-runs.md, "Crashes"). An entry the service answered gives its
- * state; an entry still `started`, or none at all, makes the item `in_doubt`, and its webhook or
- * the reconciler settles it later.
+ * (killed, or its hold on the item lapsed: it may be alive and still about to send). It is
+ * **never sent again**: the journal under its key says what happened (docs/payout-runs.md,
+ * "Crashes with BullMQ"). Only an entry the service answered (`accepted`, `succeeded`,
+ * `failed`) or one already `in_doubt` gives the item its state; any other (`started`, `refused`,
+ * none at all) makes the item `in_doubt`: a stalled worker may still write the entry and send,
+ * so neither says the payout will not happen. Its webhook, the run's reading of the journal or a
+ * person through `PaymentsReconciler.resolve()` settles it later.
  */
 export async function takeOverPayoutRunItem(
   context: PayoutRunEngineContext,
@@ -139,26 +174,26 @@ export async function takeOverPayoutRunItem(
 ): Promise<void> {
   const entry = await context.payments.reconciler.get(item.idempotencyKey);
   const journaled = entry && itemStateOfEntry(entry);
-  const change =
-    journaled !== undefined
-      ? {
-          state: journaled,
-          ...(entry?.reference === undefined ? {} : { reference: entry.reference }),
-          ...(journaled === 'accepted' || entry?.reason === undefined
-            ? {}
-            : { reason: entry.reason }),
-        }
-      : entry?.state === 'refused'
-        ? {
-            state: 'refused' as const,
-            reason: `not executed: the service refused it${entry.reason ? ` (${entry.reason})` : ''}`,
-          }
-        : {
-            state: 'in_doubt' as const,
-            reason: entry
-              ? 'its worker stopped while sending it: the journal holds it started, it may have executed'
-              : 'its worker stopped while sending it, before the journal entry was written: most likely not sent; check the ledger before paying it again',
-          };
+  const check =
+    'check the payout in the ledger, then settle it with PaymentsReconciler.resolve(key, { outcome, note })';
+  let change: PayoutRunItemChange;
+  if (entry && journaled !== undefined) {
+    const reason = reasonOfEntry(entry, journaled);
+    change = {
+      state: journaled,
+      ...(entry.reference === undefined ? {} : { reference: entry.reference }),
+      ...(reason === undefined ? {} : { reason }),
+    };
+  } else {
+    change = {
+      state: 'in_doubt',
+      reason: !entry
+        ? `its worker stopped while sending it, before the journal entry was written; that worker may only have stalled and may still send it: ${check}`
+        : entry.state === 'refused'
+          ? `its worker stopped while sending it; the journal holds it refused (${entry.reason ?? 'not executed'}), yet that worker may only have stalled and may send it again: ${check}`
+          : `its worker stopped while sending it: the journal holds it started, it may have executed; ${check}`,
+    };
+  }
   const changed = await context.store.updateItem(item.runId, item.itemId, change, ['sending']);
   if (changed && changed.state !== 'accepted') {
     context.emit({ event: 'item.settled', runId: item.runId, item: toPayoutRunItem(changed) });

@@ -14,14 +14,17 @@ const CSV_COLUMNS: readonly (readonly [string, (item: PayoutRunItem) => string |
 ];
 
 /**
- * One CSV cell (RFC 4180 quoting). A text cell a spreadsheet would run as a formula (`=`, `+`,
- * `-`, `@`, tab, carriage return first) gets a leading `'`: item ids come from whoever wrote the
- * payroll file.
+ * One CSV cell. A text cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab or
+ * carriage return first) gets a leading `'`; a cell holding a separator of any locale (`,` `;`
+ * tab), a quote or a line break is quoted and guarded alike, since a spreadsheet that splits on
+ * `;` would otherwise start a new cell inside it (`emp;=1+1`). Reasons and item ids come from
+ * outside (the service, the payroll file).
  */
-function csvCell(value: string | number): string {
+export function csvCell(value: string | number): string {
   if (typeof value === 'number') return String(value);
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  const risky = /[",;\t\r\n]/.test(value);
+  const safe = risky || /^[=+\-@]/.test(value) ? `'${value}` : value;
+  return risky ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 /** The items as CSV, with a header line, lines ended by CRLF. */

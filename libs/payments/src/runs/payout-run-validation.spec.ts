@@ -1,5 +1,7 @@
 import type { PaymentsDefaults } from '../payments-options.interface';
-import { validatePayoutRunItems } from './payout-run-validation';
+import { payoutRunItemKey, validatePayoutRunItems } from './payout-run-validation';
+
+const keyOf = (itemId: string) => payoutRunItemKey('a secret of the tests', 'r1', itemId);
 
 const defaults: PaymentsDefaults = {
   username: 'acme',
@@ -14,9 +16,9 @@ const mpesa = (itemId: string, phoneNumber: string, amount = 100) => ({
 });
 
 describe('validatePayoutRunItems', () => {
-  it('prepares every item with the library rules and defaults, keyed run-<runId>-<itemId>', () => {
+  it('prepares every item with the library rules and defaults, keyed by the run and item', () => {
     const result = validatePayoutRunItems(
-      'r1',
+      keyOf,
       [
         mpesa('a', '0712345678'),
         {
@@ -37,10 +39,10 @@ describe('validatePayoutRunItems', () => {
     expect(result).toMatchObject({
       ok: true,
       items: [
-        { itemId: 'a', idempotencyKey: 'run-r1-a', amount: 100, currency: 'KES', wallet: 'local' },
+        { itemId: 'a', idempotencyKey: keyOf('a'), amount: 100, currency: 'KES', wallet: 'local' },
         {
           itemId: 'b',
-          idempotencyKey: 'run-r1-b',
+          idempotencyKey: keyOf('b'),
           request: { username: 'acme', callbackUrl: 'https://shop.example/hook' },
         },
       ],
@@ -49,7 +51,7 @@ describe('validatePayoutRunItems', () => {
 
   it('reports every rule every item breaks, as the library names fields and rules', () => {
     const result = validatePayoutRunItems(
-      'r1',
+      keyOf,
       [
         mpesa('a', '12', 5),
         { itemId: 'b', operation: 'payouts.card', request: {} },
@@ -69,8 +71,8 @@ describe('validatePayoutRunItems', () => {
         ['a', 'phoneNumber', 'isKenyanPhoneNumber'],
         ['a', 'amount', 'min'],
         ['b', 'operation', 'isIn'],
-        ['has space', 'itemId', 'isIdempotencyKey'],
-        ['x'.repeat(300), 'itemId', 'isIdempotencyKey'],
+        ['has space', 'itemId', 'isPayoutRunItemId'],
+        ['x'.repeat(300), 'itemId', 'isPayoutRunItemId'],
         ['#4', 'itemId', 'isNotEmpty'],
       ]),
     );
@@ -78,19 +80,84 @@ describe('validatePayoutRunItems', () => {
 
   it('refuses duplicate ids and look-alike payouts (one number, two spellings) unless allowed', () => {
     const items = [mpesa('a', '0712345678'), mpesa('a', '0712345670'), mpesa('c', '+254712345678')];
-    const refused = validatePayoutRunItems('r1', items, defaults, false);
+    const refused = validatePayoutRunItems(keyOf, items, defaults, false);
     expect(refused.ok ? [] : refused.problems.map((p) => [p.itemId, p.rule])).toEqual([
       ['a', 'unique'],
       ['c', 'duplicatePayout'],
     ]);
 
     const marked = validatePayoutRunItems(
-      'r1',
+      keyOf,
       [items[0], { ...items[2], allowDuplicate: true }],
       defaults,
       false,
     );
     expect(marked.ok).toBe(true);
-    expect(validatePayoutRunItems('r1', [items[0], items[2]], defaults, true).ok).toBe(true);
+    expect(validatePayoutRunItems(keyOf, [items[0], items[2]], defaults, true).ok).toBe(true);
+  });
+
+  it('derives unguessable keys: the same for the same run and item, 22 characters after the run', () => {
+    const key = payoutRunItemKey('a secret of the tests', 'payroll-2026-03', 'emp-1');
+    expect(key).toMatch(/^run-payroll-2026-03-[A-Za-z0-9_-]{22}$/);
+    expect(payoutRunItemKey('a secret of the tests', 'payroll-2026-03', 'emp-1')).toBe(key);
+    expect(payoutRunItemKey('another secret of tests', 'payroll-2026-03', 'emp-1')).not.toBe(key);
+    expect(key).not.toContain('emp-1');
+  });
+
+  it('refuses item ids a spreadsheet could read as a formula or a second cell', () => {
+    const result = validatePayoutRunItems(
+      keyOf,
+      [
+        mpesa('emp;=1+1', '0712345678'),
+        mpesa('=HYPERLINK(1)', '0712345679'),
+        mpesa('ok.1:a-b_c', '0712345670'),
+      ],
+      defaults,
+      false,
+    );
+    expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.rule])).toEqual([
+      ['emp;=1+1', 'isPayoutRunItemId'],
+      ['=HYPERLINK(1)', 'isPayoutRunItemId'],
+    ]);
+  });
+
+  it('refuses amounts with more decimals than the currency has (KES 2, UGX 0, TND 3)', () => {
+    const pan = (itemId: string, currency: string, amount: number, accountNumber: string) => ({
+      itemId,
+      operation: 'payouts.panAfrican',
+      request: {
+        amount,
+        currency,
+        phoneNumber: '+256712345678',
+        accountNumber,
+        accountName: 'bank',
+        accountHolderName: 'Jane',
+        networkCode: 'NET',
+        channelId: 'CH',
+        narration: 'Pay',
+        transactionChannel: 'bank',
+        providerName: 'Provider',
+        providerCode: 'P',
+      },
+    });
+    const result = validatePayoutRunItems(
+      keyOf,
+      [
+        mpesa('kes-ok', '0712345678', 100.5),
+        mpesa('kes-bad', '0712345679', 100.005),
+        pan('ugx-bad', 'UGX', 1000.5, '1'),
+        pan('tnd-ok', 'TND', 10.125, '2'),
+      ],
+      defaults,
+      false,
+    );
+    expect(
+      result.ok
+        ? []
+        : result.problems.filter((p) => p.field === 'amount').map((p) => [p.itemId, p.rule]),
+    ).toEqual([
+      ['kes-bad', 'decimals'],
+      ['ugx-bad', 'decimals'],
+    ]);
   });
 });

@@ -1,6 +1,8 @@
 import { PaymentsValidationError } from '../errors';
 import type { PaymentsDefaults } from '../payments-options.interface';
-import { prepareRequest, resolveIdempotencyKey } from '../request-rules';
+import { createHmac } from 'node:crypto';
+import { prepareRequest } from '../request-rules';
+import { minorUnitDigits, toMinorUnits } from './payout-run-money';
 import { PAYOUT_RUN_KINDS, isPayoutRunOperation } from './payout-run-kinds';
 import type {
   PayoutRunItemInput,
@@ -25,22 +27,29 @@ export type PayoutRunValidation =
   | { readonly ok: true; readonly items: readonly PreparedPayoutRunItem[] }
   | { readonly ok: false; readonly problems: readonly PayoutRunItemProblem[] };
 
+/** What a run id and an item id may hold: safe in a key, a URL, a CSV cell and a Redis key. */
+export const PAYOUT_RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
 /**
- * The idempotency key of an item: derived from the run and the item, so a send of the item, by
- * this process or after a restart, is the same call to the service and to the journal.
+ * The idempotency key of an item: `run-<runId>-<HMAC-SHA256(secret, runId + "\n" + itemId)>`,
+ * base64url, 22 characters (132 bits). Derived, so a send of the item by this process, another
+ * instance or after a restart is the same call to the service and to the journal; keyed, so a key
+ * leaked (a webhook's `malipo_key` in a callback URL) does not give away the keys of the other
+ * items (docs/payout-runs.md, "Exactly once per item").
  */
-export function payoutRunItemKey(runId: string, itemId: string): string {
-  return `run-${runId}-${itemId}`;
+export function payoutRunItemKey(secret: Buffer | string, runId: string, itemId: string): string {
+  const mac = createHmac('sha256', secret).update(`${runId}\n${itemId}`).digest('base64url');
+  return `run-${runId}-${mac.slice(0, 22)}`;
 }
 
 /**
  * Checks every item before anything is sent (docs/payout-runs.md, "All or nothing"): the
- * library's own rules of each payout (`prepareRequest`, the same checks a single call runs), the
- * idempotency-key rules on the derived key, unique item ids, and no two items alike in receiver and
- * amount unless allowed. Reports every problem of every item, not only the first.
+ * library's own rules of each payout (`prepareRequest`, the same checks a single call runs), item
+ * ids of safe characters and unique, amounts with no more decimals than their currency has, and
+ * no two items alike in receiver and amount unless allowed. Reports every problem of every item, not only the first.
  */
 export function validatePayoutRunItems(
-  runId: string,
+  keyOf: (itemId: string) => string,
   items: readonly unknown[],
   defaults: PaymentsDefaults,
   allowDuplicates: boolean,
@@ -60,25 +69,22 @@ export function validatePayoutRunItems(
 
     if (typeof item.itemId !== 'string' || item.itemId === '') {
       problem('itemId', 'isNotEmpty', 'itemId must be a non-empty string');
+    } else if (!PAYOUT_RUN_ID_PATTERN.test(item.itemId)) {
+      // Also what keeps it from being a formula in the report's CSV (docs/payout-runs.md).
+      problem(
+        'itemId',
+        'isPayoutRunItemId',
+        'itemId must be 1 to 64 of the characters A-Z a-z 0-9 . _ : -',
+      );
     } else if (seenIds.has(item.itemId)) {
       problem('itemId', 'unique', `itemId ${item.itemId} is given to more than one item`);
     } else {
       seenIds.add(item.itemId);
     }
-    let idempotencyKey: string | undefined;
-    if (typeof item.itemId === 'string' && item.itemId !== '') {
-      try {
-        idempotencyKey = resolveIdempotencyKey('PayoutRunItem', {
-          idempotencyKey: payoutRunItemKey(runId, item.itemId),
-        });
-      } catch {
-        problem(
-          'itemId',
-          'isIdempotencyKey',
-          'itemId must be printable ASCII without spaces, short enough for run-<runId>-<itemId> to be at most 255 characters',
-        );
-      }
-    }
+    const idempotencyKey =
+      typeof item.itemId === 'string' && PAYOUT_RUN_ID_PATTERN.test(item.itemId)
+        ? keyOf(item.itemId)
+        : undefined;
     if (!isPayoutRunOperation(item.operation)) {
       problem(
         'operation',
@@ -98,6 +104,13 @@ export function validatePayoutRunItems(
     }
     const amount = (request as { amount: number }).amount;
     const currency = kind.currency(request);
+    if (toMinorUnits(amount, currency) === undefined) {
+      problem(
+        'amount',
+        'decimals',
+        `amount must have at most ${minorUnitDigits(currency)} decimal(s) in ${currency}`,
+      );
+    }
     const payout = `${kind.receiver(request)}|${currency}|${amount}`;
     const earlier = seenPayouts.get(payout);
     if (earlier === undefined) seenPayouts.set(payout, itemId);

@@ -50,3 +50,20 @@ export class PayoutRunStateError extends PaymentsError {
     super(`The payout run ${runId} is ${state}: it cannot ${action}`);
   }
 }
+
+/**
+ * A run with this `runId` exists with other items: creating it again would not be the same
+ * payroll. Nothing was sent and the existing run is left as it is. `field` names what differs.
+ */
+export class PayoutRunConflictError extends PaymentsError {
+  override readonly name = 'PayoutRunConflictError';
+
+  constructor(
+    readonly runId: string,
+    readonly field: 'items',
+  ) {
+    super(
+      `A payout run ${runId} exists with other ${field}: nothing was sent; give this payroll its own runId`,
+    );
+  }
+}

@@ -46,8 +46,9 @@ export type PayoutRunOperation = 'payouts.mpesa' | 'payouts.panAfrican' | 'payou
 
 interface PayoutRunItemBase {
   /**
-   * The caller's id of the item (an employee or invoice number), unique in the run: part of its
-   * idempotency key `run-<runId>-<itemId>`, so printable ASCII without spaces.
+   * The caller's id of the item (an employee or invoice number), unique in the run: 1 to 64 of
+   * `A-Z a-z 0-9 . _ : -`. Its idempotency key is derived from the run id and it (docs/payout-runs.md,
+   * "Exactly once per item").
    */
   itemId: string;
   /**
@@ -65,6 +66,14 @@ export type PayoutRunItemInput =
 
 /** What {@link PayoutRunsService.create} takes. */
 export interface CreatePayoutRunOptions {
+  /**
+   * The run's id, given by the caller so that creating it again is harmless: derive it from your
+   * payroll batch id (`payroll-2026-03`). A second `create()` with the same id and the same items
+   * returns the run already there (`existing: true`) and sends nothing; with other items it is
+   * refused ({@link PayoutRunConflictError}). 1 to 64 of `A-Z a-z 0-9 . _ : -`. Default: a random
+   * UUID (then a retried call makes a second run: pass your own).
+   */
+  runId?: string;
   /** A label for people (`"March salaries"`); kept on the run and in its report. */
   name?: string;
   items: readonly PayoutRunItemInput[];
@@ -115,6 +124,14 @@ export interface PayoutRunTotal {
   amount: number;
 }
 
+/** Items and amounts per currency: all of them, those `succeeded`, and those of each state. */
+export interface PayoutRunTotals {
+  all: Record<string, PayoutRunTotal>;
+  succeeded: Record<string, PayoutRunTotal>;
+  /** Per state, per currency: `byState.in_doubt.KES`; a currency with no item there is absent. */
+  byState: Record<PayoutRunItemState, Record<string, PayoutRunTotal>>;
+}
+
 /** A run as {@link PayoutRunsService.get} answers it. */
 export interface PayoutRun {
   runId: string;
@@ -128,11 +145,32 @@ export interface PayoutRun {
   ratePerSecond: number;
   /** Items in each state. */
   counts: Record<PayoutRunItemState, number>;
-  /** Items and amounts per currency: all of them, and those `succeeded`. */
-  totals: { all: Record<string, PayoutRunTotal>; succeeded: Record<string, PayoutRunTotal> };
+  /** Items and amounts per currency, summed in minor units (docs/payout-runs.md, "Money"). */
+  totals: PayoutRunTotals;
   /** The pace now: rate (requests per second) after any slow-down, and 429s answered so far. */
   pace: { currentRatePerSecond: number; rateLimited: number };
   balanceCheck: PayoutRunBalanceCheck;
+}
+
+/** What {@link PayoutRunsService.create} answers: the run, and whether it was there already. */
+export interface CreatedPayoutRun extends PayoutRun {
+  /**
+   * `true` when a run with this `runId` and the same items existed: it was returned as it is and
+   * nothing was sent again.
+   */
+  existing: boolean;
+}
+
+/** What {@link PayoutRunsService.validate} answers: what `create()` would say, nothing sent. */
+export interface PayoutRunValidationReport {
+  /** No problem and no shortfall: `create()` would take these items. */
+  ok: boolean;
+  /** Every rule every item breaks. */
+  problems: PayoutRunItemProblem[];
+  /** The balance check, when every item passed (the balance is read only then). */
+  balanceCheck?: PayoutRunBalanceCheck;
+  /** The currencies the balance does not cover (empty when it does, or was not read). */
+  shortfalls: PayoutRunBalanceShortfall[];
 }
 
 /** One item as {@link PayoutRunsService.items} answers it: no phone or account number. */
@@ -140,7 +178,10 @@ export interface PayoutRunItem {
   runId: string;
   itemId: string;
   operation: PayoutRunOperation;
-  /** `run-<runId>-<itemId>`: the payout's `Idempotency-Key` and journal key. */
+  /**
+   * `run-<runId>-<22 characters>`: the payout's `Idempotency-Key` and journal key, derived from the
+   * run id and the item id with a secret, so one key does not give away the others.
+   */
   idempotencyKey: string;
   amount: number;
   currency: string;

@@ -3,7 +3,7 @@ import type {
   PayoutRunItem,
   PayoutRunItemState,
   PayoutRunState,
-  PayoutRunTotal,
+  PayoutRunTotals,
 } from './payout-run.interfaces';
 
 /** A run as its store keeps it (the pace is the engine's, read live). */
@@ -19,16 +19,22 @@ export interface PayoutRunRecord {
   readonly balanceCheck: PayoutRunBalanceCheck;
   /** 429s answered to the run's sends. */
   readonly rateLimited: number;
+  /** A digest of the items as prepared: a second `create()` with the run id must match it. */
+  readonly itemsDigest?: string;
 }
 
 /**
  * An item as its store keeps it: what callers read, plus the request as it will be sent (it holds
  * a phone or account number: a store on shared infrastructure must protect it like the app's
- * database does).
+ * database does). The store drops the request once the item is final (`succeeded`, `failed`,
+ * `refused`): it is never sent again.
  */
 export interface PayoutRunItemRecord extends PayoutRunItem {
-  readonly request: object;
+  readonly request?: object;
 }
+
+/** Item states after which an item is never sent: its store drops its request. */
+export const FINAL_ITEM_STATES: readonly PayoutRunItemState[] = ['succeeded', 'failed', 'refused'];
 
 /** What {@link PayoutRunStore.updateItem} may change. */
 export type PayoutRunItemChange = Partial<
@@ -50,10 +56,10 @@ export interface PayoutRunCondition {
   readonly unfinished?: boolean;
 }
 
-/** Counts and totals of a run's items. */
+/** Counts and totals of a run's items, kept as items change (never by reading every item). */
 export interface PayoutRunSummary {
   counts: Record<PayoutRunItemState, number>;
-  totals: { all: Record<string, PayoutRunTotal>; succeeded: Record<string, PayoutRunTotal> };
+  totals: PayoutRunTotals;
 }
 
 /**
@@ -63,7 +69,11 @@ export interface PayoutRunSummary {
  * `@malipo/nestjs/runs/bullmq`) makes runs readable from every instance. The contract (checked by
  * `payoutRunStoreConformance()` of `@malipo/nestjs/testing`):
  * - `updateItem` with `from` is atomic: of two updates from the same state, one wins, so one
- *   worker sends an item; `updateRun` with `when` likewise;
+ *   worker sends an item; with `runStates` it also checks the run's state in the same step (an
+ *   item is never moved to `sending` once `pause` or `cancel` was stored); `updateRun` with
+ *   `when` likewise;
+ * - counts and totals per state are kept as items change, in integer minor units;
+ * - an item's request is dropped once it is final;
  * - a method that cannot do its work rejects.
  */
 export interface PayoutRunStore {
@@ -81,14 +91,16 @@ export interface PayoutRunStore {
   ): Promise<PayoutRunRecord | undefined>;
   getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined>;
   /**
-   * Changes an item if it is in one of the states `from` (any state when absent); resolves with it
-   * as stored, or `undefined` when it was in another state or does not exist.
+   * Changes an item if it is in one of the states `from` (any state when absent) and its run in
+   * one of `runStates` (any when absent), atomically; resolves with it as stored, or `undefined`
+   * when either condition failed or it does not exist.
    */
   updateItem(
     runId: string,
     itemId: string,
     change: PayoutRunItemChange,
     from?: readonly PayoutRunItemState[],
+    runStates?: readonly PayoutRunState[],
   ): Promise<PayoutRunItemRecord | undefined>;
   /** Items in the order they were given, from `cursor`, at most `limit`, in one of `states`. */
   listItems(

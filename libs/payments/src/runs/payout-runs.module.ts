@@ -62,6 +62,7 @@ import { PayoutRunsService } from './payout-runs.service';
           emit: (event) => events.emit(event),
           settlementPollMs: resolved.settlementPollMs,
           progressIntervalMs: resolved.progressIntervalMs,
+          followInDoubtMs: resolved.followInDoubtMs,
         };
         return options.engine ? options.engine(context) : new InProcessPayoutRunEngine(context);
       },

@@ -26,6 +26,21 @@ export interface PayoutRunsModuleOptions {
   settlementPollMs?: number;
   /** Least time between two `progress` events of a run (ms). Default 1000. */
   progressIntervalMs?: number;
+  /**
+   * How long after a run finished its in-doubt items are still read from the journal (ms): then
+   * the reconciler and people settle them (the journal still does; the run's copy no longer
+   * follows). Default 7 days.
+   */
+  followInDoubtMs?: number;
+  /**
+   * Secret of the item keys (at least 16 characters; docs/payout-runs.md, "Exactly once per
+   * item"): each item's idempotency key is an HMAC of the run id and item id under it, so a key
+   * seen in a callback URL does not give away the others. Must be the same on every instance and
+   * across restarts, or a re-created run would get new keys. Default: derived from the payments
+   * module's `journalFingerprintSecret`, else its `apiPassword` (HKDF, another purpose than the
+   * journal's); set it to keep keys across a password rotation.
+   */
+  itemKeySecret?: string;
 }
 
 /** The options with their defaults, checked. */
@@ -35,12 +50,22 @@ export interface ResolvedPayoutRunsOptions {
   readonly maxItems: number;
   readonly settlementPollMs: number;
   readonly progressIntervalMs: number;
+  readonly followInDoubtMs: number;
+  readonly itemKeySecret: string | undefined;
 }
 
 function positiveInteger(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new Error(`The PayoutRunsModule option ${name} must be a positive integer`);
+  }
+  return value;
+}
+
+function itemKeySecret(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length < 16) {
+    throw new Error('The PayoutRunsModule option itemKeySecret must be at least 16 characters');
   }
   return value;
 }
@@ -55,5 +80,11 @@ export function resolvePayoutRunsOptions(
     maxItems: positiveInteger('maxItems', options.maxItems, 100_000),
     settlementPollMs: positiveInteger('settlementPollMs', options.settlementPollMs, 1000),
     progressIntervalMs: positiveInteger('progressIntervalMs', options.progressIntervalMs, 1000),
+    followInDoubtMs: positiveInteger(
+      'followInDoubtMs',
+      options.followInDoubtMs,
+      7 * 24 * 60 * 60 * 1000,
+    ),
+    itemKeySecret: itemKeySecret(options.itemKeySecret),
   };
 }

@@ -1,13 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
+  PayoutRunConflictError,
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
 } from './payout-run.errors';
 import type {
+  CreatedPayoutRun,
   CreatePayoutRunOptions,
   PayoutRun,
+  PayoutRunValidationReport,
   PayoutRunItemsPage,
   PayoutRunItemsQuery,
   PayoutRunReport,
@@ -18,7 +21,12 @@ import { checkPayoutRunBalance } from './payout-run-balance';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
-import { validatePayoutRunItems } from './payout-run-validation';
+import {
+  PAYOUT_RUN_ID_PATTERN,
+  payoutRunItemKey,
+  validatePayoutRunItems,
+} from './payout-run-validation';
+import type { PreparedPayoutRunItem } from './payout-run-validation';
 import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
 import { PayoutRunsPayments } from './payout-runs-payments';
 import {
@@ -37,6 +45,33 @@ const ALLOWED_FROM: Record<'pause' | 'resume' | 'cancel', readonly PayoutRunStat
   resume: ['paused'],
   cancel: ['running', 'paused'],
 };
+
+/** The HKDF purpose of the item keys' secret: never the journal's. */
+const ITEM_KEY_PURPOSE = 'payout-run item keys v1';
+
+/** A digest of the items as prepared (requests with defaults applied), in their order. */
+function digestOf(items: readonly PreparedPayoutRunItem[]): string {
+  const hash = createHash('sha256');
+  for (const item of items) {
+    hash.update(JSON.stringify([item.itemId, item.operation, item.request]));
+    hash.update('\n');
+  }
+  return hash.digest('base64url');
+}
+
+function checkRunId(runId: unknown): string {
+  if (typeof runId !== 'string' || !PAYOUT_RUN_ID_PATTERN.test(runId)) {
+    throw new PayoutRunRefusedError([
+      {
+        itemId: '-',
+        field: 'runId',
+        rule: 'isPayoutRunId',
+        message: 'runId must be 1 to 64 of the characters A-Z a-z 0-9 . _ : -',
+      },
+    ]);
+  }
+  return runId;
+}
 
 function runLimit(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
@@ -61,6 +96,10 @@ function runLimit(name: string, value: unknown, fallback: number): number {
  */
 @Injectable()
 export class PayoutRunsService {
+  /** The last control operation of each run, which the next one waits for. */
+  private readonly controls = new Map<string, Promise<void>>();
+  private secret: Buffer | string | undefined;
+
   constructor(
     private readonly payments: PayoutRunsPayments,
     @Inject(PAYOUT_RUN_STORE) private readonly store: PayoutRunStore,
@@ -69,72 +108,148 @@ export class PayoutRunsService {
   ) {}
 
   /**
-   * Validates every item, checks the balance, stores the run and starts it.
+   * Validates every item, checks the balance, stores the run and starts it. With the `runId` of a
+   * run that exists and the same items, answers that run (`existing: true`) and sends nothing:
+   * give the id of your payroll batch, and a retried or doubled call pays nobody twice.
    * @throws PayoutRunRefusedError with every problem of every item, or the balance shortfall per
    *   currency (both figures); nothing was sent and no run was kept.
+   * @throws PayoutRunConflictError when a run with this `runId` exists with other items.
    * @throws ServiceAPIError when the balance could not be read; nothing was sent.
    */
-  async create(options: CreatePayoutRunOptions): Promise<PayoutRun> {
-    const items: unknown = options.items;
-    if (!Array.isArray(items) || items.length === 0 || items.length > this.options.maxItems) {
-      throw new PayoutRunRefusedError([
-        {
-          itemId: '-',
-          field: 'items',
-          rule: 'arraySize',
-          message: `items must be a list of 1 to ${this.options.maxItems} payouts`,
-        },
-      ]);
-    }
+  async create(options: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
     const concurrency = runLimit('concurrency', options.concurrency, this.options.concurrency);
     const ratePerSecond = runLimit(
       'ratePerSecond',
       options.ratePerSecond,
       this.options.ratePerSecond,
     );
-    const runId = randomUUID();
-    const validation = validatePayoutRunItems(
-      runId,
-      items as unknown[],
-      this.payments.payouts.defaults,
-      options.allowDuplicates === true,
-    );
-    if (!validation.ok) throw new PayoutRunRefusedError(validation.problems);
+    const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
+    const prepared = this.prepare(runId, options.items, options.allowDuplicates === true);
+    if (!prepared.ok) throw new PayoutRunRefusedError(prepared.problems);
+    const itemsDigest = digestOf(prepared.items);
+    const existing = await this.existing(runId, itemsDigest);
+    if (existing) return existing;
     const { check, shortfalls } = checkPayoutRunBalance(
-      validation.items,
+      prepared.items,
       await this.payments.balances.all(),
     );
     if (shortfalls.length > 0 && options.allowBalanceShortfall !== true) {
       throw new PayoutRunRefusedError([], shortfalls);
     }
     const now = new Date().toISOString();
-    await this.store.createRun(
-      {
-        runId,
-        ...(options.name === undefined ? {} : { name: String(options.name) }),
-        state: 'running',
-        createdAt: now,
-        updatedAt: now,
-        concurrency,
-        ratePerSecond,
-        balanceCheck: check,
-        rateLimited: 0,
-      },
-      validation.items.map((item): PayoutRunItemRecord => ({
-        runId,
-        itemId: item.itemId,
-        operation: item.operation,
-        idempotencyKey: item.idempotencyKey,
-        amount: item.amount,
-        currency: item.currency,
-        state: 'queued',
-        sends: 0,
-        updatedAt: now,
-        request: item.request,
-      })),
-    );
+    try {
+      await this.store.createRun(
+        {
+          runId,
+          ...(options.name === undefined ? {} : { name: String(options.name) }),
+          state: 'running',
+          createdAt: now,
+          updatedAt: now,
+          concurrency,
+          ratePerSecond,
+          balanceCheck: check,
+          rateLimited: 0,
+          itemsDigest,
+        },
+        prepared.items.map((item): PayoutRunItemRecord => ({
+          runId,
+          itemId: item.itemId,
+          operation: item.operation,
+          idempotencyKey: item.idempotencyKey,
+          amount: item.amount,
+          currency: item.currency,
+          state: 'queued',
+          sends: 0,
+          updatedAt: now,
+          request: item.request,
+        })),
+      );
+    } catch (error) {
+      // Two creations of one id at once (a double click): the store let one in.
+      const raced = await this.existing(runId, itemsDigest);
+      if (raced) return raced;
+      throw error;
+    }
     await this.engine.start(runId);
-    return this.get(runId);
+    return { ...(await this.get(runId)), existing: false };
+  }
+
+  /**
+   * What {@link create} would say of these items, sending nothing and keeping nothing: every
+   * problem of every item, then (when there is none) the balance check and its shortfalls.
+   * @throws ServiceAPIError when the balance could not be read.
+   */
+  async validate(
+    options: Pick<CreatePayoutRunOptions, 'items' | 'allowDuplicates' | 'runId'>,
+  ): Promise<PayoutRunValidationReport> {
+    let runId = 'validate';
+    try {
+      if (options.runId !== undefined) runId = checkRunId(options.runId);
+    } catch (error) {
+      if (!(error instanceof PayoutRunRefusedError)) throw error;
+      return { ok: false, problems: [...error.problems], shortfalls: [] };
+    }
+    const prepared = this.prepare(runId, options.items, options.allowDuplicates === true);
+    if (!prepared.ok) return { ok: false, problems: [...prepared.problems], shortfalls: [] };
+    const { check, shortfalls } = checkPayoutRunBalance(
+      prepared.items,
+      await this.payments.balances.all(),
+    );
+    return { ok: shortfalls.length === 0, problems: [], balanceCheck: check, shortfalls };
+  }
+
+  /**
+   * The idempotency key of an item of a run (docs/payout-runs.md, "Exactly once per item"): to
+   * find its journal entry (`PaymentsReconciler.get`) when the run is gone.
+   */
+  itemKey(runId: string, itemId: string): string {
+    return payoutRunItemKey(this.keySecret(), runId, itemId);
+  }
+
+  private prepare(
+    runId: string,
+    items: unknown,
+    allowDuplicates: boolean,
+  ): ReturnType<typeof validatePayoutRunItems> {
+    if (!Array.isArray(items) || items.length === 0 || items.length > this.options.maxItems) {
+      return {
+        ok: false,
+        problems: [
+          {
+            itemId: '-',
+            field: 'items',
+            rule: 'arraySize',
+            message: `items must be a list of 1 to ${this.options.maxItems} payouts`,
+          },
+        ],
+      };
+    }
+    const secret = this.keySecret();
+    return validatePayoutRunItems(
+      (itemId) => payoutRunItemKey(secret, runId, itemId),
+      items as unknown[],
+      this.payments.payouts.defaults,
+      allowDuplicates,
+    );
+  }
+
+  /** The run of this id when it holds these items; throws when it holds others. */
+  private async existing(
+    runId: string,
+    itemsDigest: string,
+  ): Promise<CreatedPayoutRun | undefined> {
+    const record = await this.store.getRun(runId);
+    if (!record) return undefined;
+    if (record.itemsDigest !== itemsDigest) throw new PayoutRunConflictError(runId, 'items');
+    // Started again in case the first call stopped between storing and starting it: an engine
+    // leaves a run it works on already as it is.
+    if (record.finishedAt === undefined) await this.engine.start(runId);
+    return { ...(await this.get(runId)), existing: true };
+  }
+
+  private keySecret(): Buffer | string {
+    this.secret ??= this.options.itemKeySecret ?? this.payments.payouts.deriveKey(ITEM_KEY_PURPOSE);
+    return this.secret;
   }
 
   /**
@@ -212,17 +327,13 @@ export class PayoutRunsService {
    * Sends nothing new until {@link resume}; sends in flight end and are recorded.
    * @throws PayoutRunNotFoundError, PayoutRunStateError unless the run is running.
    */
-  async pause(runId: string): Promise<PayoutRun> {
-    await this.allow(runId, 'pause');
-    await this.engine.pause(runId);
-    return this.get(runId);
+  pause(runId: string): Promise<PayoutRun> {
+    return this.control(runId, 'pause');
   }
 
   /** @throws PayoutRunNotFoundError, PayoutRunStateError unless the run is paused. */
-  async resume(runId: string): Promise<PayoutRun> {
-    await this.allow(runId, 'resume');
-    await this.engine.resume(runId);
-    return this.get(runId);
+  resume(runId: string): Promise<PayoutRun> {
+    return this.control(runId, 'resume');
   }
 
   /**
@@ -230,16 +341,32 @@ export class PayoutRunsService {
    * followed to their outcome.
    * @throws PayoutRunNotFoundError, PayoutRunStateError when the run is completed or cancelled.
    */
-  async cancel(runId: string): Promise<PayoutRun> {
-    await this.allow(runId, 'cancel');
-    await this.engine.cancel(runId);
-    return this.get(runId);
+  cancel(runId: string): Promise<PayoutRun> {
+    return this.control(runId, 'cancel');
   }
 
-  private async allow(runId: string, action: keyof typeof ALLOWED_FROM): Promise<void> {
-    const run = await this.get(runId);
-    if (!ALLOWED_FROM[action].includes(run.state)) {
-      throw new PayoutRunStateError(runId, run.state, action);
-    }
+  /**
+   * One pause, resume or cancel of a run at a time in this process, each checked against the
+   * state the one before left: concurrent calls cannot leave the store and the engine apart.
+   */
+  private control(runId: string, action: keyof typeof ALLOWED_FROM): Promise<PayoutRun> {
+    const before = this.controls.get(runId) ?? Promise.resolve();
+    const next = before.then(async () => {
+      const run = await this.get(runId);
+      if (!ALLOWED_FROM[action].includes(run.state)) {
+        throw new PayoutRunStateError(runId, run.state, action);
+      }
+      await this.engine[action](runId);
+      return this.get(runId);
+    });
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.controls.set(runId, settled);
+    void settled.then(() => {
+      if (this.controls.get(runId) === settled) this.controls.delete(runId);
+    });
+    return next;
   }
 }

@@ -153,13 +153,59 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
         in_doubt: 0,
       });
       deepStrictEqual(summary.totals.all, {
-        KES: { count: 4, amount: 100.1 + 101.1 + 103.1 + 104.1 },
-        USD: { count: 2, amount: 102.1 + 105.1 },
+        KES: { count: 4, amount: 408.4 },
+        USD: { count: 2, amount: 207.2 },
       });
       deepStrictEqual(summary.totals.succeeded, {
         KES: { count: 2, amount: 201.2 },
         USD: { count: 1, amount: 102.1 },
       });
+      deepStrictEqual(summary.totals.byState.queued, {
+        KES: { count: 1, amount: 104.1 },
+        USD: { count: 1, amount: 105.1 },
+      });
+      deepStrictEqual(summary.totals.byState.refused, { KES: { count: 1, amount: 103.1 } });
+      deepStrictEqual(summary.totals.byState.in_doubt, {});
+    },
+  },
+  {
+    name: 'updateItem with runStates changes an item only while its run is in one of them',
+    run: async (store) => {
+      const runId = randomUUID();
+      await store.createRun(runRecord(runId), items(runId, 2));
+      await store.updateRun(runId, { state: 'paused' });
+      strictEqual(
+        await store.updateItem(runId, 'item:0', { state: 'sending' }, ['queued'], ['running']),
+        undefined,
+      );
+      strictEqual((await store.getItem(runId, 'item:0'))?.state, 'queued');
+      await store.updateRun(runId, { state: 'running' });
+      const sending = await store.updateItem(
+        runId,
+        'item:0',
+        { state: 'sending' },
+        ['queued'],
+        ['running'],
+      );
+      strictEqual(sending?.state, 'sending');
+    },
+  },
+  {
+    name: 'drops the request of an item once it is final, keeps it while it may still be sent',
+    run: async (store) => {
+      const runId = randomUUID();
+      await store.createRun(runRecord(runId), items(runId, 3));
+      await store.updateItem(runId, 'item:0', { state: 'in_doubt', reason: 'r' });
+      ok((await store.getItem(runId, 'item:0'))?.request);
+      for (const [itemId, state] of [
+        ['item:0', 'succeeded'],
+        ['item:1', 'failed'],
+        ['item:2', 'refused'],
+      ] as const) {
+        const changed = await store.updateItem(runId, itemId, { state });
+        strictEqual(changed?.request, undefined);
+        strictEqual((await store.getItem(runId, itemId))?.request, undefined);
+      }
     },
   },
   {

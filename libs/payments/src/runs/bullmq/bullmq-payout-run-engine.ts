@@ -21,6 +21,7 @@ import {
   UNSETTLED_ITEM_STATES,
 } from '../payout-run-item-steps';
 import type { PayoutRunItemState } from '../payout-run.interfaces';
+import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 
 /** Options of {@link bullmqPayoutRunEngine}. */
@@ -42,6 +43,14 @@ export interface BullMQPayoutRunEngineOptions {
   lockDurationMs?: number;
   /** How often workers look for jobs of dead workers (ms). Default 30,000 (BullMQ's). */
   stalledIntervalMs?: number;
+  /**
+   * Attempts of an item's job whose processing failed (Redis or the store failing), exponential
+   * backoff between them. After the last, the job is dropped and the item's job added again by
+   * the engine's next round (docs/payout-runs.md, "Crashes with BullMQ"). Default 8.
+   */
+  jobAttempts?: number;
+  /** First backoff between two attempts of a job (ms), doubling each time. Default 1000. */
+  jobBackoffMs?: number;
 }
 
 /** One item's job: the item id only, the request stays in the store (it holds phone numbers). */
@@ -58,10 +67,14 @@ interface AttachedRun {
   readonly ceiling: number;
   /** The pace now, as last read from Redis. */
   rate: number;
+  /** A job failed its last attempt: the next round adds the jobs of its items again. */
+  jobsLost: boolean;
 }
 
 /** Attempts of a job whose processing failed (the store or Redis failing): it is safe to re-run. */
 const JOB_ATTEMPTS = 8;
+/** Items with a job: `sending` ones too, whose job is taken over (never sent again). */
+const JOB_STATES: readonly PayoutRunItemState[] = ['queued', 'sending'];
 /** A job may be taken over many times (each instance dying in turn): each time is safe. */
 const MAX_STALLED = 1_000_000;
 /** Items read per round trip. */
@@ -99,6 +112,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private tickTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private closed = false;
+  private readonly schedule: PayoutRunSettlementSchedule;
 
   constructor(
     private readonly context: PayoutRunEngineContext,
@@ -122,6 +136,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     this.progress = new PayoutRunProgressTimers(context, (runId) =>
       this.currentRatePerSecond(runId),
     );
+    this.schedule = new PayoutRunSettlementSchedule(context.settlementPollMs);
   }
 
   /** Nest lifecycle: takes up the runs left in Redis (a redeploy), then looks for new ones. */
@@ -144,14 +159,29 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     if (run) await this.finishIfDone(run);
   }
 
+  /*
+   * The store's run state is the truth: an item moves to `sending` only while it says `running`
+   * (in the same Lua step), so no item starts once a pause is stored. BullMQ's queue pause only
+   * saves workers the trip, and follows the stored state.
+   */
+
   async pause(runId: string): Promise<void> {
     await this.context.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
-    await (await this.attach(runId))?.queue.pause();
+    await this.followStoredState(runId);
   }
 
   async resume(runId: string): Promise<void> {
     await this.context.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
-    await (await this.attach(runId))?.queue.resume();
+    await this.followStoredState(runId);
+  }
+
+  /** Pauses or resumes the run's queue as the store says. */
+  private async followStoredState(runId: string): Promise<void> {
+    const run = await this.attach(runId);
+    const state = (await this.context.store.getRun(runId))?.state;
+    if (!run) return;
+    if (state === 'paused') await run.queue.pause();
+    else await run.queue.resume();
   }
 
   async cancel(runId: string): Promise<void> {
@@ -235,12 +265,22 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
     queue.on('error', warn);
     worker.on('error', warn);
-    worker.on('failed', (job, error) =>
+    const attempts = this.options.jobAttempts ?? JOB_ATTEMPTS;
+    worker.on('failed', (job, error) => {
+      const last = (job?.attemptsMade ?? 0) >= attempts;
+      if (last) run.jobsLost = true;
       this.logger.warn(
-        `Payout run ${runId}: item ${job?.data.itemId ?? '?'} will be tried again (${error.message})`,
-      ),
-    );
-    const run: AttachedRun = { runId, queue, worker, ceiling: record.ratePerSecond, rate };
+        `Payout run ${runId}: item ${job?.data.itemId ?? '?'} ${last ? 'failed its last attempt; its job is added again' : 'will be tried again'} (${error.message})`,
+      );
+    });
+    const run: AttachedRun = {
+      runId,
+      queue,
+      worker,
+      ceiling: record.ratePerSecond,
+      rate,
+      jobsLost: false,
+    };
     this.runs.set(runId, run);
     // Started once the run is known here: its jobs look it up.
     worker.run().catch(warn);
@@ -255,15 +295,18 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       if (jobs.length > 0) await run.queue.addBulk(jobs);
       jobs = [];
     };
-    await this.forEachItem(run.runId, ['queued'], async (itemId, idempotencyKey) => {
+    await this.forEachItem(run.runId, JOB_STATES, async (itemId, idempotencyKey) => {
       jobs.push({
         name: 'payout',
         data: { itemId },
         opts: {
           jobId: payoutRunJobId(idempotencyKey),
-          attempts: JOB_ATTEMPTS,
-          backoff: { type: 'exponential', delay: 1000 },
+          attempts: this.options.jobAttempts ?? JOB_ATTEMPTS,
+          backoff: { type: 'exponential', delay: this.options.jobBackoffMs ?? 1000 },
           removeOnComplete: true,
+          // A job out of attempts is dropped, so its item's job can be added again (a failed
+          // job would keep its id, and the item would stay queued forever).
+          removeOnFail: true,
         },
       });
       if (jobs.length >= PAGE) await flush();
@@ -298,6 +341,15 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     }
     if (record.state === 'paused' || this.closed) throw Worker.RateLimitError();
     const result = await sendPayoutRunItem(this.context, runId, item.itemId);
+    if (result.kind === 'held') {
+      // Paused or cancelled between the read above and the send: the store refused the start.
+      if ((await store.getRun(runId))?.state === 'cancelled') {
+        await refuseCancelledPayoutRunItem(this.context, runId, item.itemId);
+        await this.afterItem(run);
+        return;
+      }
+      throw Worker.RateLimitError();
+    }
     if (result.kind === 'requeued') {
       if (result.rateLimited) {
         const pace = await this.pace.rateLimited(runId, run.ceiling, result.retryAfterMs);
@@ -307,7 +359,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       }
       throw Worker.RateLimitError();
     }
-    if (result.kind !== 'skipped' && run.rate < run.ceiling) {
+    if ((result.kind === 'accepted' || result.kind === 'settled') && run.rate < run.ceiling) {
       await this.setRate(run, await this.pace.recovered(runId, run.ceiling));
     }
     await this.afterItem(run);
@@ -351,13 +403,28 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
             continue;
           }
           run.rate = (await this.pace.current(run.runId)) ?? run.rate;
+          if (run.jobsLost) {
+            run.jobsLost = false;
+            await this.addJobs(run);
+          }
           let unsettled = 0;
-          await this.forEachItem(run.runId, UNSETTLED_ITEM_STATES, async (itemId) => {
-            if (await followPayoutRunItem(this.context, run.runId, itemId)) unsettled += 1;
+          const due: string[] = [];
+          await this.forEachItem(run.runId, UNSETTLED_ITEM_STATES, (itemId) => {
+            if (this.schedule.isDue(run.runId, itemId)) due.push(itemId);
+            else unsettled += 1;
+            return Promise.resolve();
+          });
+          await inBatches(due, async (itemId) => {
+            if (await followPayoutRunItem(this.context, run.runId, itemId)) {
+              unsettled += 1;
+              this.schedule.missed(run.runId, itemId);
+            } else this.schedule.forget(run.runId, itemId);
           });
           const finished = await this.finishIfDone(run);
           if (!finished) this.progress.schedule(run.runId);
-          else if (unsettled === 0) await this.retire(run);
+          else if (unsettled === 0 || (await this.finishedLongAgo(run.runId))) {
+            await this.retire(run);
+          }
         }
       } catch (error) {
         this.logger.warn(
@@ -368,6 +435,14 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       }
     })();
     return this.ticking;
+  }
+
+  /** Finished more than `followInDoubtMs` ago: its in-doubt items are left to people. */
+  private async finishedLongAgo(runId: string): Promise<boolean> {
+    const finishedAt = (await this.context.store.getRun(runId))?.finishedAt;
+    return (
+      finishedAt === undefined || Date.now() - Date.parse(finishedAt) > this.context.followInDoubtMs
+    );
   }
 
   /** Nothing left to send or follow: off the list of runs in progress; BullMQ's keys go. */
@@ -381,6 +456,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
 
   private async detach(run: AttachedRun): Promise<void> {
     this.runs.delete(run.runId);
+    this.schedule.forget(run.runId);
     this.progress.cancel(run.runId);
     await run.worker.close();
     await run.queue.close();

@@ -76,4 +76,50 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     expect(await client.ping()).toBe('PONG');
     await client.quit();
   });
+
+  it('sets a TTL on every key of a run once it finished, and on a state set made after', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({
+      client,
+      keyPrefix: 'ttl:',
+      finishedRunTtlSeconds: 3600,
+    });
+    const runId = 'expiring';
+    const record = {
+      runId,
+      state: 'running' as const,
+      createdAt: 'now',
+      updatedAt: 'now',
+      concurrency: 1,
+      ratePerSecond: 1,
+      balanceCheck: { checked: [], unchecked: [] },
+      rateLimited: 0,
+    };
+    const item = (itemId: string) => ({
+      runId,
+      itemId,
+      operation: 'payouts.mpesa' as const,
+      idempotencyKey: `run-${runId}-${itemId}`,
+      amount: 1,
+      currency: 'KES',
+      state: 'queued' as const,
+      sends: 0,
+      updatedAt: 'now',
+      request: {},
+    });
+    await store.createRun(record, [item('a'), item('b')]);
+    await store.updateItem(runId, 'a', { state: 'in_doubt', reason: 'r' });
+    await store.updateItem(runId, 'b', { state: 'refused', reason: 'r' });
+    for (const key of await client.keys('ttl:*')) expect(await client.ttl(key)).toBe(-1);
+    await store.updateRun(runId, { state: 'completed', finishedAt: 'now' }, { unfinished: true });
+    await store.updateItem(runId, 'a', { state: 'succeeded' }, ['in_doubt']);
+    const keys = await client.keys('ttl:*');
+    expect(keys).toEqual(expect.arrayContaining([`ttl:{${runId}}:state:succeeded`]));
+    for (const key of keys) {
+      const ttl = await client.ttl(key);
+      expect([key, ttl > 0 && ttl <= 3600]).toEqual([key, true]);
+    }
+    await store.close();
+    await client.quit();
+  });
 });

@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
-import { addMoney } from '../payout-run-balance';
+import type { MinorTotal } from '../payout-run-money';
+import { itemMinorUnits, summaryOf } from '../payout-run-tally';
 import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
-import type { PayoutRunItemState, PayoutRunState, PayoutRunTotal } from '../payout-run.interfaces';
+import type { PayoutRunItemState, PayoutRunState } from '../payout-run.interfaces';
+import { FINAL_ITEM_STATES } from '../payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -20,26 +22,38 @@ export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
    * hash tag `{<runId>}`, so the scripts work on Redis Cluster too.
    */
   keyPrefix?: string;
+  /**
+   * Seconds a finished run's keys live after it finished (its items hold phone and account
+   * numbers until final). Default 30 days, as the journal's entries; `0` keeps them until
+   * `deleteRun`.
+   */
+  finishedRunTtlSeconds?: number;
 }
 
 /** Items written per round trip when a run is created. */
 const CREATE_CHUNK = 500;
 
 /**
- * KEYS: item hash, counts hash, succeeded-totals hash. ARGV: allowed states (comma-separated, ''
- * for any), updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has
- * reference (1/0), sends ('' keeps it), prefix of the per-state sorted sets (same hash tag).
- * Changes the item only from an allowed state, and moves its counters and indexes with it.
+ * KEYS: item hash, totals hash, run hash. ARGV: allowed states (comma-separated, '' for any),
+ * updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has reference (1/0),
+ * sends ('' keeps it), prefix of the per-state sorted sets (same hash tag), allowed run states
+ * ('' for any), final states (the request is dropped on reaching one).
+ * Changes the item only from an allowed state while its run is in an allowed state (one step: a
+ * pause stored before can never be overtaken), and moves its totals and indexes with it.
  */
 const UPDATE_ITEM_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], 'state')
 if not current then return false end
-if ARGV[1] ~= '' then
-  local allowed = false
-  for state in string.gmatch(ARGV[1], '[^,]+') do
-    if state == current then allowed = true end
+local function listed(list, value)
+  for entry in string.gmatch(list, '[^,]+') do
+    if entry == value then return true end
   end
-  if not allowed then return false end
+  return false
+end
+if ARGV[1] ~= '' and not listed(ARGV[1], current) then return false end
+if ARGV[10] ~= '' then
+  local run = redis.call('HGET', KEYS[3], 'state')
+  if not run or not listed(ARGV[10], run) then return false end
 end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'sends', ARGV[8]) end
@@ -50,20 +64,19 @@ elseif ARGV[3] ~= '' then
   redis.call('HDEL', KEYS[1], 'reason')
 end
 if ARGV[3] ~= '' and ARGV[3] ~= current then
-  local fields = redis.call('HMGET', KEYS[1], 'id', 'pos', 'currency', 'cents')
+  local fields = redis.call('HMGET', KEYS[1], 'id', 'pos', 'currency', 'minor')
+  local minor = tonumber(fields[4])
   redis.call('ZREM', ARGV[9] .. current, fields[1])
   redis.call('ZADD', ARGV[9] .. ARGV[3], fields[2], fields[1])
-  redis.call('HINCRBY', KEYS[2], current, -1)
-  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
-  if current == 'succeeded' then
-    redis.call('HINCRBY', KEYS[3], fields[3] .. ':count', -1)
-    redis.call('HINCRBY', KEYS[3], fields[3] .. ':cents', -tonumber(fields[4]))
-  end
-  if ARGV[3] == 'succeeded' then
-    redis.call('HINCRBY', KEYS[3], fields[3] .. ':count', 1)
-    redis.call('HINCRBY', KEYS[3], fields[3] .. ':cents', tonumber(fields[4]))
-  end
+  redis.call('HINCRBY', KEYS[2], current .. ':' .. fields[3] .. ':count', -1)
+  redis.call('HINCRBY', KEYS[2], current .. ':' .. fields[3] .. ':minor', -minor)
+  redis.call('HINCRBY', KEYS[2], ARGV[3] .. ':' .. fields[3] .. ':count', 1)
+  redis.call('HINCRBY', KEYS[2], ARGV[3] .. ':' .. fields[3] .. ':minor', minor)
   redis.call('HSET', KEYS[1], 'state', ARGV[3])
+  if listed(ARGV[11], ARGV[3]) then redis.call('HDEL', KEYS[1], 'rq') end
+  -- A finished run's keys expire together: a state set made now expires with them.
+  local ttl = redis.call('PTTL', KEYS[3])
+  if ttl > 0 then redis.call('PEXPIRE', ARGV[9] .. ARGV[3], ttl) end
 end
 return redis.call('HGETALL', KEYS[1])
 `;
@@ -96,15 +109,7 @@ interface RunStoreCommands {
 }
 
 /** What a run hash holds that never changes after creation. */
-interface StaticRun extends Omit<
-  PayoutRunRecord,
-  'state' | 'updatedAt' | 'finishedAt' | 'rateLimited'
-> {
-  readonly totalsAll: Record<string, PayoutRunTotal>;
-}
-
-/** An amount in cents, so that counters add exactly (amounts are kept to the cent: addMoney). */
-const cents = (amount: number): number => Math.round(amount * 100);
+type StaticRun = Omit<PayoutRunRecord, 'state' | 'updatedAt' | 'finishedAt' | 'rateLimited'>;
 
 /** A flat `HGETALL` reply as an object. */
 function fieldsOf(reply: string[] | Record<string, string>): Record<string, string> {
@@ -123,12 +128,15 @@ function fieldsOf(reply: string[] | Record<string, string>): Record<string, stri
  *
  * Keys, under `keyPrefix` and the run's hash tag `{<runId>}`:
  * - `run`: a hash of the run (its fixed part as JSON, its state, `finishedAt`, 429s met);
- * - `item:<itemId>`: a hash per item (the request and fixed fields as JSON, state, sends,
- *   reason, reference, position);
+ * - `item:<itemId>`: a hash per item (fixed fields as JSON, the request as JSON until the item is
+ *   final, state, sends, reason, reference, position, amount in minor units);
  * - `order`, and `state:<state>` per item state: sorted sets of item ids by position, for listing
  *   from a cursor (the position);
- * - `counts` (items per state) and `succeeded` (count and cents per currency): counters moved in
- *   the same script as each item change, so `summary` reads three hashes, never the items.
+ * - `claim`: set first by `createRun`, so of two creations of one run id one writes items;
+ * - `totals`: count and minor units per state and currency, moved in the same script as each
+ *   item change, so `summary` reads one hash, never the items.
+ *
+ * Once a run finished, its keys expire after `finishedRunTtlSeconds` (default 30 days).
  *
  * `updateItem` and `updateRun` are Lua scripts: a change with `from` / `when` is atomic across
  * instances, so one worker wins an item.
@@ -139,10 +147,17 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private readonly commands: RunStoreCommands;
   private readonly ownsClient: boolean;
   private readonly prefix: string;
+  private readonly finishedRunTtlSeconds: number;
   private closing?: Promise<void>;
 
   constructor(options: RedisPayoutRunStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'malipo:runs:';
+    this.finishedRunTtlSeconds = options.finishedRunTtlSeconds ?? 30 * 24 * 60 * 60;
+    if (!Number.isSafeInteger(this.finishedRunTtlSeconds) || this.finishedRunTtlSeconds < 0) {
+      throw new Error(
+        'RedisPayoutRunStore: finishedRunTtlSeconds must be a whole number, 0 or more',
+      );
+    }
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPayoutRunStore',
@@ -155,22 +170,24 @@ export class RedisPayoutRunStore implements PayoutRunStore {
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
     const runKey = this.key(run.runId, 'run');
-    if ((await this.client.exists(runKey)) === 1) {
+    // Claimed before any item is written: two creations of one id never mix their items.
+    if ((await this.client.set(this.key(run.runId, 'claim'), '1', 'NX')) !== 'OK') {
       throw new Error(`The payout run ${run.runId} exists already`);
     }
-    const counts = new Map<PayoutRunItemState, number>();
-    const totalsAll: Record<string, PayoutRunTotal> = {};
+    const totals = new Map<string, number>();
     for (let start = 0; start < items.length; start += CREATE_CHUNK) {
       const chunk = this.client.multi();
       items.slice(start, start + CREATE_CHUNK).forEach((item, offset) => {
         const position = start + offset;
-        const { state, sends, updatedAt, reason, reference, ...fixed } = item;
+        const { state, sends, updatedAt, reason, reference, request, ...fixed } = item;
+        const minor = itemMinorUnits(item);
         chunk.hset(this.key(run.runId, `item:${item.itemId}`), {
           d: JSON.stringify(fixed),
+          ...(request === undefined ? {} : { rq: JSON.stringify(request) }),
           id: item.itemId,
           pos: position,
           currency: item.currency,
-          cents: cents(item.amount),
+          minor,
           state,
           sends,
           updatedAt,
@@ -179,20 +196,19 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         });
         chunk.zadd(this.key(run.runId, 'order'), position, item.itemId);
         chunk.zadd(this.key(run.runId, `state:${state}`), position, item.itemId);
-        counts.set(state, (counts.get(state) ?? 0) + 1);
-        const total = (totalsAll[item.currency] ??= { count: 0, amount: 0 });
-        total.count += 1;
-        total.amount = addMoney(total.amount, item.amount);
+        const field = `${state}:${item.currency}`;
+        totals.set(`${field}:count`, (totals.get(`${field}:count`) ?? 0) + 1);
+        totals.set(`${field}:minor`, (totals.get(`${field}:minor`) ?? 0) + minor);
       });
       await chunk.exec();
     }
-    if (counts.size > 0) await this.client.hset(this.key(run.runId, 'counts'), counts);
+    if (totals.size > 0) await this.client.hset(this.key(run.runId, 'totals'), totals);
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
     // Written last: until then the run does not exist for readers, whatever its items say.
     const created = await this.client.hsetnx(
       runKey,
       'static',
-      JSON.stringify({ ...fixed, totalsAll } satisfies StaticRun),
+      JSON.stringify(fixed satisfies StaticRun),
     );
     if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
     await this.client.hset(runKey, {
@@ -222,7 +238,9 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       change.finishedAt ?? '',
       change.rateLimited === undefined ? '' : String(change.rateLimited),
     );
-    return reply ? this.runOf(fieldsOf(reply)) : undefined;
+    if (!reply) return undefined;
+    if (change.finishedAt !== undefined) await this.expireRun(runId);
+    return this.runOf(fieldsOf(reply));
   }
 
   async getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined> {
@@ -234,13 +252,15 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     itemId: string,
     change: PayoutRunItemChange,
     from?: readonly PayoutRunItemState[],
+    runStates?: readonly PayoutRunState[],
   ): Promise<PayoutRunItemRecord | undefined> {
-    // An empty `from` allows no state (the script reads '' as any).
+    // An empty list allows no state (the script reads '' as any).
     if (from !== undefined && from.length === 0) return undefined;
+    if (runStates !== undefined && runStates.length === 0) return undefined;
     const reply = await this.commands.malipoRunsUpdateItem(
       this.key(runId, `item:${itemId}`),
-      this.key(runId, 'counts'),
-      this.key(runId, 'succeeded'),
+      this.key(runId, 'totals'),
+      this.key(runId, 'run'),
       (from ?? []).join(','),
       new Date().toISOString(),
       change.state ?? '',
@@ -250,6 +270,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       change.reference === undefined ? '0' : '1',
       change.sends === undefined ? '' : String(change.sends),
       this.key(runId, 'state:'),
+      (runStates ?? []).join(','),
+      FINAL_ITEM_STATES.join(','),
     );
     return reply ? this.itemOf(fieldsOf(reply)) : undefined;
   }
@@ -297,31 +319,21 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   }
 
   async summary(runId: string): Promise<PayoutRunSummary> {
-    const replies = (await this.client
-      .multi()
-      .hgetall(this.key(runId, 'counts'))
-      .hgetall(this.key(runId, 'succeeded'))
-      .hget(this.key(runId, 'run'), 'static')
-      .exec()) ?? [[new Error('the summary transaction was aborted'), null]];
-    for (const [error] of replies) if (error) throw error;
-    const [[, countsReply], [, succeededReply], [, staticJson]] = replies;
-    const stored = countsReply as Record<string, string>;
-    const counts = Object.fromEntries(
-      PAYOUT_RUN_ITEM_STATES.map((state) => [state, Number(stored[state] ?? 0)]),
-    ) as Record<PayoutRunItemState, number>;
-    const succeeded: Record<string, PayoutRunTotal> = {};
-    for (const [field, value] of Object.entries(succeededReply as Record<string, string>)) {
-      const [currency, measure] = field.split(':');
-      const total = (succeeded[currency] ??= { count: 0, amount: 0 });
+    const stored = await this.client.hgetall(this.key(runId, 'totals'));
+    const byState = new Map<string, Map<string, MinorTotal>>();
+    for (const [field, value] of Object.entries(stored)) {
+      const [state, currency, measure] = field.split(':');
+      const totals = byState.get(state) ?? new Map<string, MinorTotal>();
+      byState.set(state, totals);
+      const total = totals.get(currency) ?? { count: 0, minor: 0 };
+      totals.set(currency, total);
       if (measure === 'count') total.count = Number(value);
-      else total.amount = Number(value) / 100;
+      else total.minor = Number(value);
     }
-    for (const [currency, total] of Object.entries(succeeded)) {
-      if (total.count === 0) delete succeeded[currency];
+    for (const totals of byState.values()) {
+      for (const [currency, total] of totals) if (total.count === 0) totals.delete(currency);
     }
-    const all =
-      typeof staticJson === 'string' ? (JSON.parse(staticJson) as StaticRun).totalsAll : {};
-    return { counts, totals: { all, succeeded } };
+    return summaryOf((state) => byState.get(state) ?? new Map());
   }
 
   /**
@@ -335,8 +347,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     const keys = [
       this.key(runId, 'run'),
       this.key(runId, 'order'),
-      this.key(runId, 'counts'),
-      this.key(runId, 'succeeded'),
+      this.key(runId, 'claim'),
+      this.key(runId, 'totals'),
       ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
       ...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)),
     ];
@@ -352,13 +364,37 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     return this.closing;
   }
 
+  /** Every key of a finished run expires after `finishedRunTtlSeconds`. */
+  private async expireRun(runId: string): Promise<void> {
+    if (this.finishedRunTtlSeconds === 0) return;
+    const keys = [
+      this.key(runId, 'run'),
+      this.key(runId, 'order'),
+      this.key(runId, 'claim'),
+      this.key(runId, 'totals'),
+      ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
+    ];
+    for (let start = 0, first = true; first || start > 0; first = false) {
+      const itemIds = await this.client.zrange(
+        this.key(runId, 'order'),
+        start,
+        start + CREATE_CHUNK - 1,
+      );
+      keys.push(...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)));
+      start = itemIds.length === CREATE_CHUNK ? start + CREATE_CHUNK : 0;
+      const pipeline = this.client.pipeline();
+      for (const key of keys.splice(0)) pipeline.expire(key, this.finishedRunTtlSeconds);
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    }
+  }
+
   private key(runId: string, name: string): string {
     return `${this.prefix}{${runId}}:${name}`;
   }
 
   private runOf(fields: Record<string, string>): PayoutRunRecord | undefined {
     if (fields.static === undefined || fields.state === undefined) return undefined;
-    const { totalsAll: _totals, ...fixed } = JSON.parse(fields.static) as StaticRun;
+    const fixed = JSON.parse(fields.static) as StaticRun;
     return {
       ...fixed,
       state: fields.state as PayoutRunState,
@@ -372,10 +408,11 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     if (fields.d === undefined) return undefined;
     const fixed = JSON.parse(fields.d) as Omit<
       PayoutRunItemRecord,
-      'state' | 'sends' | 'updatedAt' | 'reason' | 'reference'
+      'state' | 'sends' | 'updatedAt' | 'reason' | 'reference' | 'request'
     >;
     return {
       ...fixed,
+      ...(fields.rq === undefined ? {} : { request: JSON.parse(fields.rq) as object }),
       state: fields.state as PayoutRunItemState,
       sends: Number(fields.sends),
       updatedAt: fields.updatedAt,

@@ -1,0 +1,125 @@
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
+import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+import type { PayoutRunEngineContext } from './payout-run-engine';
+import type { PayoutRunEvent } from './payout-run-events';
+import {
+  followPayoutRunItem,
+  sendPayoutRunItem,
+  takeOverPayoutRunItem,
+} from './payout-run-item-steps';
+import type { PayoutRunItemState } from './payout-run.interfaces';
+import type { PayoutRunsPayments } from './payout-runs-payments';
+
+const AT = '2026-01-01T00:00:00.000Z';
+
+/** A store with one run of one item in `state`, a journal of `entry`, payouts that count sends. */
+async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalEntry>) {
+  const store = new InMemoryPayoutRunStore();
+  await store.createRun(
+    {
+      runId: 'r',
+      state: 'running',
+      createdAt: AT,
+      updatedAt: AT,
+      concurrency: 1,
+      ratePerSecond: 1,
+      balanceCheck: { checked: [], unchecked: [] },
+      rateLimited: 0,
+    },
+    [
+      {
+        runId: 'r',
+        itemId: 'a',
+        operation: 'payouts.mpesa',
+        idempotencyKey: 'run-r-key',
+        amount: 10,
+        currency: 'KES',
+        state,
+        sends: 1,
+        updatedAt: AT,
+        request: { phoneNumber: '0712345678', amount: 10 },
+      },
+    ],
+  );
+  const sent: object[] = [];
+  const events: PayoutRunEvent[] = [];
+  const payments = {
+    payouts: {
+      mpesa: (request: object) => {
+        sent.push(request);
+        return Promise.resolve({ transactionReference: 'REF' });
+      },
+    },
+    reconciler: { get: () => Promise.resolve(entry && { idempotencyKey: 'run-r-key', ...entry }) },
+  } as unknown as PayoutRunsPayments;
+  const context: PayoutRunEngineContext = {
+    store,
+    payments,
+    emit: (event) => events.push(event),
+    settlementPollMs: 1000,
+    progressIntervalMs: 1000,
+    followInDoubtMs: 1000,
+  };
+  return { store, context, sent, events };
+}
+
+describe('payout-run item steps', () => {
+  it('never starts an item once the run is paused or cancelled in the store: it is held', async () => {
+    for (const runState of ['paused', 'cancelled'] as const) {
+      const { store, context, sent } = await world('queued');
+      await store.updateRun('r', { state: runState });
+      expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({ kind: 'held' });
+      expect(sent).toEqual([]);
+      expect((await store.getItem('r', 'a'))?.state).toBe('queued');
+    }
+  });
+
+  it('drops the request of an item once it is final', async () => {
+    const { store, context } = await world('accepted', {
+      state: 'succeeded',
+      settledBy: 'webhook',
+      settledStatus: 'success',
+    });
+    expect(await followPayoutRunItem(context, 'r', 'a')).toBe(false);
+    const item = await store.getItem('r', 'a');
+    expect(item?.state).toBe('succeeded');
+    expect(item?.request).toBeUndefined();
+  });
+
+  it('gives a failed item the reason the journal settled it by', async () => {
+    const { store, context } = await world('accepted', {
+      state: 'failed',
+      settledBy: 'webhook',
+      settledStatus: 'failed',
+    });
+    await followPayoutRunItem(context, 'r', 'a');
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'failed',
+      reason: 'failed: webhook, status failed',
+    });
+  });
+
+  it.each([
+    ['refused', { state: 'refused', reason: 'HTTP 400' }],
+    ['absent', undefined],
+    ['started', { state: 'started' }],
+  ] as const)(
+    'takes over a sending item whose entry is %s as in doubt, never refused or re-sent',
+    async (_, entry) => {
+      const { store, context, sent, events } = await world('sending', entry);
+      const item = await store.getItem('r', 'a');
+      await takeOverPayoutRunItem(context, item!);
+      const after = await store.getItem('r', 'a');
+      expect(after?.state).toBe('in_doubt');
+      expect(after?.reason).toMatch(/PaymentsReconciler\.resolve/);
+      expect(sent).toEqual([]);
+      expect(events).toEqual([expect.objectContaining({ event: 'item.settled' })]);
+    },
+  );
+
+  it('takes over a sending item whose entry is final or accepted in that state', async () => {
+    const { store, context } = await world('sending', { state: 'accepted', reference: 'R1' });
+    await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!);
+    expect(await store.getItem('r', 'a')).toMatchObject({ state: 'accepted', reference: 'R1' });
+  });
+});

@@ -1,0 +1,55 @@
+import type { Balances } from '../dto/lookups';
+import { checkPayoutRunBalance } from './payout-run-balance';
+import { fromMinorUnits, minorUnitDigits, toMinorUnits } from './payout-run-money';
+import { PayoutRunTally } from './payout-run-tally';
+import type { PreparedPayoutRunItem } from './payout-run-validation';
+
+const item = (amount: number, currency: string): PreparedPayoutRunItem => ({
+  itemId: 'i',
+  operation: 'payouts.panAfrican',
+  request: {},
+  idempotencyKey: 'k',
+  amount,
+  currency,
+  wallet: 'local',
+});
+
+const balances = (currency: string, balance: number): Balances =>
+  ({
+    local: { currency, balance },
+    usd: { currency: 'USD', balance: 0 },
+  }) as unknown as Balances;
+
+describe('payout-run money in minor units', () => {
+  it('knows the ISO 4217 minor units: KES 2, UGX and RWF 0, TND 3', () => {
+    expect(['KES', 'UGX', 'RWF', 'TND', 'NGN'].map(minorUnitDigits)).toEqual([2, 0, 0, 3, 2]);
+    expect(toMinorUnits(0.1, 'KES')).toBe(10);
+    expect(toMinorUnits(1.005, 'KES')).toBeUndefined();
+    expect(toMinorUnits(1.005, 'TND')).toBe(1005);
+    expect(toMinorUnits(1000.5, 'UGX')).toBeUndefined();
+    expect(fromMinorUnits(30, 'KES')).toBe(0.3);
+  });
+
+  it('sums 1,000 × 1.005 TND to 1005 and 1,000 × 0.004 TND to 4, not rounding each addition', () => {
+    const sum = (amount: number) =>
+      checkPayoutRunBalance(
+        Array.from({ length: 1000 }, () => item(amount, 'TND')),
+        balances('TND', 10_000),
+      ).check.checked[0].required;
+    expect(sum(1.005)).toBe(1005);
+    expect(sum(0.004)).toBe(4);
+  });
+
+  it('keeps totals per state exactly as items move: 0.1 + 0.2 is 0.3', () => {
+    const tally = new PayoutRunTally();
+    tally.add('queued', 'KES', 10);
+    tally.add('queued', 'KES', 20);
+    tally.move('queued', 'succeeded', 'KES', 10);
+    tally.move('queued', 'succeeded', 'KES', 20);
+    const { counts, totals } = tally.summary();
+    expect(counts.succeeded).toBe(2);
+    expect(totals.byState.succeeded).toEqual({ KES: { count: 2, amount: 0.3 } });
+    expect(totals.byState.queued).toEqual({});
+    expect(totals.all).toEqual({ KES: { count: 2, amount: 0.3 } });
+  });
+});

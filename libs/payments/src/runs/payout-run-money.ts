@@ -1,0 +1,89 @@
+/*
+ * Money of a run in integer minor units per currency (docs/payout-runs.md, "Money"): sums of
+ * many amounts are exact only as integers, never as binary fractions rounded at each addition.
+ */
+
+/** ISO 4217 currencies whose minor unit is not 2 decimals; every other code has 2. */
+const MINOR_UNITS: Readonly<Record<string, number>> = {
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
+  CLF: 4,
+  UYW: 4,
+};
+
+/** Decimals of the currency's minor unit (ISO 4217): 0 for UGX, 2 for KES, 3 for TND. */
+export function minorUnitDigits(currency: string): number {
+  return MINOR_UNITS[currency] ?? 2;
+}
+
+/**
+ * The amount in the currency's minor units, or `undefined` when it has more decimals than the
+ * currency has (1.005 KES): such an amount cannot be paid as given.
+ */
+export function toMinorUnits(amount: number, currency: string): number | undefined {
+  const scale = 10 ** minorUnitDigits(currency);
+  const minor = Math.round(amount * scale);
+  // The amount as a decimal literal must be the minor units exactly; the tolerance only absorbs
+  // the binary representation of a decimal (0.1 * 100 is 10.000000000000002).
+  if (!Number.isSafeInteger(minor)) return undefined;
+  return Math.abs(minor - amount * scale) < 1e-6 ? minor : undefined;
+}
+
+/** Minor units back to an amount, as callers read it. */
+export function fromMinorUnits(minor: number, currency: string): number {
+  const digits = minorUnitDigits(currency);
+  return digits === 0 ? minor : Number((minor / 10 ** digits).toFixed(digits));
+}
+
+/** Count and sum in minor units of items in one currency. */
+export interface MinorTotal {
+  count: number;
+  minor: number;
+}
+
+/** Adds one item to `totals[currency]` (`sign` -1 takes it out again). */
+export function addMinor(
+  totals: Map<string, MinorTotal>,
+  currency: string,
+  minor: number,
+  sign: 1 | -1 = 1,
+): void {
+  const total = totals.get(currency) ?? { count: 0, minor: 0 };
+  total.count += sign;
+  total.minor += sign * minor;
+  if (total.count === 0) totals.delete(currency);
+  else totals.set(currency, total);
+}
+
+/** Totals in minor units as callers read them: `{ KES: { count, amount } }`. */
+export function toTotals(
+  totals: ReadonlyMap<string, MinorTotal>,
+): Record<string, { count: number; amount: number }> {
+  const out: Record<string, { count: number; amount: number }> = {};
+  for (const [currency, { count, minor }] of totals) {
+    out[currency] = { count, amount: fromMinorUnits(minor, currency) };
+  }
+  return out;
+}

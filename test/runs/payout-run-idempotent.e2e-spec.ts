@@ -1,0 +1,98 @@
+import { PayoutRunConflictError } from '@malipo/nestjs/runs';
+import type { PayoutRun } from '@malipo/nestjs/runs';
+import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+
+jest.setTimeout(60_000);
+
+/**
+ * A retried or doubled "start payroll" pays nobody twice: the run id is the caller's, item keys
+ * derive from it with a secret, and a second create() answers the run already there.
+ */
+describe('payout runs created again under the same runId (e2e, sandbox over loopback)', () => {
+  let harness: PayoutRunsHarness;
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start();
+  });
+  afterAll(() => harness?.close());
+  beforeEach(() => harness.sandbox.control.reset());
+
+  const completed = (runId: string) =>
+    eventually(async () => {
+      const run = await harness.runs.get(runId);
+      return run.state === 'completed' ? run : undefined;
+    }, `run ${runId} to complete`);
+
+  it('answers the existing run to a second and a concurrent create(), each item paid once', async () => {
+    const items = harness.mpesaItems(10);
+    const runId = 'payroll-2026-03';
+    const [first, doubled] = await Promise.all([
+      harness.runs.create({ runId, items }),
+      harness.runs.create({ runId, items }),
+    ]);
+    expect([first.existing, doubled.existing].sort()).toEqual([false, true]);
+    expect(first.runId).toBe(runId);
+    await completed(runId);
+    const again = await harness.runs.create({ runId, items });
+    expect(again).toMatchObject({ runId, existing: true, state: 'completed' });
+
+    const ledger = await harness.sandbox.control.transactions();
+    expect(ledger).toHaveLength(10);
+    expect(new Set(ledger.map((tx) => tx.idempotencyKey)).size).toBe(10);
+  });
+
+  it('refuses the same runId with other items, naming the field, and sends nothing more', async () => {
+    const items = harness.mpesaItems(3);
+    const runId = 'payroll-2026-04';
+    await harness.runs.create({ runId, items });
+    await completed(runId);
+    const changed = items.map((item, i) =>
+      i === 1 ? { ...item, request: { ...item.request, amount: 999 } } : item,
+    );
+    const error: unknown = await harness.runs
+      .create({ runId, items: changed })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayoutRunConflictError);
+    expect(error).toMatchObject({ runId, field: 'items' });
+    expect(await harness.sandbox.control.transactions()).toHaveLength(3);
+  });
+
+  it('derives keys that do not show the item id, and gives failed items a reason and totals per state', async () => {
+    const runId = 'payroll-2026-05';
+    const items = harness.mpesaItems(10);
+    await harness.runs.create({ runId, items });
+    const run: PayoutRun = await completed(runId);
+    const report = await harness.runs.report(runId, 'json');
+    for (const item of report.items) {
+      expect(item.idempotencyKey).toMatch(new RegExp(`^run-${runId}-[A-Za-z0-9_-]{22}$`));
+      expect(item.idempotencyKey).not.toContain(item.itemId);
+      expect(item.idempotencyKey).toBe(harness.runs.itemKey(runId, item.itemId));
+    }
+    // emp-9's number makes the sandbox's payout fail.
+    const failed = report.items.filter((item) => item.state === 'failed');
+    expect(failed.map((item) => item.itemId)).toEqual(['emp-9']);
+    expect(failed[0].reason).toMatch(/^failed: (webhook|status)/);
+    expect(run.totals.byState.failed).toEqual({ KES: { count: 1, amount: 109 } });
+    expect(run.totals.byState.succeeded).toEqual({
+      KES: { count: 9, amount: 100 + 101 + 102 + 103 + 104 + 105 + 106 + 107 + 108 },
+    });
+  });
+
+  it('validates without sending: every problem at once, then the balance check', async () => {
+    const items = harness.mpesaItems(3);
+    items[1] = { ...items[1], itemId: 'emp;=1', request: { ...items[1].request, amount: 100.005 } };
+    const report = await harness.runs.validate({ items });
+    expect(report.ok).toBe(false);
+    expect(report.problems.map(({ itemId, field, rule }) => [itemId, field, rule])).toEqual([
+      ['emp;=1', 'itemId', 'isPayoutRunItemId'],
+      ['emp;=1', 'amount', 'decimals'],
+    ]);
+    const fine = await harness.runs.validate({ items: harness.mpesaItems(3) });
+    expect(fine).toMatchObject({ ok: true, problems: [], shortfalls: [] });
+    expect(fine.balanceCheck?.checked).toEqual([
+      expect.objectContaining({ currency: 'KES', required: 303 }),
+    ]);
+    const requests = await harness.sandbox.control.requests();
+    expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+  });
+});
