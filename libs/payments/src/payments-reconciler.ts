@@ -12,6 +12,7 @@ import type {
   PaymentsJournalState,
   PaymentsReconcileSummary,
 } from './journal/payments-journal.interfaces';
+import { fromMinorUnits, minorUnitDigits } from './money';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordOutcome } from './transaction-outcome';
@@ -40,11 +41,6 @@ function toDate(value: Date | string | undefined, field: string): Date | undefin
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime())) throw new TypeError(`${field} must be a date`);
   return date;
-}
-
-/** Sums of money to the cent, so that totals of many entries read as the sums an auditor adds. */
-function addMoney(a: number, b: number): number {
-  return Math.round((a + b) * 100) / 100;
 }
 
 /**
@@ -136,12 +132,19 @@ export class PaymentsReconciler {
     const all = (await journal.store.list(since ? { since } : {})).map((entry) =>
       journal.view(entry),
     );
+    // Summed in integer minor units, so that totals of many entries are the sums an auditor adds.
+    const minor = new Map<PaymentsJournalState, Map<string, number>>();
     const totals: PaymentsReconcileSummary['totals'] = {};
     for (const entry of all) {
+      const currency = entry.currency ?? 'unknown';
       const byCurrency = (totals[entry.state] ??= {});
-      const total = (byCurrency[entry.currency ?? 'unknown'] ??= { count: 0, amount: 0 });
+      const total = (byCurrency[currency] ??= { count: 0, amount: 0 });
       total.count += 1;
-      total.amount = addMoney(total.amount, entry.amount ?? 0);
+      const sums = minor.get(entry.state) ?? new Map<string, number>();
+      minor.set(entry.state, sums);
+      const scale = 10 ** minorUnitDigits(currency);
+      sums.set(currency, (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * scale));
+      total.amount = fromMinorUnits(sums.get(currency) ?? 0, currency);
     }
     return {
       checked: open.length,

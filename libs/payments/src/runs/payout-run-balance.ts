@@ -1,5 +1,5 @@
 import type { Balances, WalletBalance } from '../dto/lookups';
-import { fromMinorUnits } from './payout-run-money';
+import { fromMinorUnits } from '../money';
 import type { PayoutRunBalanceCheck, PayoutRunBalanceShortfall } from './payout-run.interfaces';
 import { itemMinorUnits } from './payout-run-tally';
 import type { PreparedPayoutRunItem } from './payout-run-validation';

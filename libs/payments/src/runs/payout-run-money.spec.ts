@@ -1,6 +1,6 @@
 import type { Balances } from '../dto/lookups';
 import { checkPayoutRunBalance } from './payout-run-balance';
-import { fromMinorUnits, minorUnitDigits, toMinorUnits } from './payout-run-money';
+import { fromMinorUnits, minorUnitDigits, toMinorUnits } from '../money';
 import { PayoutRunTally } from './payout-run-tally';
 import type { PreparedPayoutRunItem } from './payout-run-validation';
 

@@ -1,5 +1,5 @@
-import { addMinor, toMinorUnits, toTotals } from './payout-run-money';
-import type { MinorTotal } from './payout-run-money';
+import { addMinor, toMinorUnits, toTotals } from '../money';
+import type { MinorTotal } from '../money';
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import type { PayoutRunItemState } from './payout-run.interfaces';
 import type { PayoutRunSummary } from './payout-run.store';

@@ -2,7 +2,7 @@ import { PaymentsValidationError } from '../errors';
 import type { PaymentsDefaults } from '../payments-options.interface';
 import { createHmac } from 'node:crypto';
 import { prepareRequest } from '../request-rules';
-import { minorUnitDigits, toMinorUnits } from './payout-run-money';
+import { minorUnitDigits, toMinorUnits } from '../money';
 import { PAYOUT_RUN_KINDS, isPayoutRunOperation } from './payout-run-kinds';
 import type {
   PayoutRunItemInput,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
-import type { MinorTotal } from '../payout-run-money';
+import type { MinorTotal } from '../../money';
 import { itemMinorUnits, summaryOf } from '../payout-run-tally';
 import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
 import type { PayoutRunItemState, PayoutRunState } from '../payout-run.interfaces';

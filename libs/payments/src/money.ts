@@ -1,5 +1,5 @@
 /*
- * Money of a run in integer minor units per currency (docs/payout-runs.md, "Money"): sums of
+ * Money in integer minor units per currency (docs/payout-runs.md, "Money"): sums of
  * many amounts are exact only as integers, never as binary fractions rounded at each addition.
  */
 
