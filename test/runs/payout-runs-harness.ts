@@ -1,4 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
+import { waitFor } from '../../libs/payments/spec-support/wait-for';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
@@ -108,17 +109,11 @@ export class PayoutRunsHarness {
   }
 }
 
-/** Polls `probe` until it answers a value, or fails after `timeoutMs`. */
-export async function eventually<T>(
+/** `waitFor` with a run's patience: a minute by default. */
+export function eventually<T>(
   probe: () => Promise<T | undefined>,
   what: string,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return waitFor(probe, what, timeoutMs);
 }

@@ -15,6 +15,7 @@ import {
   PAYMENTS_WEBHOOK_OPTIONS,
   PAYMENTS_WEBHOOK_STORE,
 } from '../payments.constants';
+import { type BoundHandler, decoratedMethods } from '../decorated-methods';
 import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import {
   PaymentWebhookBusyError,
@@ -28,8 +29,6 @@ import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 import { forLog } from './payments-webhook.logging';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
 import type { PaymentsWebhookStoreHost } from './payments-webhook.store-host';
-
-type Handler = (event: never) => unknown;
 
 /** What one delivery did. */
 export interface PaymentWebhookDispatch {
@@ -79,7 +78,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 @Injectable()
 export class PaymentsWebhookDispatcher implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOK_LOGGER_CONTEXT);
-  private readonly handlers = new Map<string, Handler[]>();
+  private readonly handlers = new Map<string, BoundHandler[]>();
   /** Deliveries being handled now, by event key: a copy waits for the first instead of racing it. */
   private readonly inFlight = new Map<string, Promise<DeliveryEnd>>();
 
@@ -111,26 +110,13 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 1) {
       throw new Error('The PaymentsWebhookModule option leaseMs must be a positive integer (ms)');
     }
-    // An instance reached through several providers (useExisting aliases) registers once.
-    const scanned = new Set<object>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance: unknown = wrapper.instance;
-      if (!wrapper.isDependencyTreeStatic() || typeof instance !== 'object' || instance === null) {
-        continue;
-      }
-      if (scanned.has(instance)) continue;
-      scanned.add(instance);
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const target = prototype[method];
-        if (typeof target !== 'function') continue;
-        const events = this.reflector.get<string[] | undefined>(PAYMENT_EVENT_HANDLER, target);
-        for (const event of events ?? []) {
-          const list = this.handlers.get(event) ?? [];
-          list.push((payload: never) => (target as Handler).call(instance, payload));
-          this.handlers.set(event, list);
-        }
-      }
+    for (const [name, handlers] of decoratedMethods<string>(
+      this.discovery,
+      this.scanner,
+      this.reflector,
+      PAYMENT_EVENT_HANDLER,
+    )) {
+      this.handlers.set(name, handlers);
     }
   }
 
