@@ -1,5 +1,5 @@
 export { PaymentsModule } from './payments.module';
-export type { PaymentsOperationName } from './operations';
+export type { PaymentsOperationName } from './operation-names';
 export type {
   PaymentsModuleAsyncOptions,
   PaymentsModuleExtras,

@@ -29,18 +29,8 @@ import type {
   WireShape,
 } from './wire';
 
-/** Names of the operations, as `service.method`. */
-export type PaymentsOperationName =
-  | 'collections.mpesa'
-  | 'collections.card'
-  | 'collections.panAfrican'
-  | 'payouts.mpesa'
-  | 'payouts.panAfrican'
-  | 'payouts.merchant'
-  | 'networks.discover'
-  | 'transactions.status'
-  | 'balances.all'
-  | 'transfers.send';
+import type { PaymentsOperationName } from './operation-names';
+export type { PaymentsOperationName } from './operation-names';
 
 /** One operation of docs/wire-contract.md, as data. `TResponse` only types the result. */
 export interface PaymentsOperation<TRequest extends object, TResponse> {

@@ -1,4 +1,4 @@
-import type { PaymentsOperationName } from './operations';
+import type { PaymentsOperationName } from './operation-names';
 import type { EncodedRequest } from './wire';
 
 /** A call as the wire sees it. */

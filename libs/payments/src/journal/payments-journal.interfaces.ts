@@ -1,4 +1,4 @@
-import type { PaymentsOperationName } from '../operations';
+import type { PaymentsOperationName } from '../operation-names';
 
 /**
  * Where a money-moving call stands (docs/journal.md has the state machine):

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalErrorCode } from '../errors';
 import { canonicalJson } from '../idempotency-keys';
-import type { PaymentsOperationName } from '../operations';
+import type { PaymentsOperationName } from '../operation-names';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';

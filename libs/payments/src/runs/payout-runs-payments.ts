@@ -9,7 +9,6 @@ import {
   getPaymentsReconcilerToken,
   getPayoutsToken,
 } from '../payments.decorators';
-import type { PayoutRunsModuleOptions } from './payout-runs.options';
 
 /**
  * The services of the app's `PaymentsModule` a run goes through, found at boot by token (as the
@@ -25,7 +24,8 @@ export class PayoutRunsPayments implements OnModuleInit {
   };
 
   constructor(
-    @Inject(PAYOUT_RUNS_OPTIONS) private readonly options: PayoutRunsModuleOptions,
+    // The module's options; only `account` is read here (typed so, the options name the engine).
+    @Inject(PAYOUT_RUNS_OPTIONS) private readonly options: { readonly account?: string },
     private readonly moduleRef: ModuleRef,
   ) {}
 
