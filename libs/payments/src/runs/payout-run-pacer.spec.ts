@@ -26,11 +26,11 @@ describe('PayoutRunPacer', () => {
     pacer.stop();
   });
 
-  it('halves the rate once per pause on 429s and waits out Retry-After, then recovers', async () => {
+  it('takes a quarter off the rate once per pause on 429s, waits out Retry-After, then recovers', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 20 });
     pacer.onRateLimited(2000);
     pacer.onRateLimited(2000);
-    expect(pacer.currentRatePerSecond).toBe(10);
+    expect(pacer.currentRatePerSecond).toBe(15);
     // Nothing starts during the pause.
     expect(await grantedWithin(pacer, 5, 1900)).toBe(0);
     await jest.advanceTimersByTimeAsync(200);
@@ -39,9 +39,26 @@ describe('PayoutRunPacer', () => {
     pacer.stop();
   });
 
+  it('makes up the starts a late timer delayed, within its catch-up window', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 50 });
+    expect(await pacer.acquire()).toBe(true);
+    // The event loop was busy until 45 ms: the starts due at 20 and 40 ms are made up at once
+    // (not lost: each a full interval after the late one), the one due at 60 ms waits its time.
+    jest.setSystemTime(45);
+    const started: boolean[] = [];
+    [pacer.acquire(), pacer.acquire(), pacer.acquire()].forEach(
+      (acquired, i) => void acquired.then((go) => (started[i] = go)),
+    );
+    await Promise.resolve();
+    expect(started.filter(Boolean)).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(30);
+    expect(started.filter(Boolean)).toHaveLength(3);
+    pacer.stop();
+  });
+
   it('never falls below one send every two seconds', () => {
     const pacer = new PayoutRunPacer({ concurrency: 1, ratePerSecond: 1 });
-    for (let i = 0; i < 10; i += 1) {
+    for (let i = 0; i < 30; i += 1) {
       pacer.onRateLimited(1);
       jest.advanceTimersByTime(2);
     }

@@ -8,6 +8,16 @@ export interface PayoutRunPacerOptions {
 
 /** The slowest pace a run falls to: one send every two seconds. */
 export const MIN_RATE_PER_SECOND = 0.5;
+/**
+ * Multiplicative decrease on a 429: a quarter off. At the service's own limit a 429 also comes
+ * from jitter alone, and halving there would cost seconds of pace for a request too many.
+ */
+export const DECREASE_FACTOR = 0.75;
+/**
+ * How far behind its schedule the pacer may catch up at once: a late timer (a busy event loop)
+ * starts the sends that were due, up to this window, instead of losing their time for good.
+ */
+export const CATCH_UP_MS = 20;
 /** Additive increase: each second of sends without a 429 adds this share of the ceiling. */
 export const RECOVERY_SHARE_PER_SECOND = 0.1;
 /** The longest pause a `Retry-After` imposes: beyond it the answer is taken for a mistake. */
@@ -19,8 +29,9 @@ export const DEFAULT_PAUSE_MS = 1000;
  * The pace of one run, shared by all its items (docs/payout-runs.md, "Pace"): at most
  * `concurrency` sends in flight and `ratePerSecond` starts per second, spaced evenly. A 429 is
  * the service saying the whole run is too fast, so the whole run slows down (AIMD, as TCP does):
- * every send waits out the `Retry-After`, and the rate halves (once per pause: the 429s of sends
- * already in flight are the same signal). Each send that is not refused then adds back a little
+ * every send waits out the `Retry-After`, and the rate drops by a quarter (once per pause: the
+ * 429s of sends already in flight are the same signal). Starts keep their schedule: a timer that
+ * fires late starts what was due (within a short window) rather than losing that time. Each send that is not refused then adds back a little
  * (a tenth of the ceiling per second of sends), up to `ratePerSecond`.
  */
 export class PayoutRunPacer {
@@ -69,7 +80,9 @@ export class PayoutRunPacer {
   onRateLimited(retryAfterMs: number | undefined): void {
     const now = Date.now();
     const pause = Math.min(MAX_PAUSE_MS, retryAfterMs ?? DEFAULT_PAUSE_MS);
-    if (now >= this.pausedUntil) this.rate = Math.max(MIN_RATE_PER_SECOND, this.rate / 2);
+    if (now >= this.pausedUntil) {
+      this.rate = Math.max(MIN_RATE_PER_SECOND, this.rate * DECREASE_FACTOR);
+    }
     this.pausedUntil = Math.max(this.pausedUntil, now + pause);
     this.nextStartAt = Math.max(this.nextStartAt, this.pausedUntil);
   }
@@ -96,7 +109,11 @@ export class PayoutRunPacer {
         return;
       }
       this.inFlight += 1;
-      this.nextStartAt = Math.max(now, this.nextStartAt) + 1000 / this.rate;
+      // On schedule, not `now` + interval: a start a timer delayed is made up, within a window of
+      // two intervals (at least CATCH_UP_MS), so that any second holds at most about R starts.
+      const interval = 1000 / this.rate;
+      const window = Math.max(2 * interval, CATCH_UP_MS);
+      this.nextStartAt = Math.max(now - window, this.nextStartAt) + interval;
       this.waiters.shift()?.(true);
     }
   }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  DECREASE_FACTOR,
   DEFAULT_PAUSE_MS,
   MAX_PAUSE_MS,
   MIN_RATE_PER_SECOND,
@@ -9,7 +10,7 @@ import {
 /**
  * KEYS: the run's pace hash. ARGV: ceiling (the run's ratePerSecond), now (ms), pause (ms, or ''
  * for a send that was not refused). The same AIMD as the embedded pacer (docs/payout-runs.md,
- * "Pace"), kept in Redis because every instance sends for the run: a 429 halves the rate once per
+ * "Pace"), kept in Redis because every instance sends for the run: a 429 takes a quarter off the rate once per
  * pause, each other send adds back a tenth of the ceiling per second of sends. Returns the rate
  * (as text) and the 429s counted so far.
  */
@@ -19,7 +20,7 @@ local rate = tonumber(redis.call('HGET', KEYS[1], 'rate') or ARGV[1])
 if ARGV[3] ~= '' then
   local now = tonumber(ARGV[2])
   local pausedUntil = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
-  if now >= pausedUntil then rate = math.max(${MIN_RATE_PER_SECOND}, rate / 2) end
+  if now >= pausedUntil then rate = math.max(${MIN_RATE_PER_SECOND}, rate * ${DECREASE_FACTOR}) end
   redis.call('HSET', KEYS[1], 'rate', tostring(rate), 'pausedUntil', tostring(math.max(pausedUntil, now + tonumber(ARGV[3]))))
   local limited = redis.call('HINCRBY', KEYS[1], 'rateLimited', 1)
   return {tostring(rate), limited}
