@@ -56,6 +56,25 @@ describe('PayoutRunPacer', () => {
     pacer.stop();
   });
 
+  it('never starts more than the rate in any second, however it catches up', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 5 });
+    const starts: number[] = [];
+    // Late timers all the way: time jumps by more than the catch-up window, and each acquisition
+    // finds the pacer behind its schedule.
+    for (let step = 0; step < 40; step += 1) {
+      jest.setSystemTime(Date.now() + 130);
+      void pacer.acquire().then((go) => go && starts.push(Date.now()));
+      await Promise.resolve();
+    }
+    expect(starts.length).toBeGreaterThan(10);
+    for (const at of starts) {
+      expect(starts.filter((other) => other > at - 1000 && other <= at).length).toBeLessThanOrEqual(
+        5,
+      );
+    }
+    pacer.stop();
+  });
+
   it('never falls below one send every two seconds', () => {
     const pacer = new PayoutRunPacer({ concurrency: 1, ratePerSecond: 1 });
     for (let i = 0; i < 30; i += 1) {

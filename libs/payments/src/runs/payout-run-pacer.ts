@@ -38,6 +38,11 @@ export class PayoutRunPacer {
   private rate: number;
   private inFlight = 0;
   private nextStartAt = 0;
+  /**
+   * Start times of the last second, oldest first: however the schedule catches up, no second
+   * holds more starts than the rate, as the service's limit counts them.
+   */
+  private readonly recentStarts: number[] = [];
   private pausedUntil = 0;
   private waiters: ((go: boolean) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -98,7 +103,15 @@ export class PayoutRunPacer {
   private drain(): void {
     while (this.waiters.length > 0 && this.inFlight < this.options.concurrency) {
       const now = Date.now();
-      const startAt = Math.max(this.nextStartAt, this.pausedUntil);
+      while (this.recentStarts.length > 0 && this.recentStarts[0] <= now - 1000) {
+        this.recentStarts.shift();
+      }
+      const perSecond = Math.max(1, Math.floor(this.rate));
+      const windowFreeAt =
+        this.recentStarts.length >= perSecond
+          ? this.recentStarts[this.recentStarts.length - perSecond] + 1000
+          : 0;
+      const startAt = Math.max(this.nextStartAt, this.pausedUntil, windowFreeAt);
       if (startAt > now) {
         this.timer ??= setTimeout(() => {
           this.timer = undefined;
@@ -114,6 +127,7 @@ export class PayoutRunPacer {
       const interval = 1000 / this.rate;
       const window = Math.max(2 * interval, CATCH_UP_MS);
       this.nextStartAt = Math.max(now - window, this.nextStartAt) + interval;
+      this.recentStarts.push(now);
       this.waiters.shift()?.(true);
     }
   }
