@@ -13,6 +13,11 @@ export interface InMemoryPaymentsJournalOptions {
   maxEntries?: number;
 }
 
+/** Settled entries are forgotten first when the journal is full. */
+function isSettled(entry: PaymentsJournalEntry): boolean {
+  return FINAL_JOURNAL_STATES.has(entry.state) || entry.state === 'refused';
+}
+
 /** Entries are frozen when stored, so no caller can change the journal behind its back. */
 function frozen(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   Object.freeze(entry.calls);
@@ -33,6 +38,11 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   private readonly entries = new Map<string, PaymentsJournalEntry>();
   /** Reference → key of the first entry that held it. */
   private readonly byReference = new Map<string, string>();
+  /**
+   * Keys of the entries that are settled (`succeeded`, `failed`, `refused`), in the order they
+   * were settled: the first is the one to forget when full, found without a scan of every entry.
+   */
+  private readonly settled = new Set<string>();
   private readonly maxEntries: number;
 
   constructor(options: InMemoryPaymentsJournalOptions = {}) {
@@ -55,6 +65,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     const stored = frozen({ ...entry });
     this.entries.set(entry.idempotencyKey, stored);
     this.index(stored);
+    if (isSettled(stored)) this.settled.add(stored.idempotencyKey);
     return Promise.resolve({ created: true, entry: stored });
   }
 
@@ -66,6 +77,8 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     const stored = frozen({ ...next });
     this.entries.set(next.idempotencyKey, stored);
     this.index(stored);
+    if (isSettled(stored)) this.settled.add(stored.idempotencyKey);
+    else this.settled.delete(stored.idempotencyKey);
     return Promise.resolve(true);
   }
 
@@ -95,6 +108,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   clear(): void {
     this.entries.clear();
     this.byReference.clear();
+    this.settled.clear();
   }
 
   private index(entry: PaymentsJournalEntry): void {
@@ -104,13 +118,9 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   }
 
   private forgetOne(): void {
-    let victim: PaymentsJournalEntry | undefined;
-    for (const entry of this.entries.values()) {
-      if (FINAL_JOURNAL_STATES.has(entry.state) || entry.state === 'refused') {
-        victim = entry;
-        break;
-      }
-    }
+    // The oldest settled entry: a Set keeps the order its keys were added in.
+    const settledKey = this.settled.values().next().value;
+    let victim = settledKey === undefined ? undefined : this.entries.get(settledKey);
     if (victim === undefined) {
       const oldest = this.entries.values().next().value;
       if (oldest === undefined) return;
@@ -121,6 +131,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
       );
     }
     this.entries.delete(victim.idempotencyKey);
+    this.settled.delete(victim.idempotencyKey);
     if (
       victim.reference !== undefined &&
       this.byReference.get(victim.reference) === victim.idempotencyKey
