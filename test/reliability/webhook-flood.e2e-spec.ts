@@ -251,6 +251,24 @@ describe('webhooks under a flood of forged deliveries: a bounded look-up budget'
     }
   }, 180_000);
 
+  it('answers a repeated unknown reference 409 from memory, without another look-up', async () => {
+    const instance = await startInstance({});
+    try {
+      const forged = {
+        transaction_reference: 'UNKNOWN0000001eW',
+        result_code: 0,
+        success: true,
+        amount: 100,
+      };
+      const statuses = [];
+      for (let copy = 0; copy < 5; copy += 1) statuses.push(await post(instance.url, forged));
+      expect(statuses).toEqual([409, 409, 409, 409, 409]);
+      expect(await lookUps()).toBe(1);
+    } finally {
+      await instance.close();
+    }
+  });
+
   it('two instances on one Redis share one budget, with and without the journal', async () => {
     for (const journaled of [false, true]) {
       await sandbox.control.reset();

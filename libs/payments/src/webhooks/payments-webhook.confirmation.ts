@@ -296,19 +296,21 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       throw new PaymentWebhookConfirmationError(reference, error);
     }
     if (!result.found) {
-      // Remembered as unknown, or a reference the journal holds that the service does not show
-      // yet: not refused for good, the service delivers it again (and nothing was spent now).
-      if (result.remembered || budget === 'known') {
+      // A reference the journal holds exists: the service does not show it yet. Not refused for
+      // good, the service delivers it again.
+      if (budget === 'known') {
         throw new PaymentWebhookConfirmationError(
           reference,
-          new Error(
-            result.remembered
-              ? 'the service did not know the reference a moment ago'
-              : 'the service does not show a reference the payments journal holds yet',
-          ),
+          new Error('the service does not show a reference the payments journal holds yet'),
         );
       }
-      throw this.refused(event, 'unknown-reference', 'the service has no such transaction');
+      throw this.refused(
+        event,
+        'unknown-reference',
+        result.remembered
+          ? 'the service did not know it a moment ago (remembered, not looked up again)'
+          : 'the service has no such transaction',
+      );
     }
     return result.record;
   }

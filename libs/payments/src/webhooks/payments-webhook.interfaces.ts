@@ -69,9 +69,9 @@ export interface PaymentsWebhookModuleOptions {
    */
   unjournaledEvents?: 'confirm' | 'refuse';
   /**
-   * How long (ms) a reference the service said it does not know is remembered: its deliveries are
-   * answered 503 without a look-up meanwhile (a genuine event that came too early is looked up on
-   * a later delivery). Default 30 000; 0 looks every delivery up.
+   * How long (ms) a reference the service said it does not know is answered 409 without another
+   * look-up. A reference the payments journal holds is never remembered so. Default 30 000; 0
+   * looks every delivery up.
    */
   unknownReferenceTtlMs?: number;
   /**

@@ -144,8 +144,8 @@ function readBudget(
  * webhooks costs"): status look-ups come out of a token bucket (shared by every instance when the
  * store offers one, as the Redis store does), and a delivery that finds it empty is answered 503
  * and costs nothing. Concurrent deliveries of one reference share one look-up; a reference the
- * service does not know is remembered for a short time (a delivery of it is answered 503, so a
- * genuine event that came too early is looked up again later), a final record for a day.
+ * service does not know is remembered for a short time (answered 409 without a look-up), a final
+ * record for a day; a reference the journal holds is never remembered as unknown.
  */
 @Injectable()
 export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
