@@ -1,5 +1,5 @@
 /** From raw runs to the figures of the report: medians, paired ratios, targets. */
-import type { ClientKey } from './clients';
+import type { ClientKey, JournalClientKey } from './clients';
 import { TARGET_CONCURRENCY, TARGETS } from './config';
 import type { LoadResult } from './load';
 import type { HeapGrowthResult, InflightResult } from './memory';
@@ -9,6 +9,10 @@ import { median, paired, spread, type Spread } from './stats';
 export interface RunMeasurement extends LoadResult {
   round: number;
   serverCpuUsPerCall: number;
+  /** (a+r) only: redis-server's CPU over the same run, per call. */
+  storeCpuUsPerCall?: number;
+  /** (a+r) only: commands redis-server processed per call. */
+  storeCommandsPerCall?: number;
 }
 
 /** A client's runs in round order: index i of two clients' lists is the same round. */
@@ -23,11 +27,24 @@ export interface ClientSummary {
   p99Ms: number;
   eventLoopUtilization: number;
   serverCpuUsPerCall: number;
+  storeCpuUsPerCall?: number;
+  storeCommandsPerCall?: number;
 }
 
 export function summarise(runs: readonly RunMeasurement[]): ClientSummary {
   const of = (pick: (r: RunMeasurement) => number) => median(runs.map(pick));
+  const store = runs.flatMap((r) =>
+    r.storeCpuUsPerCall === undefined || r.storeCommandsPerCall === undefined
+      ? []
+      : [{ cpu: r.storeCpuUsPerCall, commands: r.storeCommandsPerCall }],
+  );
   return {
+    ...(store.length === 0
+      ? {}
+      : {
+          storeCpuUsPerCall: median(store.map((s) => s.cpu)),
+          storeCommandsPerCall: median(store.map((s) => s.commands)),
+        }),
     rounds: runs.length,
     callsPerRun: of((r) => r.calls),
     callsPerSecond: spread(runs.map((r) => r.callsPerSecond)),
@@ -52,6 +69,23 @@ export interface PairedComparison {
   cpuOverAB0dUs: Spread | undefined;
   /** CPU µs/call (b0+d) − (b0): the per-attempt deadline, in place of axios's timeout, under load. */
   deadlineUnderLoadUs: Spread | undefined;
+  /** (a+j) and (a+r) against (a) and (b0), in the rounds where they ran. */
+  journal: Partial<Record<JournalClientKey, JournalComparison>>;
+}
+
+/** A journaled client against (a), the same library without a journal, and (b0), per round. */
+export interface JournalComparison {
+  /** Throughput ratio (x)/(b0): for (a+j), issue item 6's target. */
+  throughputOverB0: Spread;
+  /** (a)/(b0) in the same rounds, to read the one above against. */
+  aOverB0: Spread;
+  /** Throughput ratio (x)/(a). */
+  throughputOverA: Spread;
+  /** CPU µs/call (x) − (a), in the client's process: the journal's own work there. */
+  cpuOverAUs: Spread;
+  /** Latency (x) − (a), ms: of the runs' p50 and p99, each run's calls pooled over its slices. */
+  p50OverAMs: Spread;
+  p99OverAMs: Spread;
 }
 
 export function compare(runs: RunsByClient): PairedComparison {
@@ -66,11 +100,36 @@ export function compare(runs: RunsByClient): PairedComparison {
     const value = ratio(key);
     if (value !== undefined) ratios[key] = value;
   }
+  const journal: PairedComparison['journal'] = {};
+  const a = runs.a;
+  const b0 = runs.b0;
+  const by =
+    (pick: (r: RunMeasurement) => number, combine: (p: number, q: number) => number) =>
+    (x: readonly RunMeasurement[], y: readonly RunMeasurement[]) =>
+      paired(x.map(pick), y.map(pick), combine);
+  const throughputRatio = by(
+    (r) => r.callsPerSecond,
+    (p, q) => p / q,
+  );
+  const minus = (pick: (r: RunMeasurement) => number) => by(pick, (p, q) => p - q);
+  for (const key of ['aj', 'ar'] as const) {
+    const x = runs[key];
+    if (x === undefined || a === undefined || b0 === undefined) continue;
+    journal[key] = {
+      throughputOverB0: throughputRatio(x, b0),
+      aOverB0: throughputRatio(a, b0),
+      throughputOverA: throughputRatio(x, a),
+      cpuOverAUs: minus((r) => r.cpuUsPerCall)(x, a),
+      p50OverAMs: minus((r) => r.p50Ms)(x, a),
+      p99OverAMs: minus((r) => r.p99Ms)(x, a),
+    };
+  }
   return {
     throughput: ratios,
     cpuOverAB0Us: difference('a', 'b0'),
     cpuOverAB0dUs: difference('a', 'b0d'),
     deadlineUnderLoadUs: difference('b0d', 'b0'),
+    journal,
   };
 }
 
@@ -83,22 +142,26 @@ export interface Target {
 
 export interface TargetInputs {
   comparisons: Record<number, PairedComparison>;
-  inflight: Partial<Record<ClientKey, InflightResult>>;
-  heapGrowth: HeapGrowthResult | undefined;
-  deadlineUsPerAttempt: number;
+  /** The memory and micro-benchmark sections; absent when only the journal section ran. */
+  memory?: {
+    inflight: Partial<Record<ClientKey, InflightResult>>;
+    heapGrowth: HeapGrowthResult | undefined;
+    deadlineUsPerAttempt: number;
+  };
+  /** Whether (a+j) was asked for: its target is then reported, as a MISS if it did not run. */
+  journal: boolean;
 }
 
-/** Issue 14's targets; a target that could not be measured is reported as a MISS (NaN). */
+/**
+ * Issue 14's targets and the journal's; a target that could not be measured is reported as a
+ * MISS (NaN). Those of sections that were not run (BENCH_JOURNAL_ONLY) are left out.
+ */
 export function evaluateTargets(inputs: TargetInputs): Target[] {
   const at = inputs.comparisons[TARGET_CONCURRENCY];
   const ratio = at?.throughput.b0?.median ?? Number.NaN;
   const overhead = at?.cpuOverAB0Us?.median ?? Number.NaN;
-  const inflightOver =
-    (inputs.inflight.a?.heapBytesPerCall ?? Number.NaN) -
-    (inputs.inflight.b0?.heapBytesPerCall ?? Number.NaN);
-  const growth = inputs.heapGrowth?.heapGrowthBytes ?? Number.NaN;
-  const calls = inputs.heapGrowth?.calls ?? 0;
-  return [
+  const journalRatio = at?.journal.aj?.throughputOverB0.median ?? Number.NaN;
+  const targets: Target[] = [
     {
       description: `throughput (a)/(b0) at concurrency ${TARGET_CONCURRENCY} >= ${TARGETS.minThroughputRatioAB0}`,
       measured: ratio,
@@ -111,6 +174,22 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
       unit: 'µs',
       pass: overhead <= TARGETS.maxCpuOverheadUsPerCall,
     },
+  ];
+  if (inputs.journal) {
+    targets.push({
+      description: `throughput (a+j)/(b0) at concurrency ${TARGET_CONCURRENCY} >= ${TARGETS.minThroughputRatioAJB0} (in-memory journal)`,
+      measured: journalRatio,
+      unit: '',
+      pass: journalRatio >= TARGETS.minThroughputRatioAJB0,
+    });
+  }
+  if (inputs.memory === undefined) return targets;
+  const { inflight, heapGrowth, deadlineUsPerAttempt } = inputs.memory;
+  const inflightOver =
+    (inflight.a?.heapBytesPerCall ?? Number.NaN) - (inflight.b0?.heapBytesPerCall ?? Number.NaN);
+  const growth = heapGrowth?.heapGrowthBytes ?? Number.NaN;
+  const calls = heapGrowth?.calls ?? 0;
+  targets.push(
     {
       description: `heap per in-flight call (a) − (b0) <= ${TARGETS.maxInflightHeapOverB0Bytes} bytes`,
       measured: inflightOver,
@@ -125,9 +204,10 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
     },
     {
       description: `per-attempt deadline <= ${TARGETS.maxDeadlineUsPerAttempt} µs`,
-      measured: inputs.deadlineUsPerAttempt,
+      measured: deadlineUsPerAttempt,
       unit: 'µs',
-      pass: inputs.deadlineUsPerAttempt <= TARGETS.maxDeadlineUsPerAttempt,
+      pass: deadlineUsPerAttempt <= TARGETS.maxDeadlineUsPerAttempt,
     },
-  ];
+  );
+  return targets;
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AxiosInstance } from 'axios';
-import type { MpesaCollectionRequest } from '@malipo/nestjs';
+import type { MpesaCollectionRequest, PaymentsJournalStore } from '@malipo/nestjs';
 import type { Call } from './load';
 import { OPERATION_CASES } from '../libs/payments/spec-support/operation-cases';
 import { EXPECTED_REFERENCE } from './server-api';
@@ -15,13 +15,23 @@ export const API_USERNAME = 'bench-user';
 export const API_PASSWORD = 'bench-password';
 export const PATH = '/api/v2/payments';
 
-export type ClientKey = 'a' | 'b0' | 'b0d' | 'b' | 'c' | 'd';
+export type ClientKey = 'a' | 'aj' | 'ar' | 'b0' | 'b0d' | 'b' | 'c' | 'd';
 
 /** Rotation order of the rounds, and the order of the report's rows. */
-export const CLIENT_KEYS: readonly ClientKey[] = ['a', 'b0', 'b0d', 'b', 'c', 'd'];
+export const CLIENT_KEYS: readonly ClientKey[] = ['a', 'aj', 'ar', 'b0', 'b0d', 'b', 'c', 'd'];
+
+/** (a) with the payments journal: the journal section of the report (docs/performance.md). */
+export type JournalClientKey = 'aj' | 'ar';
+export const JOURNAL_CLIENT_KEYS: readonly JournalClientKey[] = ['aj', 'ar'];
+
+export function isJournalClient(key: ClientKey): key is JournalClientKey {
+  return (JOURNAL_CLIENT_KEYS as readonly string[]).includes(key);
+}
 
 export const CLIENT_LABELS: Record<ClientKey, string> = {
   a: '(a) CollectionsService.mpesa',
+  aj: '(a+j) (a), InMemoryPaymentsJournal',
+  ar: '(a+r) (a), RedisPaymentsJournal',
   b0: '(b0) axios like (a)',
   b0d: '(b0+d) (b0), deadline for timeout',
   b: '(b) axios.post, defaults',
@@ -64,16 +74,63 @@ export interface Client {
   close(): Promise<void>;
 }
 
-/** (a) The library as an app uses it: `CollectionsService` from a Nest application context. */
-async function libraryClient(baseUrl: string): Promise<Client> {
-  const [{ Module }, { NestFactory }, { CollectionsService, PaymentsModule }] = await Promise.all([
-    import('@nestjs/common'),
-    import('@nestjs/core'),
-    import('@malipo/nestjs'),
-  ]);
+/** What a client needs besides the server's port: the bench's redis-server for (a+r). */
+export interface ClientContext {
+  /** `redis://127.0.0.1:<port>` of the redis-server the bench started (bench/redis.ts). */
+  readonly redisUrl?: string;
+}
+
+/**
+ * The journal of (a+j) and (a+r), made as an app makes it. (a+j)'s keeps its default bound
+ * (100,000 entries), which the load rounds never reach: its entries stay, as in an app, and the
+ * report says how many it held.
+ */
+async function journalStore(
+  key: ClientKey,
+  context: ClientContext,
+): Promise<PaymentsJournalStore | undefined> {
+  switch (key) {
+    case 'aj': {
+      const { InMemoryPaymentsJournal } = await import('@malipo/nestjs');
+      return new InMemoryPaymentsJournal();
+    }
+    case 'ar': {
+      if (context.redisUrl === undefined) {
+        throw new Error("(a+r) needs the URL of the bench's redis-server");
+      }
+      const { RedisPaymentsJournal } = await import('@malipo/nestjs/redis');
+      return new RedisPaymentsJournal({ url: context.redisUrl });
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * (a) The library as an app uses it: `CollectionsService` from a Nest application context; (a+j)
+ * and (a+r) the same with a journal. Every call gets a new generated idempotency key, as a
+ * journaled call must have.
+ */
+async function libraryClient(
+  key: 'a' | JournalClientKey,
+  baseUrl: string,
+  context: ClientContext,
+): Promise<Client> {
+  const [{ Module }, { NestFactory }, { CollectionsService, PaymentsModule }, journal] =
+    await Promise.all([
+      import('@nestjs/common'),
+      import('@nestjs/core'),
+      import('@malipo/nestjs'),
+      journalStore(key, context),
+    ]);
   @Module({
     imports: [
-      PaymentsModule.forRoot({ apiUsername: API_USERNAME, apiPassword: API_PASSWORD, baseUrl }),
+      PaymentsModule.forRoot({
+        apiUsername: API_USERNAME,
+        apiPassword: API_PASSWORD,
+        baseUrl,
+        ...(journal === undefined ? {} : { journal }),
+      }),
     ],
   })
   class BenchAppModule {}
@@ -81,12 +138,13 @@ async function libraryClient(baseUrl: string): Promise<Client> {
   const app = await NestFactory.createApplicationContext(BenchAppModule, { logger: false });
   const collections = app.get(CollectionsService);
   return {
-    key: 'a',
-    label: CLIENT_LABELS.a,
+    key,
+    label: CLIENT_LABELS[key],
     call: async () => {
       const response = await collections.mpesa(MPESA_REQUEST);
-      expect(response.transactionReference === EXPECTED_REFERENCE, 'a');
+      expect(response.transactionReference === EXPECTED_REFERENCE, key);
     },
+    // Closes the journal's store too, once the calls' last journal writes are done.
     close: () => app.close(),
   };
 }
@@ -254,11 +312,17 @@ async function undiciClient(baseUrl: string): Promise<Client> {
 }
 
 /** Client `key` against the benchmark server listening on `port` of 127.0.0.1. */
-export function createClient(key: ClientKey, port: number): Promise<Client> {
+export function createClient(
+  key: ClientKey,
+  port: number,
+  context: ClientContext = {},
+): Promise<Client> {
   const baseUrl = `http://127.0.0.1:${port}`;
   switch (key) {
     case 'a':
-      return libraryClient(baseUrl);
+    case 'aj':
+    case 'ar':
+      return libraryClient(key, baseUrl, context);
     case 'b0':
       return configuredAxiosClient(baseUrl, false);
     case 'b0d':

@@ -1,7 +1,9 @@
 /**
- * Sizes of `npm run bench` and the targets of issue 14. Every size can be overridden through a
- * BENCH_* environment variable for quick local runs; published figures use the defaults, chosen
- * so that a full run takes about 15 minutes on a 2-core machine.
+ * Sizes of `npm run bench` and the targets of issue 14 and of the journal (issue item 6, "Cost").
+ * Every size can be overridden through a BENCH_* environment variable for quick local runs;
+ * published figures use the defaults, chosen so that a full run took about 15 minutes on a quiet
+ * 2-core machine before the journal's clients were added (docs/performance.md). BENCH_JOURNAL_ONLY=1 runs only the journal section (docs/performance.md, "The
+ * journal's cost"): (a), (b0), (a+j) and (a+r) at concurrency 1 and 64, and the journal's memory.
  */
 import { CLIENT_KEYS, type ClientKey } from './clients';
 
@@ -31,6 +33,13 @@ function intListFromEnv(name: string, fallback: number[]): number[] {
   return values;
 }
 
+function flagFromEnv(name: string): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new Error(`${name} must be 1 or 0`);
+}
+
 function listFromEnv(name: string, fallback: readonly string[]): string[] {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return [...fallback];
@@ -40,10 +49,22 @@ function listFromEnv(name: string, fallback: readonly string[]): string[] {
   return values;
 }
 
+const journalOnly = flagFromEnv('BENCH_JOURNAL_ONLY');
+
 export const CONFIG = {
+  // Only the load rounds of (a), (b0), (a+j) and (a+r) and the journal's memory: the rest of the
+  // report does not depend on the journal, and this part alone takes a few minutes.
+  journalOnly,
   // A subset for quick runs (comparisons and targets need (a) and (b0)); always all in print.
-  clients: listFromEnv('BENCH_CLIENTS', CLIENT_KEYS) as ClientKey[],
-  concurrencies: intListFromEnv('BENCH_CONCURRENCY', [1, 64, 512]),
+  clients: listFromEnv(
+    'BENCH_CLIENTS',
+    journalOnly ? ['a', 'b0', 'aj', 'ar'] : CLIENT_KEYS,
+  ) as ClientKey[],
+  concurrencies: intListFromEnv('BENCH_CONCURRENCY', journalOnly ? [1, 64] : [1, 64, 512]),
+  // (a+j) and (a+r) run in the same rounds as the others, at these of the concurrencies only: the
+  // journal's questions are asked at 1 (latency) and 64 (the targets), and each concurrency more
+  // adds a minute.
+  journalConcurrencies: intListFromEnv('BENCH_JOURNAL_CONCURRENCY', [1, 64]),
   // Interleaved rounds, reported as medians and paired ratios. Each round has new processes, and
   // the same code in a new process lands tens of µs per call either way: with 8 rounds the median
   // CPU difference moved by ±13 µs from run to run (docs/performance.md, "Method").
@@ -64,6 +85,17 @@ export const CONFIG = {
   sizeConcurrency: intFromEnv('BENCH_SIZE_CONCURRENCY', 64),
   inflightCalls: intFromEnv('BENCH_INFLIGHT_CALLS', 5_000),
   heapCalls: intFromEnv('BENCH_HEAP_CALLS', 100_000),
+  // The journal section starts its in-flight calls this many at a time, (a) as well: (a+r) writes
+  // each entry to Redis within a 1 s command timeout, which 5,000 calls started at once outran.
+  journalInflightBatch: intFromEnv('BENCH_JOURNAL_INFLIGHT_BATCH', 250),
+  // Heap kept per call by (a+j) and (a+r): enough calls that per-entry bytes are read to a few
+  // percent, few enough to stay far under the in-memory journal's bound of 100,000.
+  journalHeapCalls: intFromEnv('BENCH_JOURNAL_HEAP_CALLS', 20_000),
+  // The in-memory journal at its default bound: creates timed per repetition (journal.ts).
+  journalCapEntries: intFromEnv('BENCH_JOURNAL_CAP_ENTRIES', 100_000),
+  // Few: at the bound with nothing settled, one create took 16 ms before a4e7423
+  // (docs/performance.md, "The journal's cost").
+  journalCapCreates: intFromEnv('BENCH_JOURNAL_CAP_CREATES', 25),
   microIterations: intFromEnv('BENCH_MICRO_ITERATIONS', 50_000),
   startupRepetitions: intFromEnv('BENCH_STARTUP_REPS', 7),
 };
@@ -75,6 +107,8 @@ export const TARGET_CONCURRENCY = 64;
 
 export const TARGETS = {
   minThroughputRatioAB0: 0.95,
+  // Issue item 6 ("Cost"): with the in-memory journal, (a)'s ratio to (b0) still holds.
+  minThroughputRatioAJB0: 0.95,
   maxCpuOverheadUsPerCall: 10,
   maxInflightHeapOverB0Bytes: 1_024,
   maxHeapGrowthBytes: 1_000_000,

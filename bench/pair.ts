@@ -9,8 +9,15 @@
  * the order reversed every other slice. Prints per round and the medians.
  */
 import { fork } from 'node:child_process';
-import { CLIENT_KEYS, createClient, isClientKey, type ClientKey } from './clients';
+import {
+  CLIENT_KEYS,
+  createClient,
+  isClientKey,
+  type ClientContext,
+  type ClientKey,
+} from './clients';
 import { runLoad, runLoadFor } from './load';
+import { startBenchRedis } from './redis';
 import { startServer } from './server-process';
 import { median } from './stats';
 
@@ -25,8 +32,16 @@ interface PairResult {
   readonly cpuDifferenceUs: number;
 }
 
-async function measurePair(port: number, first: ClientKey, second: ClientKey): Promise<PairResult> {
-  const clients = [await createClient(first, port), await createClient(second, port)] as const;
+async function measurePair(
+  port: number,
+  first: ClientKey,
+  second: ClientKey,
+  context: ClientContext,
+): Promise<PairResult> {
+  const clients = [
+    await createClient(first, port, context),
+    await createClient(second, port, context),
+  ] as const;
   const totals = clients.map(() => ({ calls: 0, ms: 0, cpuUs: 0 }));
   try {
     for (const client of clients) await runLoad(client.call, 6_000, CONCURRENCY);
@@ -52,8 +67,20 @@ async function measurePair(port: number, first: ClientKey, second: ClientKey): P
   };
 }
 
-function roundInChild(port: number, first: ClientKey, second: ClientKey): Promise<PairResult> {
-  const child = fork(__filename, ['--round', String(port), first, second], {
+function roundInChild(
+  port: number,
+  first: ClientKey,
+  second: ClientKey,
+  redisUrl: string | undefined,
+): Promise<PairResult> {
+  const args = [
+    '--round',
+    String(port),
+    first,
+    second,
+    ...(redisUrl === undefined ? [] : [redisUrl]),
+  ];
+  const child = fork(__filename, args, {
     execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -66,7 +93,12 @@ function roundInChild(port: number, first: ClientKey, second: ClientKey): Promis
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args[0] === '--round') {
-    const result = await measurePair(Number(args[1]), args[2] as ClientKey, args[3] as ClientKey);
+    const result = await measurePair(
+      Number(args[1]),
+      args[2] as ClientKey,
+      args[3] as ClientKey,
+      args[4] === undefined ? {} : { redisUrl: args[4] },
+    );
     process.send?.(result, () => process.exit(0));
     return;
   }
@@ -75,11 +107,13 @@ async function main(): Promise<void> {
   if (!isClientKey(first) || !isClientKey(second) || !Number.isInteger(rounds) || rounds < 1) {
     throw new Error(`usage: pair.ts <${CLIENT_KEYS.join('|')}> <same> [rounds]`);
   }
+  // (a+r) needs a redis-server, started here as `npm run bench` starts it.
+  const redis = first === 'ar' || second === 'ar' ? await startBenchRedis() : undefined;
   const server = await startServer();
   const results: PairResult[] = [];
   try {
     for (let round = 1; round <= rounds; round++) {
-      const result = await roundInChild(server.ports.standard, first, second);
+      const result = await roundInChild(server.ports.standard, first, second, redis?.url);
       results.push(result);
       process.stderr.write(
         `round ${round}: ${first}/${second} ${result.ratio.toFixed(3)}, CPU ${first} − ${second} ${result.cpuDifferenceUs.toFixed(1)} µs/call\n`,
@@ -87,6 +121,7 @@ async function main(): Promise<void> {
     }
   } finally {
     server.stop();
+    await redis?.stop();
   }
   const differences = results.map((r) => r.cpuDifferenceUs);
   console.log(

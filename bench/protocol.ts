@@ -1,4 +1,5 @@
 /** Messages between the orchestrating parent (run.ts) and a worker process (worker.ts). */
+import type { JournalCapResult } from './journal';
 import type { LoadResult } from './load';
 import type { HeapGrowthResult, InflightResult } from './memory';
 import type { DeadlineMicroResult, MicroResult, WholeCallMicroResult } from './micro';
@@ -8,9 +9,11 @@ export type WorkerCommand =
   | { type: 'load'; port: number; calls: number; concurrency: number }
   /** The same for a fixed time rather than a fixed number of calls. */
   | { type: 'timedLoad'; port: number; seconds: number; concurrency: number }
-  | { type: 'inflight'; port: number; calls: number; warmupCalls: number }
+  | { type: 'inflight'; port: number; calls: number; warmupCalls: number; batch?: number }
   | { type: 'heapGrowth'; port: number; calls: number; concurrency: number; warmupCalls: number }
   | { type: 'micro'; iterations: number }
+  /** `create` into an InMemoryPaymentsJournal that holds `entries`, its bound (journal.ts). */
+  | { type: 'journalCap'; entries: number; creates: number }
   | { type: 'close' };
 
 /** What each command answers with. */
@@ -24,6 +27,7 @@ export interface WorkerResults {
     deadline: DeadlineMicroResult;
     wholeCall: WholeCallMicroResult;
   };
+  journalCap: JournalCapResult;
   close: null;
 }
 

@@ -1,9 +1,10 @@
 /**
- * Cost per call of the payments library against axios, node:http and undici (issue 14).
- * `npm run bench`; docs/performance.md describes the method. This process only orchestrates and
- * never loads the library: the server and every client run in processes of their own (fork.ts
- * gives those the flags they need). Sizes can be overridden through BENCH_* variables
- * (config.ts) for quick runs; published figures use the defaults.
+ * Cost per call of the payments library against axios, node:http and undici (issue 14), and of
+ * its journal (issue item 6). `npm run bench`; docs/performance.md describes the method. This
+ * process only orchestrates and never loads the library: the server, every client and the
+ * redis-server of (a+r) run in processes of their own (fork.ts gives the workers the flags they
+ * need). Sizes can be overridden through BENCH_* variables (config.ts) for quick runs, and
+ * BENCH_JOURNAL_ONLY=1 runs the journal section alone; published figures use the defaults.
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -17,12 +18,20 @@ import {
   type RunMeasurement,
   type RunsByClient,
 } from './analysis';
-import { CLIENT_KEYS, CLIENT_LABELS, type ClientKey } from './clients';
+import {
+  CLIENT_KEYS,
+  CLIENT_LABELS,
+  isJournalClient,
+  JOURNAL_CLIENT_KEYS,
+  type ClientKey,
+  type JournalClientKey,
+} from './clients';
 import { CONFIG, RESPONSE_SIZES, TARGETS } from './config';
 import type { HeapGrowthResult, InflightResult } from './memory';
 import { backgroundMeter, machineInfo } from './machine';
 import type { WorkerResults } from './protocol';
-import { renderReport, type BenchDocument } from './report';
+import { startBenchRedis, type BenchRedis } from './redis';
+import { renderReport, type BenchDocument, type JournalMemory } from './report';
 import { serverCpuMicros, startServer, type BenchServer } from './server-process';
 import { ensureLibraryBuilt, measureStartup } from './startup';
 import { percentile } from './stats';
@@ -63,11 +72,20 @@ interface SliceTotals {
   serverCpuMicros: number;
   busyMs: number;
   latencies: number[][];
+  /** redis-server's CPU and commands over (a+r)'s slices. */
+  store?: { cpuMicros: number; commands: number };
 }
 
 function combineSlices(totals: SliceTotals, concurrency: number, round: number): RunMeasurement {
   const latencies = Float64Array.from(totals.latencies.flat()).sort();
+  const store = totals.store;
   return {
+    ...(store === undefined
+      ? {}
+      : {
+          storeCpuUsPerCall: store.cpuMicros / totals.calls,
+          storeCommandsPerCall: store.commands / totals.calls,
+        }),
     calls: totals.calls,
     concurrency,
     elapsedMs: totals.elapsedMs,
@@ -85,7 +103,8 @@ function combineSlices(totals: SliceTotals, concurrency: number, round: number):
  * One round of `clients` at one concurrency: each client's run is `CONFIG.slicesPerRun` slices,
  * taken in turn with the other clients' slices, the order reversed every other slice, so that
  * every client meets the same stretch of the machine's time. A client's figures are its slices
- * summed: calls over time, CPU over calls.
+ * summed: calls over time, CPU over calls. With `redis`, (a+r)'s slices also count what
+ * redis-server spent on them.
  */
 async function measureRound(
   server: BenchServer,
@@ -94,6 +113,7 @@ async function measureRound(
   port: number,
   concurrency: number,
   round: number,
+  redis?: BenchRedis,
 ): Promise<Map<ClientKey, RunMeasurement>> {
   const order = roundOrder(clients, round).filter((key) => workers.has(key));
   const totals = new Map<ClientKey, SliceTotals>();
@@ -113,6 +133,7 @@ async function measureRound(
       serverCpuMicros: 0,
       busyMs: 0,
       latencies: [],
+      ...(key === 'ar' && redis !== undefined ? { store: { cpuMicros: 0, commands: 0 } } : {}),
     });
   }
   const seconds = CONFIG.secondsPerRun / CONFIG.slicesPerRun;
@@ -122,10 +143,16 @@ async function measureRound(
       const sum = totals.get(key);
       if (worker === undefined || sum === undefined) continue;
       const serverBefore = await serverCpuMicros(server);
+      const storeBefore = sum.store === undefined ? undefined : await redis?.counters();
       // No forced GC before a slice: after one, V8 runs with a shrunken young generation for a
       // while, which made short runs cost up to a third more CPU per call than the steady state.
       const result = await worker.ask({ type: 'timedLoad', port, seconds, concurrency });
       sum.serverCpuMicros += (await serverCpuMicros(server)) - serverBefore;
+      if (sum.store !== undefined && storeBefore !== undefined && redis !== undefined) {
+        const storeAfter = await redis.counters();
+        sum.store.cpuMicros += storeAfter.cpuMicros - storeBefore.cpuMicros;
+        sum.store.commands += storeAfter.commands - storeBefore.commands;
+      }
       sum.calls += result.calls;
       sum.elapsedMs += result.elapsedMs;
       sum.cpuMicros += result.cpuUsPerCall * result.calls;
@@ -150,17 +177,19 @@ function summariseAll(runs: RunsByClient): Partial<Record<ClientKey, ClientSumma
 /**
  * Fresh client processes for `keys`, started together (startup, ts-node compiling the library,
  * is not measured) and warmed up as one process each, then `body`, then stopped. Whatever share
- * of the machine other processes took meanwhile is pushed to `background`.
+ * of the machine other processes took meanwhile is pushed to `background`; redis-server, which
+ * (a+r) uses, counts as the bench's own.
  */
 async function withFreshClients<T>(
   server: BenchServer,
   keys: readonly ClientKey[],
   background: number[],
+  redis: BenchRedis | undefined,
   body: (workers: Map<ClientKey, Worker>) => Promise<T>,
 ): Promise<T> {
   const workers = new Map<ClientKey, Worker>();
   try {
-    for (const worker of await startWorkers(keys)) {
+    for (const worker of await startWorkers(keys, redis?.url)) {
       if (worker.key !== 'none') workers.set(worker.key, worker);
     }
     for (const worker of workers.values()) {
@@ -171,7 +200,12 @@ async function withFreshClients<T>(
         concurrency: WARMUP_CONCURRENCY,
       });
     }
-    const pids = [process.pid, server.child.pid, ...[...workers.values()].map((w) => w.pid)];
+    const pids = [
+      process.pid,
+      server.child.pid,
+      redis?.pid,
+      ...[...workers.values()].map((w) => w.pid),
+    ];
     const meter = backgroundMeter(pids.filter((pid): pid is number => pid !== undefined));
     const result = await body(workers);
     const share = meter.stop();
@@ -182,29 +216,47 @@ async function withFreshClients<T>(
   }
 }
 
+/** The clients of the rounds at `concurrency`: (a+j) and (a+r) only at the journal's. */
+function clientsAt(concurrency: number): ClientKey[] {
+  return CONFIG.clients.filter(
+    (key) => !isJournalClient(key) || CONFIG.journalConcurrencies.includes(concurrency),
+  );
+}
+
 /**
  * The main rounds: every concurrency, every client once per round, in balanced order. Each round
  * has processes of its own: the same code in a new process can cost tens of µs per call more or
- * less (docs/performance.md, "Method"), so the rounds sample processes as well as time.
+ * less (docs/performance.md, "Method"), so the rounds sample processes as well as time. (a+j)
+ * and (a+r) are measured in these rounds, exactly as (a), so that their ratios to (a) and (b0)
+ * are paired within rounds too.
  */
-async function loadRounds(server: BenchServer, background: number[]) {
+async function loadRounds(
+  server: BenchServer,
+  redis: BenchRedis | undefined,
+  background: number[],
+) {
   const runs: Record<number, RunsByClient> = {};
   for (let round = 0; round < CONFIG.rounds; round++) {
     progress(`round ${round + 1}/${CONFIG.rounds}: starting ${CONFIG.clients.length} clients`);
-    await withFreshClients(server, CONFIG.clients, background, async (workers) => {
+    await withFreshClients(server, CONFIG.clients, background, redis, async (workers) => {
       for (const concurrency of CONFIG.concurrencies) {
         const results = await measureRound(
           server,
           workers,
-          CONFIG.clients,
+          clientsAt(concurrency),
           server.ports.standard,
           concurrency,
           round,
+          redis,
         );
         for (const [key, result] of results) {
           ((runs[concurrency] ??= {})[key] ??= []).push(result);
+          const store =
+            result.storeCpuUsPerCall === undefined
+              ? ''
+              : `; redis-server ${result.storeCpuUsPerCall.toFixed(1)} µs CPU/call`;
           progress(
-            `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call`,
+            `round ${round + 1}/${CONFIG.rounds} c=${concurrency} ${CLIENT_LABELS[key]}: ${result.callsPerSecond.toFixed(0)} calls/s, ${result.cpuUsPerCall.toFixed(1)} µs CPU/call, p50 ${result.p50Ms.toFixed(2)} ms${store}`,
           );
         }
       }
@@ -222,7 +274,7 @@ async function sizeRounds(
   for (const size of Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]) {
     const port = server.ports[size];
     for (let round = 0; round < CONFIG.sizeRounds; round++) {
-      await withFreshClients(server, SIZE_CLIENTS, background, async (workers) => {
+      await withFreshClients(server, SIZE_CLIENTS, background, undefined, async (workers) => {
         for (const worker of workers.values()) {
           // Then warmed at this size too.
           await worker.ask({
@@ -259,9 +311,11 @@ async function sizeRounds(
  */
 async function memoryAndMicro(server: BenchServer) {
   progress('memory and micro-benchmarks: starting fresh workers');
-  const started = await startWorkers([...CONFIG.clients, 'a', 'none']);
-  const inflightWorkers = started.slice(0, CONFIG.clients.length);
-  const [heapWorker, microWorker] = started.slice(CONFIG.clients.length);
+  // The journal's clients hold entries: their memory is the journal section's (journalMemory).
+  const clients = CONFIG.clients.filter((key) => !isJournalClient(key));
+  const started = await startWorkers([...clients, 'a', 'none']);
+  const inflightWorkers = started.slice(0, clients.length);
+  const [heapWorker, microWorker] = started.slice(clients.length);
   try {
     const inflight: Partial<Record<ClientKey, InflightResult>> = {};
     for (const worker of inflightWorkers) {
@@ -298,21 +352,142 @@ async function memoryAndMicro(server: BenchServer) {
   }
 }
 
+/**
+ * `measure` of each worker of `keys` (started together, used one at a time, each stopped after
+ * its measure). A measure that fails is recorded in `failures` and the others go on: the load
+ * rounds before it took many minutes, and the report says what failed.
+ */
+async function eachFresh<T>(
+  keys: readonly ('a' | JournalClientKey)[],
+  redis: BenchRedis | undefined,
+  what: string,
+  failures: string[],
+  measure: (worker: Worker) => Promise<T>,
+): Promise<Partial<Record<'a' | JournalClientKey, T>>> {
+  const results: Partial<Record<'a' | JournalClientKey, T>> = {};
+  const workers = await startWorkers(keys, redis?.url);
+  try {
+    // startWorkers answers in the order of its keys.
+    for (const [index, worker] of workers.entries()) {
+      const key = keys[index];
+      progress(`journal memory: ${what} through ${CLIENT_LABELS[key]}`);
+      try {
+        results[key] = await measure(worker);
+      } catch (error: unknown) {
+        const message = error instanceof Error ? error.message : String(error);
+        failures.push(`${CLIENT_LABELS[key]}, ${what}: ${message.split('\n')[0]}`);
+        progress(`journal memory: FAILED ${CLIENT_LABELS[key]}, ${what}: ${message}`);
+      }
+      await worker.stop();
+    }
+  } finally {
+    for (const worker of workers) await worker.stop();
+  }
+  return results;
+}
+
+/**
+ * The journal's memory, apart from the main memory figures: (a+j)'s journal keeps an entry per
+ * call (up to its bound), so its heap is not comparable with (a)'s. (a) is measured again here,
+ * in the same way and at the same time, as the reference. Then the in-memory journal at its
+ * bound (journal.ts).
+ */
+async function journalMemory(
+  server: BenchServer,
+  redis: BenchRedis | undefined,
+  keys: readonly JournalClientKey[],
+): Promise<JournalMemory> {
+  progress('journal memory: starting fresh workers');
+  const measured: ('a' | JournalClientKey)[] = ['a', ...keys];
+  const failures: string[] = [];
+  const inflight = await eachFresh(
+    measured,
+    redis,
+    `${CONFIG.inflightCalls} calls in flight`,
+    failures,
+    (worker) =>
+      worker.ask({
+        type: 'inflight',
+        port: server.ports.hold,
+        calls: CONFIG.inflightCalls,
+        warmupCalls: CONFIG.warmupCalls,
+        batch: CONFIG.journalInflightBatch,
+      }),
+  );
+  const heapGrowth = await eachFresh(
+    measured,
+    redis,
+    `heap kept over ${CONFIG.journalHeapCalls} calls`,
+    failures,
+    (worker) =>
+      worker.ask({
+        type: 'heapGrowth',
+        port: server.ports.standard,
+        calls: CONFIG.journalHeapCalls,
+        concurrency: WARMUP_CONCURRENCY,
+        warmupCalls: CONFIG.initialWarmupCalls,
+      }),
+  );
+  if (!keys.includes('aj')) return { inflight, heapGrowth, failures };
+  progress(`journal: InMemoryPaymentsJournal at its bound of ${CONFIG.journalCapEntries} entries`);
+  const [capWorker] = await startWorkers(['none']);
+  try {
+    const cap = await capWorker.ask({
+      type: 'journalCap',
+      entries: CONFIG.journalCapEntries,
+      creates: CONFIG.journalCapCreates,
+    });
+    return { inflight, heapGrowth, cap, failures };
+  } catch (error: unknown) {
+    failures.push(
+      `journal at its bound: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return { inflight, heapGrowth, failures };
+  } finally {
+    await capWorker.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const machine = machineInfo();
-  if (ensureLibraryBuilt()) progress('built dist/libs/payments for the startup figures');
+  const journalKeys = JOURNAL_CLIENT_KEYS.filter((key) => CONFIG.clients.includes(key));
+  if (CONFIG.journalOnly && journalKeys.length === 0) {
+    throw new Error('BENCH_JOURNAL_ONLY=1 needs (a+j) or (a+r) in BENCH_CLIENTS');
+  }
+  // Before anything else: a bench that cannot measure (a+r) fails now, not after the rounds.
+  const redis = CONFIG.clients.includes('ar') ? await startBenchRedis() : undefined;
+  try {
+    if (redis !== undefined) progress(`redis-server pid ${redis.pid} at ${redis.url}`);
+    if (!CONFIG.journalOnly && ensureLibraryBuilt()) {
+      progress('built dist/libs/payments for the startup figures');
+    }
+    await measureAll(machine, journalKeys, redis);
+  } finally {
+    await redis?.stop();
+  }
+}
 
+async function measureAll(
+  machine: ReturnType<typeof machineInfo>,
+  journalKeys: readonly JournalClientKey[],
+  redis: BenchRedis | undefined,
+): Promise<void> {
   const server = await startServer();
   try {
     progress(`server ports ${JSON.stringify(server.ports)}`);
     const background: number[] = [];
-    const loadRuns = await loadRounds(server, background);
-    const sizeRuns = await sizeRounds(server, background);
+    const loadRuns = await loadRounds(server, redis, background);
+    const sizeRuns = CONFIG.journalOnly ? undefined : await sizeRounds(server, background);
     const otherProcessesCpuPercent = background.length === 0 ? undefined : Math.max(...background);
 
-    const { inflight, heapGrowth, micro } = await memoryAndMicro(server);
-    progress(`startup: ${CONFIG.startupRepetitions} fresh processes per measure`);
-    const startup = await measureStartup(CONFIG.startupRepetitions);
+    const memory = CONFIG.journalOnly ? undefined : await memoryAndMicro(server);
+    const journal =
+      journalKeys.length === 0 ? undefined : await journalMemory(server, redis, journalKeys);
+    let startup: BenchDocument['startup'];
+    if (!CONFIG.journalOnly) {
+      progress(`startup: ${CONFIG.startupRepetitions} fresh processes per measure`);
+      startup = await measureStartup(CONFIG.startupRepetitions);
+    }
 
     const comparisons: Record<number, PairedComparison> = {};
     const clients: Record<number, Partial<Record<ClientKey, ClientSummary>>> = {};
@@ -320,16 +495,19 @@ async function main(): Promise<void> {
       comparisons[concurrency] = compare(loadRuns[concurrency] ?? {});
       clients[concurrency] = summariseAll(loadRuns[concurrency] ?? {});
     }
-    const sizes = Object.fromEntries(
-      (Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]).map((size) => [
-        size,
-        {
-          bodyBytes: server.bodyBytes[size],
-          clients: summariseAll(sizeRuns[size]),
-          comparison: compare(sizeRuns[size]),
-        },
-      ]),
-    ) as BenchDocument['sizes'];
+    const sizes =
+      sizeRuns === undefined
+        ? undefined
+        : (Object.fromEntries(
+            (Object.keys(RESPONSE_SIZES) as (keyof typeof RESPONSE_SIZES)[]).map((size) => [
+              size,
+              {
+                bodyBytes: server.bodyBytes[size],
+                clients: summariseAll(sizeRuns[size]),
+                comparison: compare(sizeRuns[size]),
+              },
+            ]),
+          ) as NonNullable<BenchDocument['sizes']>);
 
     const document: BenchDocument = {
       machine: { ...machine, otherProcessesCpuPercent },
@@ -338,26 +516,40 @@ async function main(): Promise<void> {
       standardBodyBytes: server.bodyBytes.standard,
       clients,
       comparisons,
-      sizes,
-      inflight,
-      heapGrowth,
-      micro,
-      startup,
+      ...(sizes === undefined ? {} : { sizes }),
+      ...(memory === undefined ? {} : memory),
+      ...(journal === undefined ? {} : { journal }),
+      ...(startup === undefined ? {} : { startup }),
       targets: evaluateTargets({
         comparisons,
-        inflight,
-        heapGrowth,
-        deadlineUsPerAttempt: micro.deadline.usPerAttempt,
+        journal: journalKeys.includes('aj'),
+        ...(memory === undefined
+          ? {}
+          : {
+              memory: {
+                inflight: memory.inflight,
+                heapGrowth: memory.heapGrowth,
+                deadlineUsPerAttempt: memory.micro.deadline.usPerAttempt,
+              },
+            }),
       }),
       durationSeconds: (performance.now() - benchStart) / 1000,
-      raw: { load: loadRuns, sizes: sizeRuns },
+      raw: { load: loadRuns, ...(sizeRuns === undefined ? {} : { sizes: sizeRuns }) },
     };
     process.stdout.write(renderReport(document));
-    const resultsFile = path.join(__dirname, 'results.json');
+    // The journal section alone does not overwrite the full run's figures.
+    const resultsFile = path.join(
+      __dirname,
+      CONFIG.journalOnly ? 'results.journal.json' : 'results.json',
+    );
     writeFileSync(resultsFile, `${JSON.stringify(document, null, 2)}\n`);
     progress(
       `wrote ${path.relative(process.cwd(), resultsFile)}; ${document.durationSeconds.toFixed(0)} s in all`,
     );
+    if (journal !== undefined && journal.failures.length > 0) {
+      progress(`FAILED: ${journal.failures.join('; ')}`);
+      process.exitCode = 1;
+    }
   } finally {
     server.stop();
   }

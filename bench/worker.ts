@@ -9,6 +9,8 @@ import { measureHeapGrowth, measureInflight } from './memory';
 import type { WorkerCommand, WorkerReply } from './protocol';
 
 const key = process.argv[2] ?? 'none';
+/** The bench's redis-server, for (a+r) (bench/redis.ts). */
+const redisUrl = process.argv[3];
 
 /** One client per server port, made on first use and kept: its pool stays warm across runs. */
 const clients = new Map<number, Promise<Client>>();
@@ -17,7 +19,7 @@ function clientFor(port: number): Promise<Client> {
   if (!isClientKey(key)) throw new Error(`worker ${key} has no client`);
   let client = clients.get(port);
   if (client === undefined) {
-    client = createClient(key, port);
+    client = createClient(key, port, redisUrl === undefined ? {} : { redisUrl });
     clients.set(port, client);
   }
   return client;
@@ -35,6 +37,7 @@ async function execute(command: WorkerCommand): Promise<unknown> {
         command.port,
         command.calls,
         command.warmupCalls,
+        command.batch,
       );
     case 'heapGrowth':
       return measureHeapGrowth(
@@ -51,6 +54,11 @@ async function execute(command: WorkerCommand): Promise<unknown> {
         deadline: runDeadlineMicro(command.iterations),
         wholeCall: await runWholeCallMicro(command.iterations / 5),
       };
+    }
+    case 'journalCap': {
+      // Loaded on demand, as the micro-benchmarks are.
+      const { measureJournalCap } = await import('./journal');
+      return measureJournalCap(command.entries, command.creates);
     }
     case 'close':
       for (const client of clients.values()) await (await client).close();

@@ -21,8 +21,10 @@ async function answer(child: ChildProcess, what: string): Promise<unknown> {
   return reply.value;
 }
 
-export async function startWorker(key: ClientKey | 'none'): Promise<Worker> {
-  const child = forkBenchScript('worker', [key], { exposeGc: true, pathAliases: true });
+/** Worker `key`; `redisUrl` is the bench's redis-server, which (a+r) needs (bench/redis.ts). */
+export async function startWorker(key: ClientKey | 'none', redisUrl?: string): Promise<Worker> {
+  const args = redisUrl === undefined ? [key] : [key, redisUrl];
+  const child = forkBenchScript('worker', args, { exposeGc: true, pathAliases: true });
   try {
     await answer(child, `worker ${key} start`);
   } catch (error: unknown) {
@@ -60,8 +62,11 @@ export async function startWorker(key: ClientKey | 'none'): Promise<Worker> {
  * One worker per key, started together. If any fails to start, the others are stopped before
  * the failure is passed on: a worker left running would hold the parent's IPC channel open.
  */
-export async function startWorkers(keys: readonly (ClientKey | 'none')[]): Promise<Worker[]> {
-  const outcomes = await Promise.allSettled(keys.map((key) => startWorker(key)));
+export async function startWorkers(
+  keys: readonly (ClientKey | 'none')[],
+  redisUrl?: string,
+): Promise<Worker[]> {
+  const outcomes = await Promise.allSettled(keys.map((key) => startWorker(key, redisUrl)));
   const started = outcomes.flatMap((outcome) =>
     outcome.status === 'fulfilled' ? [outcome.value] : [],
   );
