@@ -1,5 +1,4 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
-import { hkdfSync } from 'node:crypto';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
 import type { PaymentsOperation } from './operations';
@@ -9,7 +8,7 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
 import { MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
-import { deriveFingerprintKey, PaymentsJournal } from './journal/payments-journal';
+import { deriveFingerprintKey, deriveKey, PaymentsJournal } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
@@ -115,9 +114,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       options.journal &&
       new PaymentsJournal(options.journal, {
         account: registrationName ?? DEFAULT_REGISTRATION_NAME,
-        fingerprintKey: deriveFingerprintKey(
-          options.journalFingerprintSecret ?? options.apiPassword,
-        ),
+        fingerprintKey: deriveFingerprintKey(this.keySecret()),
       });
   }
 
@@ -128,8 +125,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
    * @internal
    */
   deriveKey(purpose: string): Buffer {
-    const secret = this.options.journalFingerprintSecret ?? this.options.apiPassword;
-    return Buffer.from(hkdfSync('sha256', secret, 'malipo-payments', purpose, 32));
+    return deriveKey(this.keySecret(), 'malipo-payments', purpose);
+  }
+
+  /** What the account's derived keys come from: `journalFingerprintSecret`, else `apiPassword`. */
+  private keySecret(): string {
+    return this.options.journalFingerprintSecret ?? this.options.apiPassword;
   }
 
   /**

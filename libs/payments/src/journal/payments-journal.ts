@@ -122,9 +122,15 @@ export interface PaymentsJournalOptions {
 
 /** The fingerprint key a client derives from its password when none is configured. */
 export function deriveFingerprintKey(secret: string): Buffer {
-  return Buffer.from(
-    hkdfSync('sha256', secret, 'malipo-payments-journal', 'request fingerprint v1', 32),
-  );
+  return deriveKey(secret, 'malipo-payments-journal', 'request fingerprint v1');
+}
+
+/**
+ * A 32-byte key derived (HKDF-SHA256) from the account's secret for one `purpose`: keys of
+ * different purposes are unrelated, and none reveals the secret.
+ */
+export function deriveKey(secret: string, salt: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, salt, purpose, 32));
 }
 
 /**
