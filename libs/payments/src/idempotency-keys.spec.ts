@@ -1,5 +1,6 @@
 import { PaymentsValidationError } from './errors';
 import {
+  canonicalJson,
   IDEMPOTENCY_KEY_MEMORY,
   IdempotencyKeyRegistry,
   requestFingerprint,
@@ -26,6 +27,32 @@ function refusal(registry: IdempotencyKeyRegistry, key: string, fingerprint: str
     return error;
   }
 }
+
+describe('canonicalJson', () => {
+  // Fingerprints are kept in shared journals: the form must never change between versions, or a
+  // retry after an upgrade would read as another request under the same key.
+  it('writes sorted keys at every level, skips undefined fields and keeps array holes as null', () => {
+    const value = {
+      zeta: [3, undefined, { b: 'x', a: null }, []],
+      alpha: { 'quoted"key': 'é\n', empty: {}, gone: undefined },
+      amount: 100.5,
+      flag: false,
+    };
+    expect(canonicalJson(value)).toBe(
+      '{"alpha":{"empty":{},"quoted\\"key":"é\\n"},"amount":100.5,"flag":false,' +
+        '"zeta":[3,null,{"a":null,"b":"x"},[]]}',
+    );
+    expect(canonicalJson(['op', 'POST', '/p', null])).toBe('["op","POST","/p",null]');
+    expect(canonicalJson(undefined)).toBe('null');
+    expect(canonicalJson({ only: undefined })).toBe('{}');
+  });
+
+  it('keeps the fingerprint of a known request', () => {
+    expect(requestFingerprint('payouts.mpesa', PAYOUT)).toBe(
+      'WGkKYO+fDOK33cvfsxLfrVAJr6cJMjdUPx7i//PQvyo=',
+    );
+  });
+});
 
 describe('requestFingerprint', () => {
   const fingerprint = (encoded: EncodedRequest, name = 'payouts.mpesa') =>

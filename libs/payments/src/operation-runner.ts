@@ -212,10 +212,10 @@ export class OperationRunner implements BeforeApplicationShutdown {
     try {
       response = await this.send(operation, prepared, encoded, idempotencyKey, callOptions);
     } catch (error) {
-      await journal.failed(idempotencyKey, decision.callId, error);
+      await journal.failed(decision, error);
       throw error;
     }
-    await journal.accepted(idempotencyKey, decision.callId, response as JsonObject);
+    await journal.accepted(decision, response as JsonObject);
     return response;
   }
 

