@@ -58,9 +58,12 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     if (this.runs.has(runId)) return;
     const record = await this.deps.store.getRun(runId);
     if (!record || this.closed || this.runs.has(runId)) return;
+    const pacer = new PayoutRunPacer(record);
+    // create() read the balance just before it stored the run: a request the service counts too.
+    pacer.countRequestAt(Date.parse(record.createdAt));
     const run: ActiveRun = {
       runId,
-      pacer: new PayoutRunPacer(record),
+      pacer,
       queue: [],
       state: record.state === 'paused' ? 'paused' : 'running',
       pumping: false,
@@ -211,7 +214,9 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
         if (result.kind === 'accepted' || result.state === 'in_doubt') this.watch(run, itemId);
       }
       this.progress.schedule(run.runId);
-      await this.checkFinished(run);
+      // While items wait here the run cannot be done: the store's counts are read once the queue
+      // is empty, not after every send (a summary per item is most of the run's own cost).
+      if (run.queue.length === 0) await this.checkFinished(run);
     } catch (error) {
       this.logger.error(
         `Payout run ${run.runId}: item ${itemId} could not be recorded (${error instanceof Error ? error.message : 'error'}); the journal holds its send`,

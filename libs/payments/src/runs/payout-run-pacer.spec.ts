@@ -1,4 +1,4 @@
-import { PayoutRunPacer } from './payout-run-pacer';
+import { PACE_MARGIN, PayoutRunPacer } from './payout-run-pacer';
 
 describe('PayoutRunPacer', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
@@ -53,6 +53,67 @@ describe('PayoutRunPacer', () => {
     expect(started.filter(Boolean)).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(30);
     expect(started.filter(Boolean)).toHaveLength(3);
+    pacer.stop();
+  });
+
+  it('paces a little under the rate: R + 1 starts always span more than a second', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 50 });
+    const starts: number[] = [];
+    for (let i = 0; i < 120; i += 1) {
+      void pacer.acquire().then((go) => {
+        if (!go) return;
+        starts.push(Date.now());
+        pacer.release();
+      });
+    }
+    await jest.advanceTimersByTimeAsync(2500);
+    expect(starts.length).toBeGreaterThan(100);
+    for (let i = 50; i < starts.length; i += 1) {
+      expect(starts[i] - starts[i - 50]).toBeGreaterThanOrEqual(1000 / PACE_MARGIN - 1);
+    }
+    pacer.stop();
+  });
+
+  it('starts its schedule again after idling, rather than bursting to make up the idle time', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 10 });
+    expect(await pacer.acquire()).toBe(true);
+    pacer.release();
+    await jest.advanceTimersByTimeAsync(5000);
+    // Nothing was asked for five seconds: one start now, the next a full interval later.
+    expect(await grantedWithin(pacer, 3, 50)).toBe(1);
+    pacer.stop();
+  });
+
+  it('counts a request made just before the run (the balance read) as one of its sends', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
+    pacer.countRequestAt(Date.now());
+    // Two per second: the read and the first send fill the first second's span.
+    expect(await grantedWithin(pacer, 3, 1000)).toBe(1);
+    await jest.advanceTimersByTimeAsync(1000 / PACE_MARGIN - 1000 + 1);
+    pacer.stop();
+  });
+
+  it('counts the sends a stall may have held back from the end of the stall', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
+    const starts: number[] = [];
+    const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
+    take();
+    take();
+    take();
+    await Promise.resolve();
+    expect(starts).toEqual([0]);
+    // The process stalls for 200 ms while the second start is due: the first send, started just
+    // before, may have left only when the process ran again.
+    jest.setSystemTime(200);
+    await jest.advanceTimersByTimeAsync(1000 / (2 * PACE_MARGIN) + 1);
+    expect(starts).toHaveLength(2);
+    const resumedAt = starts[1];
+    // Two per span: the third waits a span from the stall's end, not from the first start.
+    await jest.advanceTimersByTimeAsync(resumedAt + 1000 / PACE_MARGIN - Date.now() - 2);
+    expect(starts).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(5);
+    expect(starts).toHaveLength(3);
+    expect(starts[2] - starts[0]).toBeGreaterThan(1000 / PACE_MARGIN + 150);
     pacer.stop();
   });
 

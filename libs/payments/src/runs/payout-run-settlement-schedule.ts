@@ -44,12 +44,17 @@ export class PayoutRunSettlementSchedule {
   }
 }
 
-/** Runs `visit` over `values`, `SETTLEMENT_BATCH` at a time. */
+/**
+ * Runs `visit` over `values`, `SETTLEMENT_BATCH` at a time. Between batches it lets the event loop
+ * run: an in-memory store and journal answer without I/O, and thousands of reads in one go would
+ * hold back the run's sends (and their arrival at the service) for as long.
+ */
 export async function inBatches<T>(
   values: readonly T[],
   visit: (value: T) => Promise<void>,
 ): Promise<void> {
   for (let start = 0; start < values.length; start += SETTLEMENT_BATCH) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
     await Promise.all(values.slice(start, start + SETTLEMENT_BATCH).map(visit));
   }
 }

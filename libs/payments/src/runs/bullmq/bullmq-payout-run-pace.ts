@@ -4,6 +4,7 @@ import {
   DEFAULT_PAUSE_MS,
   MAX_PAUSE_MS,
   MIN_RATE_PER_SECOND,
+  PACE_MARGIN,
   RECOVERY_SHARE_PER_SECOND,
 } from '../payout-run-pacer';
 
@@ -36,10 +37,23 @@ interface PaceCommands {
   malipoRunsPace(...args: (string | number)[]): Promise<[string, number]>;
 }
 
-/** BullMQ's rate limit for `rate` sends per second: few jobs per short window, so evenly spaced. */
+/** BullMQ's limiter takes whole milliseconds; shorter windows than this round too coarsely. */
+const MIN_LIMITER_WINDOW_MS = 10;
+/** How close to the paced rate the limiter's whole numbers must come. */
+const LIMITER_FIT = 0.99;
+
+/**
+ * BullMQ's rate limit for `rate` sends per second, paced at {@link PACE_MARGIN} of it as the
+ * embedded pacer is: the fewest jobs per window (so sends stay spaced) whose whole-millisecond
+ * window comes within 1% of that pace, never above it.
+ */
 export function limiterOf(rate: number): { max: number; duration: number } {
-  const duration = Math.max(10, Math.round(1000 / rate));
-  return { max: Math.max(1, Math.round((rate * duration) / 1000)), duration };
+  const paced = rate * PACE_MARGIN;
+  for (let max = 1; ; max += 1) {
+    const duration = Math.ceil((max * 1000) / paced);
+    if (duration < MIN_LIMITER_WINDOW_MS) continue;
+    if ((max * 1000) / duration >= paced * LIMITER_FIT || max >= paced) return { max, duration };
+  }
 }
 
 /** The pace of the runs one engine works on, shared through Redis by every instance. */
