@@ -382,7 +382,7 @@ function journalSection(doc: BenchDocument): string[] {
   const out: string[] = [
     "## The journal's cost",
     '',
-    `(a+j) and (a+r) are (a) with \`journal: new InMemoryPaymentsJournal()\` and with \`new RedisPaymentsJournal({ url })\` on a redis-server the bench started (loopback, persistence off), measured in the same rounds as (a) and (b0): paired by round, median (min – max). Each call writes its entry before it is sent and records its end after (one \`create\`, then \`get\` and \`replace\`).`,
+    `(a+j) and (a+r) are (a) with \`journal: new InMemoryPaymentsJournal()\` and with \`new RedisPaymentsJournal({ url })\` on a redis-server the bench started (loopback, persistence off), measured in the same rounds as (a) and (b0): paired by round, median (min – max). Each call writes its entry before it is sent and records its end after (one \`create\`, then one \`replace\` over the entry it wrote; a \`get\` only when another writer changed it in between).`,
     '',
   ];
   if (rows.length > 0) {
@@ -434,7 +434,7 @@ function journalSection(doc: BenchDocument): string[] {
         }),
       ),
       '',
-      "Store CPU is redis-server's own (user + system, from its INFO) over (a+r)'s slices, per call; the in-memory journal's work is in (a+j)'s CPU. Redis commands per call include those its Lua scripts run: a call is three round trips (the create script, then HGET and the replace script).",
+      "Store CPU is redis-server's own (user + system, from its INFO) over (a+r)'s slices, per call; the in-memory journal's work is in (a+j)'s CPU. Redis commands per call include those its Lua scripts run: a call is two round trips (the create script, then the replace script).",
       '',
     );
     if (doc.raw.load[doc.config.concurrencies[0]]?.aj !== undefined) {

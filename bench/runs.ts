@@ -7,7 +7,7 @@
 // bench/results.runs.json.
 //
 // Environment: RUNS_ITEMS (default 10000), RUNS_RATES (default "50,500"), RUNS_RESTARTS (6),
-// RUNS_WEBHOOKS=0 to skip the scenarios with webhooks confirmed, RUNS_RESUME=0 to skip the resume.
+// RUNS_CONCURRENCY (64), RUNS_WEBHOOKS=0 to skip the scenarios with webhooks confirmed, RUNS_RESUME=0 to skip the resume.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -19,7 +19,7 @@ import { measureResume, type ResumeResult } from './runs-resume';
 const ITEMS = Number(process.env.RUNS_ITEMS ?? 10_000);
 const RATES = (process.env.RUNS_RATES ?? '50,500').split(',').map(Number);
 const RESTARTS = Number(process.env.RUNS_RESTARTS ?? 6);
-const CONCURRENCY = 64;
+const CONCURRENCY = Number(process.env.RUNS_CONCURRENCY ?? 64);
 /** Webhooks held this long never arrive during the run: only payouts use the rate limit. */
 const NO_WEBHOOK_DELAY_MS = 3_600_000;
 

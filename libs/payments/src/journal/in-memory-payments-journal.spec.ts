@@ -52,7 +52,7 @@ describe('InMemoryPaymentsJournal', () => {
     expect((await store.list()).map((kept) => kept.idempotencyKey)).toEqual(['b', 'c']);
   });
 
-  it('holds values: changing an entry given, returned or read changes nothing in the journal', async () => {
+  it('holds values: an entry given or returned is not its own, one read is frozen throughout', async () => {
     const store = new InMemoryPaymentsJournal();
     const given = entry('k', 'started');
     const original = structuredClone(given);
@@ -60,8 +60,10 @@ describe('InMemoryPaymentsJournal', () => {
     (given as { state: string }).state = 'succeeded';
     (returned as { amount?: number }).amount = 1;
     const read = await store.get('k');
-    (read as { state: string }).state = 'failed';
-    (read?.calls as unknown[]).push({ callId: 'forged' });
+    expect(() => {
+      (read as { state: string }).state = 'failed';
+    }).toThrow(TypeError);
+    expect(() => (read?.calls as unknown[]).push({ callId: 'forged' })).toThrow(TypeError);
 
     expect(await store.get('k')).toEqual(original);
     expect((await store.list()).map((kept) => kept.state)).toEqual(['started']);

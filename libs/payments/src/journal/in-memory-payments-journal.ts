@@ -20,12 +20,14 @@ function isSettled(state: PaymentsJournalState): boolean {
 }
 
 /**
- * An entry as the journal holds it: its JSON, so that no caller can change the journal behind its
- * back and every read is a copy (as from a database), and one string per entry is lighter on the
- * collector than the entry's objects; beside it, what writes and queries look at without parsing.
+ * An entry as the journal holds it: its JSON, so that nothing a caller gave or holds is the
+ * journal's own, and one string per entry is lighter on the collector than the entry's objects;
+ * beside it, what writes and queries look at without parsing, and the entry as last read, parsed
+ * once and frozen (a payout run reads its accepted items' entries every second until they settle).
  */
 interface HeldEntry {
   readonly json: string;
+  read?: PaymentsJournalEntry;
   readonly reference: string | undefined;
   readonly version: number;
   readonly state: PaymentsJournalState;
@@ -190,7 +192,16 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   }
 }
 
-/** A copy of a held entry. */
+/** A held entry as read: parsed at its first read since it was written, frozen all through. */
 function parsed(held: HeldEntry): PaymentsJournalEntry {
-  return JSON.parse(held.json) as PaymentsJournalEntry;
+  held.read ??= deepFrozen(JSON.parse(held.json) as unknown) as PaymentsJournalEntry;
+  return held.read;
+}
+
+function deepFrozen(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null) {
+    for (const field of Object.values(value)) deepFrozen(field);
+    Object.freeze(value);
+  }
+  return value;
 }

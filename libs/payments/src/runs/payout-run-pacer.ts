@@ -7,13 +7,13 @@ export interface PayoutRunPacerOptions {
 }
 
 /**
- * The share of the rate that starts are spaced for: R starts take about 20 ms more than a second.
+ * The share of the rate that starts are spaced for: R starts take about 40 ms more than a second.
  * Requests leave evenly but reach the service unevenly (a garbage collection, a busy core, a slow
  * socket on either side), and a limit that counts a sliding second sees R + 1 whenever a request
  * arrives later than the one R sends after it: jitter within the margin costs nothing
  * (docs/payout-runs.md, "Pace").
  */
-export const PACE_MARGIN = 0.98;
+export const PACE_MARGIN = 0.96;
 /** The span R consecutive starts take at least: the service's second and the margin. */
 const SPAN_OF_RATE_MS = 1000 / PACE_MARGIN;
 /**
