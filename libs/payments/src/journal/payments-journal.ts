@@ -220,17 +220,24 @@ export class PaymentsJournal {
     };
     if (intent.amount !== undefined) fresh.amount = intent.amount;
     if (intent.currency !== undefined) fresh.currency = intent.currency;
-    let created: { created: boolean; entry: PaymentsJournalEntry };
-    try {
-      created = await this.store.create(fresh);
-    } catch (error) {
-      this.undoCreate(intent.idempotencyKey, callId);
-      throw this.unavailable(intent, 'create', error);
-    }
+    const created = await this.createEntry(intent, fresh);
     if (created.created) {
       return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
     }
     return this.beginAgain(intent, fresh, created.entry);
+  }
+
+  /** The store's `create` before a send: its failure stops the call with `JOURNAL_UNAVAILABLE`. */
+  private async createEntry(
+    intent: JournalIntent,
+    fresh: PaymentsJournalEntry,
+  ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+    try {
+      return await this.store.create(fresh);
+    } catch (error) {
+      this.undoCreate(intent.idempotencyKey, fresh.calls[0].callId);
+      throw this.unavailable(intent, 'create', error);
+    }
   }
 
   /** {@link begin} of a key the journal holds already: `existing`, read by the failed create. */
@@ -245,12 +252,7 @@ export class PaymentsJournal {
     const { callId } = call;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       if (round > 0) {
-        const created = await this.storeCall(
-          intent,
-          'create',
-          () => this.store.create(fresh),
-          () => this.undoCreate(intent.idempotencyKey, callId),
-        );
+        const created = await this.createEntry(intent, fresh);
         if (created.created) {
           return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
         }
@@ -594,12 +596,10 @@ export class PaymentsJournal {
     intent: JournalIntent,
     what: string,
     call: () => Promise<T>,
-    undo?: () => void,
   ): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      undo?.();
       throw this.unavailable(intent, what, error);
     }
   }
