@@ -7,12 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { InMemoryPaymentsJournal, PaymentsModule, PaymentsReconciler } from '@malipo/nestjs';
 import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import { OnPayoutRunEvent, PayoutRunsModule, PayoutRunsService } from '@malipo/nestjs/runs';
-import type { PayoutRunEvent, PayoutRunItemInput, PayoutRunStore } from '@malipo/nestjs/runs';
+import type { PayoutRunEvent, PayoutRunStore } from '@malipo/nestjs/runs';
 import type { RunningSandbox, SandboxOptions } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
+import { mpesaItems, type MpesaRunItem } from './payout-run-items';
 
-/** An M-Pesa item of a run. */
-export type MpesaRunItem = Extract<PayoutRunItemInput, { operation: 'payouts.mpesa' }>;
+export type { MpesaRunItem };
 
 /** Every payout-run event the app received, in order. */
 @Injectable()
@@ -90,17 +90,7 @@ export class PayoutRunsHarness {
 
   /** `count` M-Pesa payouts of 100 + i KES to distinct numbers; every tenth number fails. */
   mpesaItems(count: number): MpesaRunItem[] {
-    return Array.from({ length: count }, (_, i) => ({
-      itemId: `emp-${i}`,
-      operation: 'payouts.mpesa' as const,
-      request: {
-        // A number ending in 0000 makes the sandbox's payout fail.
-        phoneNumber: `07${String(i).padStart(4, '0')}${i % 10 === 9 ? '0000' : '1234'}`,
-        amount: 100 + i,
-        narration: `Salary ${i}`,
-        callbackUrl: `${this.url}/webhooks/payments`,
-      },
-    }));
+    return mpesaItems(count, `${this.url}/webhooks/payments`);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,8 @@ import { waitFor } from '../../../libs/payments/spec-support/wait-for';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../../apps/sandbox/src/sandbox';
 import { PaymentsReconciler } from '@malipo/nestjs';
-import { type RunsInstance, mpesaItems, startRunsInstance } from './payout-run-instance';
+import { mpesaItems } from '../payout-run-items';
+import { type RunsInstance, startRunsInstance } from './payout-run-instance';
 import { expectLedgerAgrees } from './runs-kit';
 
 /**

@@ -18,6 +18,7 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { PaymentsModule, PaymentsReconciler } from '@malipo/nestjs';
 import { RedisPaymentsJournal } from '@malipo/nestjs/redis';
+import { mpesaItems } from '../payout-run-items';
 import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import {
   OnPayoutRunEvent,
@@ -25,7 +26,6 @@ import {
   PayoutRunsService,
   type PayoutRun,
   type PayoutRunEvent,
-  type PayoutRunItemInput,
   type PayoutRunReport,
 } from '@malipo/nestjs/runs';
 import { bullmqPayoutRunEngine, RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
@@ -48,21 +48,6 @@ export interface CreateRunBody {
   ratePerSecond: number;
   /** Where the sandbox posts each payout's webhook. */
   callbackUrl: string;
-}
-
-/** `count` M-Pesa payouts of 100 + i KES to distinct numbers; every tenth number fails. */
-export function mpesaItems(count: number, callbackUrl: string): PayoutRunItemInput[] {
-  return Array.from({ length: count }, (_, i) => ({
-    itemId: `emp-${i}`,
-    operation: 'payouts.mpesa' as const,
-    request: {
-      // A number ending in 0000 makes the sandbox's payout fail.
-      phoneNumber: `07${String(i).padStart(4, '0')}${i % 10 === 9 ? '0000' : '1234'}`,
-      amount: 100 + i,
-      narration: `Salary ${i}`,
-      callbackUrl,
-    },
-  }));
 }
 
 export interface RunsInstance {

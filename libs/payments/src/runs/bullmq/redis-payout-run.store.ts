@@ -345,11 +345,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     if (!run) return false;
     const itemIds = await this.client.zrange(this.key(runId, 'order'), 0, -1);
     const keys = [
-      this.key(runId, 'run'),
-      this.key(runId, 'order'),
-      this.key(runId, 'claim'),
-      this.key(runId, 'totals'),
-      ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
+      ...this.runKeys(runId),
       ...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)),
     ];
     for (let start = 0; start < keys.length; start += CREATE_CHUNK) {
@@ -364,16 +360,21 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     return this.closing;
   }
 
-  /** Every key of a finished run expires after `finishedRunTtlSeconds`. */
-  private async expireRun(runId: string): Promise<void> {
-    if (this.finishedRunTtlSeconds === 0) return;
-    const keys = [
+  /** The keys of a run apart from its items'. */
+  private runKeys(runId: string): string[] {
+    return [
       this.key(runId, 'run'),
       this.key(runId, 'order'),
       this.key(runId, 'claim'),
       this.key(runId, 'totals'),
       ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
     ];
+  }
+
+  /** Every key of a finished run expires after `finishedRunTtlSeconds`. */
+  private async expireRun(runId: string): Promise<void> {
+    if (this.finishedRunTtlSeconds === 0) return;
+    const keys = this.runKeys(runId);
     for (let start = 0, first = true; first || start > 0; first = false) {
       const itemIds = await this.client.zrange(
         this.key(runId, 'order'),
