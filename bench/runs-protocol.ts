@@ -30,6 +30,13 @@ export interface RunsSandboxStats {
   lastAdmittedAt?: number;
   /** Transactions in the sandbox's ledger. */
   ledger: number;
+  /** The sandbox's heap after the run (MB, no forced collection). */
+  heapUsedMB: number;
+  /** Its event loop's longest stall (ms) and how many passed 40 ms: requests then arrive together. */
+  longestStallMs: number;
+  stallsOver40Ms: number;
+  /** Its longest garbage-collection pause (ms). */
+  longestGcPauseMs: number;
 }
 
 export interface RunsAppConfig {

@@ -4,6 +4,7 @@
 // payout let through since a time ('firstPayoutSince'), and its own CPU ('cpu').
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { startSandbox } from '../apps/sandbox/src/sandbox';
 import type {
   RunsSandboxConfig,
@@ -13,9 +14,34 @@ import type {
 } from './runs-protocol';
 
 const RATE_LIMITED = 'rate limit 429';
+/** How often the stall meter looks at the clock (ms). */
+const STALL_TICK_MS = 5;
+
+/**
+ * The sandbox's own stalls: a request that arrives during one is counted by the rate limit only
+ * at its end, together with the others, as a busy gateway would.
+ */
+function meterStalls() {
+  const meter = { longestStallMs: 0, stallsOver40Ms: 0, longestGcPauseMs: 0 };
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    const stall = now - last - STALL_TICK_MS;
+    last = now;
+    meter.longestStallMs = Math.max(meter.longestStallMs, stall);
+    if (stall > 40) meter.stallsOver40Ms += 1;
+  }, STALL_TICK_MS).unref();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      meter.longestGcPauseMs = Math.max(meter.longestGcPauseMs, entry.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
+  return meter;
+}
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as RunsSandboxConfig;
+  const stalls = meterStalls();
   const sandbox = await startSandbox({
     port: 0,
     logger: false,
@@ -58,6 +84,10 @@ async function main(): Promise<void> {
           firstAdmittedAt: admitted[0],
           lastAdmittedAt: admitted[admitted.length - 1],
           ledger: (await sandbox.control.transactions()).length,
+          heapUsedMB: process.memoryUsage().heapUsed / 1024 / 1024,
+          longestStallMs: stalls.longestStallMs,
+          stallsOver40Ms: stalls.stallsOver40Ms,
+          longestGcPauseMs: stalls.longestGcPauseMs,
         };
         process.send?.(stats);
       } else if (message.type === 'firstPayoutSince') {

@@ -117,7 +117,9 @@ function printScenario(r: ScenarioResult): void {
       `(${round(r.ratio, 3)} R), ${sandbox.payouts429} payout 429s, ${sandbox.lookups} look-ups ` +
       `(${sandbox.lookups429} 429), create() ${Math.round(app.createMs)} ms, sending phase ` +
       `${round(app.sendingPhaseMs / 1000)} s, CPU ${Math.round(r.cpuMicrosPerItem)} µs/item, heap ` +
-      `${round(app.heapBeforeMB)} → ${round(app.heapAfterMB)} MB (peak ${round(app.heapPeakMB)})`,
+      `${round(app.heapBeforeMB)} → ${round(app.heapAfterMB)} MB (peak ${round(app.heapPeakMB)}); ` +
+      `sandbox: heap ${round(sandbox.heapUsedMB)} MB, longest stall ${round(sandbox.longestStallMs)} ms ` +
+      `(${sandbox.stallsOver40Ms} over 40 ms), longest GC pause ${round(sandbox.longestGcPauseMs)} ms`,
   );
 }
 

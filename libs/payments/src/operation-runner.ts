@@ -88,7 +88,17 @@ export class OperationRunner implements BeforeApplicationShutdown {
   /** The journal of money-moving calls, when the options have one (docs/journal.md). */
   readonly journal: PaymentsJournal | undefined;
   /** Journaled calls not settled yet: `close()` waits for their last journal write. */
-  private readonly journaling = new Set<Promise<unknown>>();
+  private journaling = 0;
+  /** What `close()` waits for while `journaling` is above 0. */
+  private journalingDrained: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** One listener for every journaled call's end: a call pays for one derived promise. */
+  private readonly journaledCallEnded = (): void => {
+    this.journaling -= 1;
+    if (this.journaling === 0 && this.journalingDrained !== undefined) {
+      this.journalingDrained.resolve();
+      this.journalingDrained = undefined;
+    }
+  };
   /**
    * How long a send may take, retries and their waits included, plus a margin: a `started` entry
    * older than this was left by a process that died.
@@ -155,7 +165,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
         correlate: this.options.correlateCallbacks,
       });
       // A generated UUID is never reused, so only a caller's key is checked; a GET sends no key.
-      if (callOptions?.idempotencyKey !== undefined && operation.method === 'POST') {
+      // With a journal, the journal holds every POST's key and fingerprint, durably: it checks.
+      if (
+        callOptions?.idempotencyKey !== undefined &&
+        operation.method === 'POST' &&
+        this.journal === undefined
+      ) {
         this.idempotencyKeys.remember(
           idempotencyKey,
           requestFingerprint(operation.name, encoded),
@@ -175,9 +190,8 @@ export class OperationRunner implements BeforeApplicationShutdown {
         idempotencyKey,
         callOptions,
       );
-      const settled = journaled.catch(() => undefined);
-      this.journaling.add(settled);
-      void settled.then(() => this.journaling.delete(settled));
+      this.journaling += 1;
+      void journaled.then(this.journaledCallEnded, this.journaledCallEnded);
       return journaled;
     }
     return this.send(operation, prepared, encoded, idempotencyKey, callOptions);
@@ -202,8 +216,8 @@ export class OperationRunner implements BeforeApplicationShutdown {
       operation: operation.name,
       target: operation.requestClass.name,
       encoded,
-      ...(typeof amount === 'number' ? { amount } : {}),
-      ...(typeof currency === 'string' ? { currency } : {}),
+      amount: typeof amount === 'number' ? amount : undefined,
+      currency: typeof currency === 'string' ? currency : undefined,
       budgetMs: this.sendBudgetMs,
       resend: callOptions?.resend === true,
     });
@@ -326,7 +340,14 @@ export class OperationRunner implements BeforeApplicationShutdown {
   async close(): Promise<void> {
     await this.wire.close();
     // The wire settled every call; their last journal writes follow, then the store may close.
-    await Promise.all(this.journaling);
+    if (this.journaling > 0) {
+      if (this.journalingDrained === undefined) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((done) => (resolve = done));
+        this.journalingDrained = { promise, resolve };
+      }
+      await this.journalingDrained.promise;
+    }
     await this.journal?.store.close?.();
   }
 

@@ -20,22 +20,6 @@ function isSettled(state: PaymentsJournalState): boolean {
 }
 
 /**
- * An entry as the journal holds it: its JSON, so that nothing a caller gave or holds is the
- * journal's own, and one string per entry is lighter on the collector than the entry's objects;
- * beside it, what writes and queries look at without parsing, and the entry as last read, parsed
- * once and frozen (a payout run reads its accepted items' entries every second until they settle).
- */
-interface HeldEntry {
-  readonly json: string;
-  read?: PaymentsJournalEntry;
-  readonly reference: string | undefined;
-  readonly version: number;
-  readonly state: PaymentsJournalState;
-  /** `startedAt` in ms since the epoch. */
-  readonly startedAtMs: number;
-}
-
-/**
  * The journal in this process's memory: the embedded default for one instance. **Lost on
  * restart**: it answers repeated calls and lists what is in doubt while the process lives; a team
  * that must answer after a crash, or runs several instances, uses `RedisPaymentsJournal`
@@ -45,8 +29,14 @@ interface HeldEntry {
  */
 export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
-  /** Key → entry, in the order the entries were created. */
-  private readonly entries = new Map<string, HeldEntry>();
+  /**
+   * Key → entry, in the order the entries were created. Each entry is deeply frozen and the
+   * journal's own: an entry given already frozen (as the payments journal gives them) is held as
+   * it is, any other is copied first, so that nothing a caller holds can change the journal, and a
+   * read hands out the entry itself. No copy, stringify or parse on the path of a call: each
+   * journaled call writes twice (docs/performance.md, "The journal's cost").
+   */
+  private readonly entries = new Map<string, PaymentsJournalEntry>();
   /** Reference → key of the first entry that held it. */
   private readonly byReference = new Map<string, string>();
   /**
@@ -83,10 +73,10 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   create(entry: PaymentsJournalEntry): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     const existing = this.entries.get(entry.idempotencyKey);
     if (existing !== undefined) {
-      return Promise.resolve({ created: false, entry: parsed(existing) });
+      return Promise.resolve({ created: false, entry: existing });
     }
     if (this.entries.size >= this.maxEntries) this.forgetOne();
-    this.hold(entry);
+    this.hold(entry, undefined);
     return Promise.resolve({ created: true, entry });
   }
 
@@ -95,13 +85,12 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     if (current === undefined || current.version !== next.version - 1) {
       return Promise.resolve(false);
     }
-    this.hold(next);
+    this.hold(next, current);
     return Promise.resolve(true);
   }
 
   get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
-    const held = this.entries.get(idempotencyKey);
-    return Promise.resolve(held === undefined ? undefined : parsed(held));
+    return Promise.resolve(this.entries.get(idempotencyKey));
   }
 
   findByReference(reference: string): Promise<PaymentsJournalEntry | undefined> {
@@ -112,15 +101,16 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   list(query: PaymentsJournalQuery = {}): Promise<PaymentsJournalEntry[]> {
     const since = query.since?.getTime();
     const states = query.states && new Set(query.states);
-    const found: HeldEntry[] = [];
-    for (const held of this.entries.values()) {
-      if (since !== undefined && held.startedAtMs < since) continue;
-      if (states && !states.has(held.state)) continue;
-      found.push(held);
+    const found: { entry: PaymentsJournalEntry; startedAtMs: number }[] = [];
+    for (const entry of this.entries.values()) {
+      if (states && !states.has(entry.state)) continue;
+      const startedAtMs = Date.parse(entry.startedAt);
+      if (since !== undefined && startedAtMs < since) continue;
+      found.push({ entry, startedAtMs });
     }
     // Created in call order, which a slow writer can make differ from the order of startedAt.
     found.sort((a, b) => a.startedAtMs - b.startedAtMs);
-    return Promise.resolve(found.map(parsed));
+    return Promise.resolve(found.map((held) => held.entry));
   }
 
   /** Forgets every entry. */
@@ -132,21 +122,19 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     this.settledCursor = undefined;
   }
 
-  /** Stores `entry` as it is now, and indexes it by reference and by whether it is settled. */
-  private hold(entry: PaymentsJournalEntry): void {
+  /** Holds `entry` as it is now, and indexes it by reference and by whether it is settled. */
+  private hold(entry: PaymentsJournalEntry, current: PaymentsJournalEntry | undefined): void {
     const key = entry.idempotencyKey;
-    this.entries.set(key, {
-      json: JSON.stringify(entry),
-      reference: entry.reference,
-      version: entry.version,
-      state: entry.state,
-      startedAtMs: Date.parse(entry.startedAt),
-    });
-    if (entry.reference !== undefined && !this.byReference.has(entry.reference)) {
-      this.byReference.set(entry.reference, key);
+    this.entries.set(
+      key,
+      isDeepFrozen(entry) ? entry : (deepFrozen(ownCopy(entry)) as PaymentsJournalEntry),
+    );
+    const { reference } = entry;
+    if (reference !== undefined && !this.byReference.has(reference)) {
+      this.byReference.set(reference, key);
     }
     if (isSettled(entry.state)) this.settled.add(key);
-    else this.settled.delete(key);
+    else if (current !== undefined) this.settled.delete(key);
   }
 
   private forgetOne(): void {
@@ -159,8 +147,9 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     const victim = this.entries.get(key);
     this.entries.delete(key);
     this.settled.delete(key);
-    if (victim?.reference !== undefined && this.byReference.get(victim.reference) === key) {
-      this.byReference.delete(victim.reference);
+    const reference = victim?.reference;
+    if (reference !== undefined && this.byReference.get(reference) === key) {
+      this.byReference.delete(reference);
     }
   }
 
@@ -192,10 +181,34 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   }
 }
 
-/** A held entry as read: parsed at its first read since it was written, frozen all through. */
-function parsed(held: HeldEntry): PaymentsJournalEntry {
-  held.read ??= deepFrozen(JSON.parse(held.json) as unknown) as PaymentsJournalEntry;
-  return held.read;
+/** Whether nothing in `value` can change any more: every object in it is frozen. */
+function isDeepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const key in value) {
+    if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+/**
+ * A copy of JSON-like data that shares nothing mutable with `value`, read as JSON would: fields
+ * that are `undefined` are left out.
+ */
+function ownCopy(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const items: unknown[] = new Array<unknown>(value.length);
+    for (let index = 0; index < value.length; index += 1) items[index] = ownCopy(value[index]);
+    return items;
+  }
+  const copy: Record<string, unknown> = {};
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const field = (value as Record<string, unknown>)[key];
+    if (field !== undefined) copy[key] = ownCopy(field);
+  }
+  return copy;
 }
 
 function deepFrozen(value: unknown): unknown {

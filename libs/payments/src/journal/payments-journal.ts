@@ -233,7 +233,7 @@ export class PaymentsJournal {
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     try {
-      return await this.store.create(fresh);
+      return await this.store.create(sealed(fresh));
     } catch (error) {
       this.undoCreate(intent.idempotencyKey, fresh.calls[0].callId);
       throw this.unavailable(intent, 'create', error);
@@ -304,7 +304,9 @@ export class PaymentsJournal {
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
       });
-      const replaced = await this.storeCall(intent, 'replace', () => this.store.replace(next));
+      const replaced = await this.storeCall(intent, 'replace', () =>
+        this.store.replace(sealed(next)),
+      );
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
         return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: next };
@@ -318,33 +320,43 @@ export class PaymentsJournal {
     const { callId } = sent;
     const answer: Record<string, unknown> = {};
     for (const field of REPLAYED_FIELDS) {
-      if (record[field] !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = record[field];
+      const value = record[field];
+      if (value !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = value;
     }
     const reference =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference
         : undefined;
-    return this.endSend(sent, 'accepted', END_RETRY_DELAYS_MS, (entry, at) => {
-      const call = { outcome: reference ? 'accepted' : 'in_doubt', endedAt: at } as const;
+    return this.endSend(sent, 'accepted', END_RETRY_DELAYS_MS, (entry, at, version) => {
+      const calls = endCall(entry, callId, {
+        outcome: reference ? 'accepted' : 'in_doubt',
+        endedAt: at,
+      });
       // A webhook may have settled the entry while the answer was on its way.
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
-        return { ...entry, answer: entry.answer ?? answer, calls: endCall(entry, callId, call) };
+        return { ...entry, version, updatedAt: at, answer: entry.answer ?? answer, calls };
       }
-      return reference
-        ? withoutReason({
-            ...entry,
-            state: 'accepted',
-            reference: entry.reference ?? reference,
-            answer,
-            calls: endCall(entry, callId, call),
-          })
-        : {
-            ...entry,
-            state: 'in_doubt',
-            answer,
-            reason: 'the service accepted the call without a transaction reference',
-            calls: endCall(entry, callId, call),
-          };
+      if (reference === undefined) {
+        return {
+          ...entry,
+          version,
+          updatedAt: at,
+          state: 'in_doubt',
+          answer,
+          reason: 'the service accepted the call without a transaction reference',
+          calls,
+        };
+      }
+      const next = {
+        ...entry,
+        version,
+        updatedAt: at,
+        state: 'accepted' as const,
+        reference: entry.reference ?? reference,
+        answer,
+        calls,
+      };
+      return next.reason === undefined ? next : withoutReason(next);
     });
   }
 
@@ -365,7 +377,7 @@ export class PaymentsJournal {
       sent,
       outcome,
       retryDelaysMs,
-      (entry, at) => {
+      (entry, at, version) => {
         const call: Partial<PaymentsJournalCall> = {
           outcome,
           mayHaveExecuted,
@@ -374,8 +386,10 @@ export class PaymentsJournal {
           ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
         };
         const calls = endCall(entry, callId, call);
-        if (entry.state !== 'started' && entry.state !== 'in_doubt') return { ...entry, calls };
-        return { ...entry, state: outcome, reason, calls };
+        if (entry.state !== 'started' && entry.state !== 'in_doubt') {
+          return { ...entry, version, updatedAt: at, calls };
+        }
+        return { ...entry, version, updatedAt: at, state: outcome, reason, calls };
       },
       absentIsDone,
     );
@@ -409,7 +423,7 @@ export class PaymentsJournal {
         settledBy: settlement.by,
         ...(settlement.status === undefined ? {} : { settledStatus: settlement.status }),
       });
-      if (await this.store.replace(next)) return { result: 'settled', entry: next };
+      if (await this.store.replace(sealed(next))) return { result: 'settled', entry: next };
       const reread = await this.store.get(entry.idempotencyKey);
       if (reread === undefined) return { result: 'no-entry' };
       entry = reread;
@@ -478,7 +492,7 @@ export class PaymentsJournal {
           ? {}
           : { reference: entry.reference ?? reference }),
       };
-      if (await this.store.replace(next)) return next;
+      if (await this.store.replace(sealed(next))) return next;
     }
     throw new Error(`The journal entry ${idempotencyKey} kept changing while being resolved`);
   }
@@ -495,7 +509,7 @@ export class PaymentsJournal {
       version: entry.version + 1,
       updatedAt: new Date(this.now()).toISOString(),
     };
-    if (await this.store.replace(next)) return next;
+    if (await this.store.replace(sealed(next))) return next;
     return (await this.store.get(entry.idempotencyKey)) ?? entry;
   }
 
@@ -557,7 +571,8 @@ export class PaymentsJournal {
     sent: JournalSendRef,
     outcome: string,
     retryDelaysMs: readonly number[],
-    change: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry,
+    /** The entry after the send's end, written at `at` as `version`. */
+    change: (entry: PaymentsJournalEntry, at: string, version: number) => PaymentsJournalEntry,
     absentIsDone = false,
   ): Promise<void> {
     const { idempotencyKey, callId } = sent;
@@ -571,10 +586,9 @@ export class PaymentsJournal {
           known = undefined;
           if (entry === undefined && absentIsDone) return;
           if (entry === undefined) throw new Error('the entry is gone');
-          if (!entry.calls.some((call) => call.callId === callId)) return;
-          const at = new Date(this.now()).toISOString();
-          const next = { ...change(entry, at), version: entry.version + 1, updatedAt: at };
-          if (await this.store.replace(next)) return;
+          if (!holdsCall(entry, callId)) return;
+          const next = change(entry, new Date(this.now()).toISOString(), entry.version + 1);
+          if (await this.store.replace(sealed(next))) return;
         }
         throw new Error('the entry kept changing');
       } catch (error) {
@@ -741,13 +755,35 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   return rest;
 }
 
+/**
+ * `entry`, deeply frozen: what the journal writes never changes afterwards, so a store may hold it
+ * as it is (`InMemoryPaymentsJournal` does) and the next entry shares its unchanged sends.
+ */
+function sealed<T extends PaymentsJournalEntry>(entry: T): T {
+  for (const call of entry.calls) Object.freeze(call);
+  Object.freeze(entry.calls);
+  if (entry.answer !== undefined) Object.freeze(entry.answer);
+  return Object.freeze(entry);
+}
+
+/** Whether `callId` is one of the entry's sends. */
+function holdsCall(entry: PaymentsJournalEntry, callId: string): boolean {
+  for (const call of entry.calls) if (call.callId === callId) return true;
+  return false;
+}
+
 /** `calls` with the send `callId` ended by `end`. */
 function endCall(
   entry: PaymentsJournalEntry,
   callId: string,
   end: Partial<PaymentsJournalCall>,
 ): PaymentsJournalCall[] {
-  return entry.calls.map((call) => (call.callId === callId ? { ...call, ...end } : call));
+  const calls = new Array<PaymentsJournalCall>(entry.calls.length);
+  for (let index = 0; index < calls.length; index += 1) {
+    const call = entry.calls[index];
+    calls[index] = call.callId === callId ? { ...call, ...end } : call;
+  }
+  return calls;
 }
 
 /** The first send and the latest ones, at most {@link MAX_CALLS_PER_ENTRY}. */
