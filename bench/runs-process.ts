@@ -59,7 +59,8 @@ export interface RunsSandbox extends RunsSandboxReady {
   stats(): Promise<RunsSandboxStats>;
   /** The first payout let through at or after `since` (ms since the epoch), if any yet. */
   firstPayoutSince(since: number): Promise<number | undefined>;
-  cpuMicros(): Promise<number>;
+  /** Its CPU so far (µs); `startMeter` starts its stall meter again from now. */
+  cpuMicros(startMeter?: boolean): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -78,7 +79,8 @@ export async function startRunsSandbox(config: RunsSandboxConfig): Promise<RunsS
       stats: () => ask<RunsSandboxStats>({ type: 'stats' }, 'stats'),
       firstPayoutSince: async (since) =>
         (await ask<{ at?: number }>({ type: 'firstPayoutSince', since }, 'firstPayoutSince')).at,
-      cpuMicros: async () => (await ask<{ cpuMicros: number }>({ type: 'cpu' }, 'cpu')).cpuMicros,
+      cpuMicros: async (startMeter = false) =>
+        (await ask<{ cpuMicros: number }>({ type: 'cpu', startMeter }, 'cpu')).cpuMicros,
       stop: async () => {
         child.kill('SIGKILL');
         await exited(child);

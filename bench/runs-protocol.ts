@@ -15,7 +15,10 @@ export interface RunsSandboxReady {
 }
 
 export type RunsSandboxRequest =
-  { type: 'stats' } | { type: 'firstPayoutSince'; since: number } | { type: 'cpu' };
+  | { type: 'stats' }
+  | { type: 'firstPayoutSince'; since: number }
+  /** Its CPU so far; with `startMeter`, its stall meter starts again from now (the run's start). */
+  | { type: 'cpu'; startMeter?: boolean };
 
 export interface RunsSandboxStats {
   type: 'stats';

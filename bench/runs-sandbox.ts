@@ -22,7 +22,16 @@ const STALL_TICK_MS = 5;
  * at its end, together with the others, as a busy gateway would.
  */
 function meterStalls() {
-  const meter = { longestStallMs: 0, stallsOver40Ms: 0, longestGcPauseMs: 0 };
+  const meter = {
+    longestStallMs: 0,
+    stallsOver40Ms: 0,
+    longestGcPauseMs: 0,
+    restart() {
+      meter.longestStallMs = 0;
+      meter.stallsOver40Ms = 0;
+      meter.longestGcPauseMs = 0;
+    },
+  };
   let last = performance.now();
   setInterval(() => {
     const now = performance.now();
@@ -72,6 +81,9 @@ async function main(): Promise<void> {
   process.on('message', (message: RunsSandboxRequest) => {
     void (async () => {
       if (message.type === 'stats') {
+        // Read before the work of answering, which is no part of the run.
+        const { longestStallMs, stallsOver40Ms, longestGcPauseMs } = stalls;
+        const heapUsedMB = process.memoryUsage().heapUsed / 1024 / 1024;
         const { requests, posts } = await payouts();
         const admitted = posts.filter((r) => r.fault !== RATE_LIMITED).map((r) => Date.parse(r.at));
         const stats: RunsSandboxStats = {
@@ -84,10 +96,10 @@ async function main(): Promise<void> {
           firstAdmittedAt: admitted[0],
           lastAdmittedAt: admitted[admitted.length - 1],
           ledger: (await sandbox.control.transactions()).length,
-          heapUsedMB: process.memoryUsage().heapUsed / 1024 / 1024,
-          longestStallMs: stalls.longestStallMs,
-          stallsOver40Ms: stalls.stallsOver40Ms,
-          longestGcPauseMs: stalls.longestGcPauseMs,
+          heapUsedMB,
+          longestStallMs,
+          stallsOver40Ms,
+          longestGcPauseMs,
         };
         process.send?.(stats);
       } else if (message.type === 'firstPayoutSince') {
@@ -98,6 +110,7 @@ async function main(): Promise<void> {
           .find((at) => at >= message.since);
         process.send?.({ type: 'firstPayoutSince', at: first });
       } else if (message.type === 'cpu') {
+        if (message.startMeter === true) stalls.restart();
         const { user, system } = process.cpuUsage();
         process.send?.({ type: 'cpu', cpuMicros: user + system });
       }

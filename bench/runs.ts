@@ -77,7 +77,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       sinkUrl: sandbox.sinkUrl,
       settleWaitMs: scenario.webhooks ? 30_000 : 0,
     };
-    const sandboxCpuStart = await sandbox.cpuMicros();
+    const sandboxCpuStart = await sandbox.cpuMicros(true);
     const reply = nextMessage<RunsAppResult>(app, 'result', 1_800_000);
     app.send(config);
     const result = await reply;

@@ -164,13 +164,14 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       try {
         while (run.state === 'running' && run.queue.length > 0) {
           if (!(await run.pacer.acquire())) break;
+          const startedAt = Date.now();
           const itemId = run.state === 'running' ? run.queue.shift() : undefined;
           if (itemId === undefined) {
             run.pacer.release();
             break;
           }
           const sending = this.send(run, itemId).finally(() => {
-            run.pacer.release();
+            run.pacer.release(startedAt);
             run.sending.delete(sending);
             if (run.finished && run.watched.size === 0 && run.sending.size === 0) this.forget(run);
           });

@@ -63,7 +63,7 @@ describe('PayoutRunPacer', () => {
       void pacer.acquire().then((go) => {
         if (!go) return;
         starts.push(Date.now());
-        pacer.release();
+        pacer.release(Date.now());
       });
     }
     await jest.advanceTimersByTimeAsync(2500);
@@ -93,27 +93,49 @@ describe('PayoutRunPacer', () => {
     pacer.stop();
   });
 
-  it('counts the sends a stall may have held back from the end of the stall', async () => {
+  it('counts a send answered late from when it may have arrived, not from its start', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
     const starts: number[] = [];
     const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
-    take();
-    take();
-    take();
+    for (let i = 0; i < 4; i += 1) take();
     await Promise.resolve();
     expect(starts).toEqual([0]);
-    // The process stalls for 200 ms while the second start is due: the first send, started just
-    // before, may have left only when the process ran again.
-    jest.setSystemTime(200);
-    await jest.advanceTimersByTimeAsync(1000 / (2 * PACE_MARGIN) + 1);
-    expect(starts).toHaveLength(2);
-    const resumedAt = starts[1];
-    // Two per span: the third waits a span from the stall's end, not from the first start.
-    await jest.advanceTimersByTimeAsync(resumedAt + 1000 / PACE_MARGIN - Date.now() - 2);
-    expect(starts).toHaveLength(2);
+    // The first is answered in 5 ms: the quickest answer. The second starts a paced interval
+    // later and takes 300 ms (the service or this process stalled): it may have reached the
+    // service up to 295 ms after its start.
     await jest.advanceTimersByTimeAsync(5);
+    pacer.release(starts[0]);
+    await jest.advanceTimersByTimeAsync(1000 / (2 * PACE_MARGIN) - 5 + 1);
+    expect(starts).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(300);
+    pacer.release(starts[1]);
+    const secondArrivedBy = starts[1] + 295;
+    // The third goes a span after the first; the fourth a span after the second's latest arrival,
+    // later than its paced time and than a span after the second's start.
+    await jest.advanceTimersByTimeAsync(1000 / PACE_MARGIN - Date.now() + 1);
     expect(starts).toHaveLength(3);
-    expect(starts[2] - starts[0]).toBeGreaterThan(1000 / PACE_MARGIN + 150);
+    await jest.advanceTimersByTimeAsync(5);
+    pacer.release(starts[2]);
+    await jest.advanceTimersByTimeAsync(secondArrivedBy + 1000 / PACE_MARGIN - Date.now() - 2);
+    expect(starts).toHaveLength(3);
+    await jest.advanceTimersByTimeAsync(4);
+    expect(starts).toHaveLength(4);
+    expect(starts[3] - starts[1]).toBeGreaterThan(1000 / PACE_MARGIN + 290);
+    pacer.stop();
+  });
+
+  it('holds a place in the span for each send in flight until it is answered', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
+    const starts: number[] = [];
+    const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
+    for (let i = 0; i < 3; i += 1) take();
+    // Two sends that hang for five seconds may reach the service at any moment of it.
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(starts).toHaveLength(2);
+    // Answered now, after the longest wait seen: it arrived long ago, the span is free.
+    pacer.release(starts[0]);
+    await Promise.resolve();
+    expect(starts).toHaveLength(3);
     pacer.stop();
   });
 
@@ -124,7 +146,11 @@ describe('PayoutRunPacer', () => {
     // finds the pacer behind its schedule.
     for (let step = 0; step < 40; step += 1) {
       jest.setSystemTime(Date.now() + 130);
-      void pacer.acquire().then((go) => go && starts.push(Date.now()));
+      void pacer.acquire().then((go) => {
+        if (!go) return;
+        starts.push(Date.now());
+        pacer.release(Date.now());
+      });
       await Promise.resolve();
     }
     expect(starts.length).toBeGreaterThan(10);

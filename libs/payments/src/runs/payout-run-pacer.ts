@@ -7,20 +7,26 @@ export interface PayoutRunPacerOptions {
 }
 
 /**
- * The share of the rate that starts are spaced for: R starts take about 40 ms more than a second.
- * Requests leave evenly but reach the service unevenly (a garbage collection, a busy core, a slow
- * socket on either side), and a limit that counts a sliding second sees R + 1 whenever a request
- * arrives later than the one R sends after it: jitter within the margin costs nothing
- * (docs/payout-runs.md, "Pace").
+ * The share of the rate that the BullMQ engine's starts are spaced for: R starts take about 40 ms
+ * more than a second. Its workers do not see when their requests reach the service: they leave
+ * evenly but arrive unevenly (a garbage collection, a busy core, a slow socket on either side), and
+ * a limit that counts a sliding second sees R + 1 whenever a request arrives later than the one R
+ * sends after it: jitter within the margin costs nothing (docs/payout-runs.md, "Pace").
  */
-export const PACE_MARGIN = 0.96;
-/** The span R consecutive starts take at least: the service's second and the margin. */
+export const BLIND_PACE_MARGIN = 0.96;
+/**
+ * The share of the rate that the embedded pacer spaces starts for. It sees each send's answer, so
+ * a request that may have reached the service late is counted late (see {@link PayoutRunPacer}):
+ * its margin only covers the clock's millisecond and the service's second not being ours.
+ */
+export const PACE_MARGIN = 0.99;
+/** The span R consecutive arrivals take at least: the service's second and the margin. */
 const SPAN_OF_RATE_MS = 1000 / PACE_MARGIN;
 /**
- * A timer this late means this process stalled: sends it had started may have left only now, and
- * are counted from now on (see {@link PayoutRunPacer}).
+ * Answer times are compared with the quickest answer of the last 10 to 20 seconds: what the
+ * network and the service take at the least, which no request arrives earlier than.
  */
-const STALL_MS = 5;
+const QUICKEST_ANSWER_WINDOW_MS = 10_000;
 /** The slowest pace a run falls to: one send every two seconds. */
 export const MIN_RATE_PER_SECOND = 0.5;
 /**
@@ -43,11 +49,12 @@ export const DEFAULT_PAUSE_MS = 1000;
 /**
  * The pace of one run, shared by all its items (docs/payout-runs.md, "Pace"): at most
  * `concurrency` sends in flight and `ratePerSecond` starts per second, spaced evenly at
- * {@link PACE_MARGIN} of the rate, and never more than R in any span of 1000 / PACE_MARGIN ms, as
- * the service's limit counts them with the margin to spare. When this process stalls (a timer
- * fires late: a long garbage collection, a starved core), the sends it had in flight may reach the
- * service only after the stall, however early they started: they are counted from the stall's
- * end, so the starts a second later wait for them instead of meeting a 429.
+ * {@link PACE_MARGIN} of the rate, and never more than R requests that may reach the service within
+ * any span of 1000 / PACE_MARGIN ms. A send counts in that span from its start until it is
+ * answered (it may arrive any time until then), then at the latest time it may have arrived: its
+ * start plus how much longer than the quickest recent answer it took. A send held back on either
+ * side (this process or the service stalled, a slow socket) is answered late by as much, and
+ * counted that much later, so the starts a second later wait for it instead of meeting a 429.
  *
  * A 429 is the service saying the whole run is too fast, so the whole run slows down (AIMD, as
  * TCP does): every send waits out the `Retry-After`, and the rate drops by a quarter (once per
@@ -61,13 +68,19 @@ export class PayoutRunPacer {
   private inFlight = 0;
   private nextStartAt = 0;
   /**
-   * When the requests of the last {@link SPAN_OF_RATE_MS} reached the service at the latest, in
-   * order: their starts, moved to the end of a stall for those in flight during it.
+   * When the answered sends of about the last {@link SPAN_OF_RATE_MS} were answered, in order:
+   * each may have reached the service until its answer time less the quickest answer. Kept as
+   * answer times, so that a quicker answer later (the first ones wait for their connections) moves
+   * the earlier ones' arrivals later too.
    */
-  private readonly recentArrivals: number[] = [];
+  private readonly answers: number[] = [];
+  /** Other requests under the same limit ({@link countRequestAt}): when they arrived, in order. */
+  private readonly otherArrivals: number[] = [];
+  /** The quickest answer (ms) in this window of {@link QUICKEST_ANSWER_WINDOW_MS}, and the last. */
+  private quickestAnswer = Infinity;
+  private quickestAnswerBefore = Infinity;
+  private quickestAnswerWindowEndsAt = 0;
   private pausedUntil = 0;
-  /** Starts since the pacer's timer last fired: what a stall found there may have held back. */
-  private startsSinceWake = 0;
   private waiters: ((go: boolean) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -98,9 +111,13 @@ export class PayoutRunPacer {
     });
   }
 
-  /** A send ended: its slot is free. */
-  release(): void {
+  /**
+   * A send ended: its slot is free. `startedAt` (ms since the epoch, when {@link acquire} let it
+   * go) for a request that was sent; without it, the slot was not used.
+   */
+  release(startedAt?: number): void {
     this.inFlight -= 1;
+    if (startedAt !== undefined) this.answered(startedAt, Date.now());
     this.drain();
   }
 
@@ -109,9 +126,7 @@ export class PayoutRunPacer {
    * latest: it is counted as one of the run's sends.
    */
   countRequestAt(at: number): void {
-    let index = this.recentArrivals.length;
-    while (index > 0 && this.recentArrivals[index - 1] > at) index -= 1;
-    this.recentArrivals.splice(index, 0, at);
+    insertInOrder(this.otherArrivals, at);
   }
 
   /** A send was not refused for its pace: speed up a little. */
@@ -139,14 +154,38 @@ export class PayoutRunPacer {
     for (const waiter of this.waiters.splice(0)) waiter(false);
   }
 
+  /**
+   * A request started at `startedAt` was answered at `now`: it reached the service at the latest
+   * as much after its start as its answer took longer than the quickest one. The quickest of the
+   * last 10 to 20 seconds always includes every send still in the span, so no arrival is taken
+   * for earlier than its start.
+   */
+  private answered(startedAt: number, now: number): void {
+    if (now >= this.quickestAnswerWindowEndsAt) {
+      this.quickestAnswerBefore = this.quickestAnswer;
+      this.quickestAnswer = Infinity;
+      this.quickestAnswerWindowEndsAt = now + QUICKEST_ANSWER_WINDOW_MS;
+    }
+    this.quickestAnswer = Math.min(this.quickestAnswer, Math.max(0, now - startedAt));
+    insertInOrder(this.answers, now);
+  }
+
   private drain(): void {
     while (this.waiters.length > 0 && this.inFlight < this.options.concurrency) {
       const now = Date.now();
-      const arrivals = this.recentArrivals;
-      while (arrivals.length > 0 && arrivals[0] <= now - SPAN_OF_RATE_MS) arrivals.shift();
+      const { answers, otherArrivals } = this;
+      const quickest = Math.min(this.quickestAnswer, this.quickestAnswerBefore);
+      const spanStart = now - SPAN_OF_RATE_MS;
+      while (answers.length > 0 && answers[0] - quickest <= spanStart) answers.shift();
+      while (otherArrivals.length > 0 && otherArrivals[0] <= spanStart) otherArrivals.shift();
       const perSpan = Math.max(1, Math.floor(this.rate));
+      const arrived = answers.length + otherArrivals.length;
+      // Sends in flight may reach the service any time: each holds its place in the span.
+      const toLeave = arrived + this.inFlight - perSpan + 1;
+      // Only answers let a start go now: release() drains again.
+      if (toLeave > arrived) return;
       const windowFreeAt =
-        arrivals.length >= perSpan ? arrivals[arrivals.length - perSpan] + SPAN_OF_RATE_MS : 0;
+        toLeave > 0 ? nthEarliest(answers, quickest, otherArrivals, toLeave) + SPAN_OF_RATE_MS : 0;
       const startAt = Math.max(this.nextStartAt, this.pausedUntil, windowFreeAt);
       if (startAt > now) {
         this.wakeAt(startAt, now);
@@ -158,8 +197,6 @@ export class PayoutRunPacer {
       const interval = 1000 / (this.rate * PACE_MARGIN);
       const window = Math.max(2 * interval, CATCH_UP_MS);
       this.nextStartAt = Math.max(now - window, this.nextStartAt) + interval;
-      arrivals.push(now);
-      this.startsSinceWake += 1;
       this.waiters.shift()?.(true);
     }
   }
@@ -168,23 +205,36 @@ export class PayoutRunPacer {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      const now = Date.now();
-      if (now - at >= STALL_MS) this.stalledUntil(now);
-      this.startsSinceWake = 0;
       this.drain();
     }, at - now);
     // A paced run does not keep a process alive that has nothing else to do.
     this.timer.unref();
   }
+}
 
-  /**
-   * This process did not run until `now`: the sends started since the last wake-up may have been
-   * held back with it and left only now (those started before had their turn to go out), so
-   * they are counted from now.
-   */
-  private stalledUntil(now: number): void {
-    const arrivals = this.recentArrivals;
-    const held = Math.min(this.startsSinceWake, arrivals.length);
-    for (let i = arrivals.length - held; i < arrivals.length; i += 1) arrivals[i] = now;
+/** Adds `at` to the ascending `times`, from the end, where new times go. */
+function insertInOrder(times: number[], at: number): void {
+  let index = times.length;
+  while (index > 0 && times[index - 1] > at) index -= 1;
+  times.splice(index, 0, at);
+}
+
+/**
+ * The `n`th earliest (1-based) of the arrivals: `answers` less `quickest`, and `others`, both
+ * ascending.
+ */
+function nthEarliest(answers: number[], quickest: number, others: number[], n: number): number {
+  let a = 0;
+  let o = 0;
+  let at = 0;
+  for (let taken = 0; taken < n; taken += 1) {
+    if (o >= others.length || (a < answers.length && answers[a] - quickest <= others[o])) {
+      at = answers[a] - quickest;
+      a += 1;
+    } else {
+      at = others[o];
+      o += 1;
+    }
   }
+  return at;
 }

@@ -4,7 +4,7 @@ import {
   DEFAULT_PAUSE_MS,
   MAX_PAUSE_MS,
   MIN_RATE_PER_SECOND,
-  PACE_MARGIN,
+  BLIND_PACE_MARGIN,
   RECOVERY_SHARE_PER_SECOND,
 } from '../payout-run-pacer';
 
@@ -43,12 +43,12 @@ const MIN_LIMITER_WINDOW_MS = 10;
 const LIMITER_FIT = 0.99;
 
 /**
- * BullMQ's rate limit for `rate` sends per second, paced at {@link PACE_MARGIN} of it as the
- * embedded pacer is: the fewest jobs per window (so sends stay spaced) whose whole-millisecond
+ * BullMQ's rate limit for `rate` sends per second, paced at {@link BLIND_PACE_MARGIN} of it: the
+ * fewest jobs per window (so sends stay spaced) whose whole-millisecond
  * window comes within 1% of that pace, never above it.
  */
 export function limiterOf(rate: number): { max: number; duration: number } {
-  const paced = rate * PACE_MARGIN;
+  const paced = rate * BLIND_PACE_MARGIN;
   for (let max = 1; ; max += 1) {
     const duration = Math.ceil((max * 1000) / paced);
     if (duration < MIN_LIMITER_WINDOW_MS) continue;
