@@ -27,6 +27,13 @@ const SPAN_OF_RATE_MS = 1000 / PACE_MARGIN;
  * network and the service take at the least, which no request arrives earlier than.
  */
 const QUICKEST_ANSWER_WINDOW_MS = 10_000;
+/**
+ * How much later than its start a send is counted at most. Stalls and slow sockets hold a request
+ * back for tens of milliseconds; an answer later still is the service at work after its limit
+ * counted the request (a payout that waits for the mobile network), and counting it a second late
+ * would halve a run's pace against a service whose answers take one to three seconds.
+ */
+const MAX_LATE_ARRIVAL_MS = 100;
 /** The slowest pace a run falls to: one send every two seconds. */
 export const MIN_RATE_PER_SECOND = 0.5;
 /**
@@ -68,10 +75,11 @@ export class PayoutRunPacer {
   private inFlight = 0;
   private nextStartAt = 0;
   /**
-   * When the answered sends of about the last {@link SPAN_OF_RATE_MS} were answered, in order:
-   * each may have reached the service until its answer time less the quickest answer. Kept as
-   * answer times, so that a quicker answer later (the first ones wait for their connections) moves
-   * the earlier ones' arrivals later too.
+   * When the answered sends of about the last {@link SPAN_OF_RATE_MS} were answered (at most
+   * {@link MAX_LATE_ARRIVAL_MS} past their start and the quickest answer), in order: each may have
+   * reached the service until that time less the quickest answer. Kept as answer times, so that a
+   * quicker answer later (the first ones wait for their connections) moves the earlier ones'
+   * arrivals later too.
    */
   private readonly answers: number[] = [];
   /** Other requests under the same limit ({@link countRequestAt}): when they arrived, in order. */
@@ -156,9 +164,9 @@ export class PayoutRunPacer {
 
   /**
    * A request started at `startedAt` was answered at `now`: it reached the service at the latest
-   * as much after its start as its answer took longer than the quickest one. The quickest of the
-   * last 10 to 20 seconds always includes every send still in the span, so no arrival is taken
-   * for earlier than its start.
+   * as much after its start as its answer took longer than the quickest one, up to
+   * {@link MAX_LATE_ARRIVAL_MS}. The quickest of the last 10 to 20 seconds always includes every
+   * send still in the span, so no arrival is taken for earlier than its start.
    */
   private answered(startedAt: number, now: number): void {
     if (now >= this.quickestAnswerWindowEndsAt) {
@@ -167,7 +175,8 @@ export class PayoutRunPacer {
       this.quickestAnswerWindowEndsAt = now + QUICKEST_ANSWER_WINDOW_MS;
     }
     this.quickestAnswer = Math.min(this.quickestAnswer, Math.max(0, now - startedAt));
-    insertInOrder(this.answers, now);
+    const quickest = Math.min(this.quickestAnswer, this.quickestAnswerBefore);
+    insertInOrder(this.answers, Math.min(now, startedAt + quickest + MAX_LATE_ARRIVAL_MS));
   }
 
   private drain(): void {
