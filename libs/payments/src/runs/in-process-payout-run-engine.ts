@@ -163,15 +163,15 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     void (async () => {
       try {
         while (run.state === 'running' && run.queue.length > 0) {
-          if (!(await run.pacer.acquire())) break;
-          const startedAt = Date.now();
+          const paced = await run.pacer.acquire();
+          if (paced === undefined) break;
           const itemId = run.state === 'running' ? run.queue.shift() : undefined;
           if (itemId === undefined) {
-            run.pacer.release();
+            run.pacer.release(paced, false);
             break;
           }
-          const sending = this.send(run, itemId).finally(() => {
-            run.pacer.release(startedAt);
+          const sending = this.send(run, itemId).then((requested) => {
+            run.pacer.release(paced, requested);
             run.sending.delete(sending);
             if (run.finished && run.watched.size === 0 && run.sending.size === 0) this.forget(run);
           });
@@ -183,10 +183,15 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     })();
   }
 
-  /** Sends one item; never rejects (a failure of the store is logged and leaves the item). */
-  private async send(run: ActiveRun, itemId: string): Promise<void> {
+  /**
+   * Sends one item; never rejects (a failure of the store is logged and leaves the item).
+   * Resolves whether a request reached the wire, for the pacer.
+   */
+  private async send(run: ActiveRun, itemId: string): Promise<boolean> {
+    let requested = true;
     try {
       const result = await sendPayoutRunItem(this.deps, run.runId, itemId);
+      requested = result.requested;
       if (result.kind === 'held') {
         // The store was not `running` when the item was to go: a pause or cancel won the race.
         if (run.state === 'running') run.state = 'paused';
@@ -223,6 +228,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
         `Payout run ${run.runId}: item ${itemId} could not be recorded (${error instanceof Error ? error.message : 'error'}); the journal holds its send`,
       );
     }
+    return requested;
   }
 
   private watch(run: ActiveRun, itemId: string): void {

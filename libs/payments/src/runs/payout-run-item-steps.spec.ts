@@ -1,3 +1,4 @@
+import { PaymentsJournalError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import type { PayoutRunEngineContext } from './payout-run-engine';
@@ -68,10 +69,54 @@ describe('payout-run item steps', () => {
     for (const runState of ['paused', 'cancelled'] as const) {
       const { store, context, sent } = await world('queued');
       await store.updateRun('r', { state: runState });
-      expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({ kind: 'held' });
+      expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({
+        kind: 'held',
+        requested: false,
+      });
       expect(sent).toEqual([]);
       expect((await store.getItem('r', 'a'))?.state).toBe('queued');
     }
+  });
+
+  it.each([
+    ['an answer from the service', () => Promise.resolve({ transactionReference: 'REF' }), true],
+    [
+      'an answer from the journal',
+      () => Promise.resolve({ transactionReference: 'REF', replayed: true }),
+      false,
+    ],
+    [
+      'a refusal of the journal',
+      () =>
+        Promise.reject(
+          new PaymentsJournalError('not sent', {
+            operation: 'payouts.mpesa',
+            idempotencyKey: 'run-r-key',
+            code: 'IN_DOUBT',
+            mayHaveExecuted: true,
+          }),
+        ),
+      false,
+    ],
+    [
+      "the service's refusal",
+      () =>
+        Promise.reject(
+          new ServiceAPIError('refused', {
+            operation: 'payouts.mpesa',
+            idempotencyKey: 'run-r-key',
+            attempts: 1,
+            status: 400,
+            code: 'SERVICE_ERROR',
+            mayHaveExecuted: false,
+          }),
+        ),
+      true,
+    ],
+  ] as const)('says whether a send made a request, for the pacer: %s', async (_, answer, made) => {
+    const { context } = await world('queued');
+    (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = answer;
+    expect((await sendPayoutRunItem(context, 'r', 'a')).requested).toBe(made);
   });
 
   it('drops the request of an item once it is final', async () => {

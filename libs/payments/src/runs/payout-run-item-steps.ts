@@ -1,4 +1,5 @@
 import type { PayoutRunEngineContext } from './payout-run-engine';
+import { PaymentsJournalError, ServiceAPIError } from '../errors';
 import { classifySendFailure, itemStateOfEntry } from './payout-run-item-outcome';
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
 import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
@@ -15,20 +16,25 @@ import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
 /** States whose outcome the journal still has to tell: the run reads their entries. */
 export const UNSETTLED_ITEM_STATES: readonly PayoutRunItemState[] = ['accepted', 'in_doubt'];
 
-/** What became of one send. */
-export type PayoutRunSendResult =
+/**
+ * What became of one send, and whether a request of it reached the wire (not answered from the
+ * journal, stopped by it, or never sent): the embedded pacer learns answer times from those.
+ */
+export type PayoutRunSendResult = { readonly requested: boolean } &
   /** The item was not `queued` any more (another worker took it, or it was refused). */
-  | { readonly kind: 'skipped' }
-  /**
-   * Still `queued`, not sent: the run was not `running` when the item was to go (paused or
-   * cancelled meanwhile). The engine holds it back, or refuses it when the run was cancelled.
-   */
-  | { readonly kind: 'held' }
-  | { readonly kind: 'accepted'; readonly item: PayoutRunItemRecord }
-  /** `failed`, `refused` or `in_doubt`: the send ended and was not accepted. */
-  | { readonly kind: 'settled'; readonly state: PayoutRunItemState }
-  /** Not executed (a 429, or the client closing): the item is `queued` again, same key. */
-  | { readonly kind: 'requeued'; readonly rateLimited: boolean; readonly retryAfterMs?: number };
+  (
+    | { readonly kind: 'skipped' }
+    /**
+     * Still `queued`, not sent: the run was not `running` when the item was to go (paused or
+     * cancelled meanwhile). The engine holds it back, or refuses it when the run was cancelled.
+     */
+    | { readonly kind: 'held' }
+    | { readonly kind: 'accepted'; readonly item: PayoutRunItemRecord }
+    /** `failed`, `refused` or `in_doubt`: the send ended and was not accepted. */
+    | { readonly kind: 'settled'; readonly state: PayoutRunItemState }
+    /** Not executed (a 429, or the client closing): the item is `queued` again, same key. */
+    | { readonly kind: 'requeued'; readonly rateLimited: boolean; readonly retryAfterMs?: number }
+  );
 
 /**
  * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
@@ -43,7 +49,7 @@ export async function sendPayoutRunItem(
 ): Promise<PayoutRunSendResult> {
   const { store, payments } = context;
   const queued = await store.getItem(runId, itemId);
-  if (queued?.state !== 'queued') return { kind: 'skipped' };
+  if (queued?.state !== 'queued') return { kind: 'skipped', requested: false };
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
   // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
   // its state, no item of the run starts (docs/payout-runs.md, "Run states").
@@ -56,8 +62,8 @@ export async function sendPayoutRunItem(
   );
   if (!item) {
     return (await store.getItem(runId, itemId))?.state === 'queued'
-      ? { kind: 'held' }
-      : { kind: 'skipped' };
+      ? { kind: 'held', requested: false }
+      : { kind: 'skipped', requested: false };
   }
   const { request } = item;
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);
@@ -72,6 +78,7 @@ export async function sendPayoutRunItem(
       await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
       return {
         kind: 'requeued',
+        requested: failure.rateLimited,
         rateLimited: failure.rateLimited,
         ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
       };
@@ -83,7 +90,7 @@ export async function sendPayoutRunItem(
       ['sending'],
     );
     if (settled) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(settled) });
-    return { kind: 'settled', state: failure.state };
+    return { kind: 'settled', state: failure.state, requested: reachedTheWire(error) };
   }
   const accepted = await store.updateItem(
     runId,
@@ -91,7 +98,16 @@ export async function sendPayoutRunItem(
     { state: 'accepted', reference: response.transactionReference },
     ['sending'],
   );
-  return { kind: 'accepted', item: accepted ?? item };
+  return { kind: 'accepted', item: accepted ?? item, requested: response.replayed !== true };
+}
+
+/** Whether a send that failed with `error` made a request: the journal's refusals make none. */
+function reachedTheWire(error: unknown): boolean {
+  return (
+    error instanceof ServiceAPIError &&
+    !(error instanceof PaymentsJournalError) &&
+    error.attempts > 0
+  );
 }
 
 /** Refuses a `queued` item of a cancelled run; never sent. */

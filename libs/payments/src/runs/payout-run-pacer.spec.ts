@@ -1,4 +1,8 @@
 import { PACE_MARGIN, PayoutRunPacer } from './payout-run-pacer';
+import type { PacedSend } from './payout-run-pacer';
+
+/** The span R consecutive arrivals take at least. */
+const SPAN = 1000 / PACE_MARGIN;
 
 describe('PayoutRunPacer', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
@@ -12,11 +16,23 @@ describe('PayoutRunPacer', () => {
     return granted;
   }
 
+  /** Asks for `count` sends; each one granted is added to the result, in order. */
+  function take(pacer: PayoutRunPacer, count: number): PacedSend[] {
+    const sends: PacedSend[] = [];
+    for (let i = 0; i < count; i += 1) {
+      void pacer.acquire().then((send) => send && sends.push(send));
+    }
+    return sends;
+  }
+
   it('bounds the sends in flight by concurrency', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 2, ratePerSecond: 1000 });
-    expect(await grantedWithin(pacer, 5, 1000)).toBe(2);
-    pacer.release();
+    const sends = take(pacer, 5);
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(sends).toHaveLength(2);
+    pacer.release(sends[0]);
     await jest.advanceTimersByTimeAsync(10);
+    expect(sends).toHaveLength(3);
     pacer.stop();
   });
 
@@ -31,9 +47,13 @@ describe('PayoutRunPacer', () => {
     pacer.onRateLimited(2000);
     pacer.onRateLimited(2000);
     expect(pacer.currentRatePerSecond).toBe(15);
-    // Nothing starts during the pause.
-    expect(await grantedWithin(pacer, 5, 1900)).toBe(0);
+    // Nothing starts during the pause; sends start again after it.
+    const sends = take(pacer, 5);
+    await jest.advanceTimersByTimeAsync(1900);
+    expect(sends).toHaveLength(0);
     await jest.advanceTimersByTimeAsync(200);
+    expect(sends.length).toBeGreaterThan(0);
+    expect(sends[0].startedAt).toBeGreaterThanOrEqual(2000);
     for (let i = 0; i < 200; i += 1) pacer.onAccepted();
     expect(pacer.currentRatePerSecond).toBe(20);
     pacer.stop();
@@ -41,18 +61,15 @@ describe('PayoutRunPacer', () => {
 
   it('makes up the starts a late timer delayed, within its catch-up window', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 50 });
-    expect(await pacer.acquire()).toBe(true);
+    expect(await pacer.acquire()).toBeDefined();
     // The event loop was busy until 45 ms: the starts due at 20 and 40 ms are made up at once
     // (not lost: each a full interval after the late one), the one due at 60 ms waits its time.
     jest.setSystemTime(45);
-    const started: boolean[] = [];
-    [pacer.acquire(), pacer.acquire(), pacer.acquire()].forEach(
-      (acquired, i) => void acquired.then((go) => (started[i] = go)),
-    );
+    const sends = take(pacer, 3);
     await Promise.resolve();
-    expect(started.filter(Boolean)).toHaveLength(2);
+    expect(sends).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(30);
-    expect(started.filter(Boolean)).toHaveLength(3);
+    expect(sends).toHaveLength(3);
     pacer.stop();
   });
 
@@ -60,24 +77,24 @@ describe('PayoutRunPacer', () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 50 });
     const starts: number[] = [];
     for (let i = 0; i < 120; i += 1) {
-      void pacer.acquire().then((go) => {
-        if (!go) return;
-        starts.push(Date.now());
-        pacer.release(Date.now());
+      void pacer.acquire().then((send) => {
+        if (!send) return;
+        starts.push(send.startedAt);
+        pacer.release(send);
       });
     }
     await jest.advanceTimersByTimeAsync(2500);
     expect(starts.length).toBeGreaterThan(100);
     for (let i = 50; i < starts.length; i += 1) {
-      expect(starts[i] - starts[i - 50]).toBeGreaterThanOrEqual(1000 / PACE_MARGIN - 1);
+      expect(starts[i] - starts[i - 50]).toBeGreaterThanOrEqual(SPAN - 1);
     }
     pacer.stop();
   });
 
   it('starts its schedule again after idling, rather than bursting to make up the idle time', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 10 });
-    expect(await pacer.acquire()).toBe(true);
-    pacer.release();
+    const first = await pacer.acquire();
+    pacer.release(first!);
     await jest.advanceTimersByTimeAsync(5000);
     // Nothing was asked for five seconds: one start now, the next a full interval later.
     expect(await grantedWithin(pacer, 3, 50)).toBe(1);
@@ -89,76 +106,101 @@ describe('PayoutRunPacer', () => {
     pacer.countRequestAt(Date.now());
     // Two per second: the read and the first send fill the first second's span.
     expect(await grantedWithin(pacer, 3, 1000)).toBe(1);
-    await jest.advanceTimersByTimeAsync(1000 / PACE_MARGIN - 1000 + 1);
+    await jest.advanceTimersByTimeAsync(SPAN - 1000 + 1);
     pacer.stop();
   });
 
   it('counts a send answered late from when it may have arrived, not from its start', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const starts: number[] = [];
-    const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
-    for (let i = 0; i < 4; i += 1) take();
+    const sends = take(pacer, 4);
     await Promise.resolve();
-    expect(starts).toEqual([0]);
+    expect(sends).toHaveLength(1);
     // The first is answered in 5 ms: the quickest answer. The second starts a paced interval
-    // later and takes 80 ms (the service or this process stalled): it may have reached the
-    // service up to 75 ms after its start.
+    // later and takes 80 ms (the service or a socket held it): it may have reached the service
+    // up to 75 ms after its start.
     await jest.advanceTimersByTimeAsync(5);
-    pacer.release(starts[0]);
-    await jest.advanceTimersByTimeAsync(1000 / (2 * PACE_MARGIN) - 5 + 1);
-    expect(starts).toHaveLength(2);
+    pacer.release(sends[0]);
+    await jest.advanceTimersByTimeAsync(SPAN / 2 - 5 + 1);
+    expect(sends).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(80);
-    pacer.release(starts[1]);
-    const secondArrivedBy = starts[1] + 75;
-    // The third goes a span after the first; the fourth a span after the second's latest arrival,
-    // later than its paced time and than a span after the second's start.
-    await jest.advanceTimersByTimeAsync(1000 / PACE_MARGIN - Date.now() + 1);
-    expect(starts).toHaveLength(3);
+    pacer.release(sends[1]);
+    const secondArrivedBy = sends[1].startedAt + 75;
+    // The third goes a span after the first; the fourth a span after the second's latest
+    // arrival, later than its paced time and than a span after the second's start.
+    await jest.advanceTimersByTimeAsync(SPAN - Date.now() + 1);
+    expect(sends).toHaveLength(3);
     await jest.advanceTimersByTimeAsync(5);
-    pacer.release(starts[2]);
-    await jest.advanceTimersByTimeAsync(secondArrivedBy + 1000 / PACE_MARGIN - Date.now() - 2);
-    expect(starts).toHaveLength(3);
+    pacer.release(sends[2]);
+    await jest.advanceTimersByTimeAsync(secondArrivedBy + SPAN - Date.now() - 2);
+    expect(sends).toHaveLength(3);
     await jest.advanceTimersByTimeAsync(4);
-    expect(starts).toHaveLength(4);
-    expect(starts[3] - starts[1]).toBeGreaterThan(1000 / PACE_MARGIN + 70);
+    expect(sends).toHaveLength(4);
+    expect(sends[3].startedAt - sends[1].startedAt).toBeGreaterThan(SPAN + 70);
     pacer.stop();
   });
 
-  it('counts a slow answer at most 100 ms late: the service at work after counting it', async () => {
+  it('keeps its pace against a slow service: a send in flight counts at most 100 ms late', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const starts: number[] = [];
-    const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
-    for (let i = 0; i < 4; i += 1) take();
-    await Promise.resolve();
+    const sends = take(pacer, 4);
     await jest.advanceTimersByTimeAsync(5);
-    pacer.release(starts[0]);
-    // The second and third go a paced interval and a span after the first; the fourth waits, two
-    // sends being in flight.
+    pacer.release(sends[0]);
+    // The second is in flight for two seconds (a payout waiting for the mobile network): it
+    // reached the service 100 ms after its start at the latest, so the third and fourth go at
+    // their times instead of waiting for its answer.
     await jest.advanceTimersByTimeAsync(1200);
-    expect(starts).toHaveLength(3);
-    // The second is answered two seconds after its start (a payout waiting for the mobile
-    // network): counted as arrived 100 ms after its start at the latest, long out of the span, so
-    // the fourth goes now; counted at its answer, it would wait a second more.
-    await jest.advanceTimersByTimeAsync(starts[1] + 2000 - Date.now());
-    pacer.release(starts[1]);
-    await Promise.resolve();
-    expect(starts).toHaveLength(4);
-    expect(starts[3] - starts[1]).toBeLessThan(2000 + 5);
+    expect(sends).toHaveLength(3);
+    const fourthDue = sends[1].startedAt + 100 + SPAN;
+    await jest.advanceTimersByTimeAsync(fourthDue - Date.now() + 2);
+    expect(sends).toHaveLength(4);
+    expect(sends[3].startedAt).toBeLessThan(sends[1].startedAt + 2000);
+    pacer.release(sends[1]);
     pacer.stop();
   });
 
-  it('holds a place in the span for each send in flight until it is answered', async () => {
+  it('counts what was in flight during a stall of this process from the end of the stall', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const starts: number[] = [];
-    const take = () => void pacer.acquire().then((go) => go && starts.push(Date.now()));
-    for (let i = 0; i < 3; i += 1) take();
-    // Two sends that hang for five seconds may reach the service at any moment of it.
-    await jest.advanceTimersByTimeAsync(5000);
-    expect(starts).toHaveLength(2);
-    // Answered now, after the longest wait seen: it arrived long ago, the span is free.
-    pacer.release(starts[0]);
-    await Promise.resolve();
-    expect(starts).toHaveLength(3);
+    const sends = take(pacer, 4);
+    await jest.advanceTimersByTimeAsync(5);
+    pacer.release(sends[0]);
+    await jest.advanceTimersByTimeAsync(SPAN / 2);
+    expect(sends).toHaveLength(2);
+    // The process stalls for 700 ms with the second in flight (its clock jumps, its timer fires
+    // late): the second may have left only when the process ran again, however long after its
+    // start that was.
+    jest.setSystemTime(Date.now() + 700);
+    while (sends.length < 3) await jest.advanceTimersByTimeAsync(10);
+    const stallEnd = sends[2].startedAt;
+    expect(stallEnd - sends[1].startedAt).toBeGreaterThan(700);
+    pacer.release(sends[1]);
+    await jest.advanceTimersByTimeAsync(5);
+    pacer.release(sends[2]);
+    // Two per span: the fourth waits a span from the stall's end.
+    await jest.advanceTimersByTimeAsync(stallEnd + SPAN - Date.now() - 2);
+    expect(sends).toHaveLength(3);
+    await jest.advanceTimersByTimeAsync(4);
+    expect(sends).toHaveLength(4);
+    pacer.stop();
+  });
+
+  it('learns answer times only from sends that made a request', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 1 });
+    const sends = take(pacer, 4);
+    // The first takes 50 ms: the quickest answer. The second is answered from the journal in
+    // 1 ms, no request made: it does not lower the quickest answer.
+    await jest.advanceTimersByTimeAsync(50);
+    pacer.release(sends[0]);
+    while (sends.length < 2) await jest.advanceTimersByTimeAsync(1);
+    await jest.advanceTimersByTimeAsync(1);
+    pacer.release(sends[1], false);
+    // The third takes 60 ms: 10 ms late against 50 ms, not 59 ms against 1 ms; the fourth goes a
+    // span after the third's arrival.
+    while (sends.length < 3) await jest.advanceTimersByTimeAsync(1);
+    await jest.advanceTimersByTimeAsync(60);
+    pacer.release(sends[2]);
+    while (sends.length < 4) await jest.advanceTimersByTimeAsync(1);
+    const gap = sends[3].startedAt - sends[2].startedAt;
+    expect(gap).toBeGreaterThanOrEqual(SPAN + 10 - 1);
+    expect(gap).toBeLessThan(SPAN + 30);
     pacer.stop();
   });
 
@@ -169,10 +211,10 @@ describe('PayoutRunPacer', () => {
     // finds the pacer behind its schedule.
     for (let step = 0; step < 40; step += 1) {
       jest.setSystemTime(Date.now() + 130);
-      void pacer.acquire().then((go) => {
-        if (!go) return;
-        starts.push(Date.now());
-        pacer.release(Date.now());
+      void pacer.acquire().then((send) => {
+        if (!send) return;
+        starts.push(send.startedAt);
+        pacer.release(send);
       });
       await Promise.resolve();
     }
@@ -194,12 +236,12 @@ describe('PayoutRunPacer', () => {
     expect(pacer.currentRatePerSecond).toBe(0.5);
   });
 
-  it('answers false to waiting and later acquisitions once stopped', async () => {
+  it('answers undefined to waiting and later acquisitions once stopped', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 1, ratePerSecond: 10 });
-    expect(await pacer.acquire()).toBe(true);
+    expect(await pacer.acquire()).toBeDefined();
     const waiting = pacer.acquire();
     pacer.stop();
-    expect(await waiting).toBe(false);
-    expect(await pacer.acquire()).toBe(false);
+    expect(await waiting).toBeUndefined();
+    expect(await pacer.acquire()).toBeUndefined();
   });
 });

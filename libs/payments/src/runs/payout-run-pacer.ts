@@ -28,12 +28,18 @@ const SPAN_OF_RATE_MS = 1000 / PACE_MARGIN;
  */
 const QUICKEST_ANSWER_WINDOW_MS = 10_000;
 /**
- * How much later than its start a send is counted at most. Stalls and slow sockets hold a request
- * back for tens of milliseconds; an answer later still is the service at work after its limit
- * counted the request (a payout that waits for the mobile network), and counting it a second late
- * would halve a run's pace against a service whose answers take one to three seconds.
+ * How much later than its start a send is counted at most, unless this process stalled. Stalls and
+ * slow sockets hold a request back for tens of milliseconds; an answer later still is the service
+ * at work after its limit counted the request (a payout that waits for the mobile network), and
+ * counting it at its answer would halve a run's pace against a service whose answers vary by
+ * seconds.
  */
 const MAX_LATE_ARRIVAL_MS = 100;
+/**
+ * A timer this late means this process stalled: the sends in flight may have left only now, and
+ * are counted from now on, however long the stall.
+ */
+const STALL_MS = 5;
 /** The slowest pace a run falls to: one send every two seconds. */
 export const MIN_RATE_PER_SECOND = 0.5;
 /**
@@ -53,15 +59,35 @@ export const MAX_PAUSE_MS = 10 * 60 * 1000;
 /** The pause after a 429 without `Retry-After`. */
 export const DEFAULT_PAUSE_MS = 1000;
 
+/** A send the pacer let go; give it back to {@link PayoutRunPacer.release} when it ended. */
+export interface PacedSend {
+  /** When it was let go (ms since the epoch). */
+  readonly startedAt: number;
+}
+
+/** A send in flight: when it started, and the end of a stall of this process it was held in. */
+interface SendInFlight extends PacedSend {
+  heldUntil: number;
+}
+
+/** An answered send: when it may have reached the service at the latest, and what that is from. */
+interface AnsweredSend {
+  arrivedBy: number;
+  readonly startedAt: number;
+  readonly took: number;
+  readonly heldUntil: number;
+}
+
 /**
  * The pace of one run, shared by all its items (docs/payout-runs.md, "Pace"): at most
  * `concurrency` sends in flight and `ratePerSecond` starts per second, spaced evenly at
  * {@link PACE_MARGIN} of the rate, and never more than R requests that may reach the service within
- * any span of 1000 / PACE_MARGIN ms. A send counts in that span from its start until it is
- * answered (it may arrive any time until then), then at the latest time it may have arrived: its
- * start plus how much longer than the quickest recent answer it took. A send held back on either
- * side (this process or the service stalled, a slow socket) is answered late by as much, and
- * counted that much later, so the starts a second later wait for it instead of meeting a 429.
+ * any span of 1000 / PACE_MARGIN ms. Each send counts at the latest time it may have arrived: its
+ * start, plus how much longer than the quickest recent answer it took (or has been in flight), up
+ * to {@link MAX_LATE_ARRIVAL_MS}; and no earlier than the end of a stall of this process it was in
+ * flight during. A send held back on either side (a stall, a slow socket) is answered late by as
+ * much and counted that much later, so the starts a second later wait for it instead of meeting a
+ * 429.
  *
  * A 429 is the service saying the whole run is too fast, so the whole run slows down (AIMD, as
  * TCP does): every send waits out the `Retry-After`, and the rate drops by a quarter (once per
@@ -72,25 +98,23 @@ export const DEFAULT_PAUSE_MS = 1000;
  */
 export class PayoutRunPacer {
   private rate: number;
-  private inFlight = 0;
   private nextStartAt = 0;
-  /**
-   * When the answered sends of about the last {@link SPAN_OF_RATE_MS} were answered (at most
-   * {@link MAX_LATE_ARRIVAL_MS} past their start and the quickest answer), in order: each may have
-   * reached the service until that time less the quickest answer. Kept as answer times, so that a
-   * quicker answer later (the first ones wait for their connections) moves the earlier ones'
-   * arrivals later too.
-   */
-  private readonly answers: number[] = [];
+  /** In the order they started. */
+  private readonly inFlight: SendInFlight[] = [];
+  /** The answered sends that may still be in the span, by `arrivedBy`. */
+  private answered: AnsweredSend[] = [];
   /** Other requests under the same limit ({@link countRequestAt}): when they arrived, in order. */
   private readonly otherArrivals: number[] = [];
   /** The quickest answer (ms) in this window of {@link QUICKEST_ANSWER_WINDOW_MS}, and the last. */
   private quickestAnswer = Infinity;
   private quickestAnswerBefore = Infinity;
   private quickestAnswerWindowEndsAt = 0;
+  /** The quickest answer `answered` was counted with. */
+  private countedWithQuickest = Infinity;
   private pausedUntil = 0;
-  private waiters: ((go: boolean) => void)[] = [];
+  private waiters: ((send: PacedSend | undefined) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
   private stopped = false;
 
   constructor(private readonly options: PayoutRunPacerOptions) {
@@ -103,14 +127,14 @@ export class PayoutRunPacer {
   }
 
   /**
-   * Waits for a free slot and the next start time. Resolves `true` to go (then call
-   * {@link release} when the send ended), `false` when the pacer was stopped meanwhile.
+   * Waits for a free slot and the next start time. Resolves the send to make (then call
+   * {@link release} with it when it ended), or undefined when the pacer was stopped meanwhile.
    */
-  acquire(): Promise<boolean> {
-    if (this.stopped) return Promise.resolve(false);
+  acquire(): Promise<PacedSend | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
     // Idle until now: the schedule starts again from here. Catching up is for starts a late timer
     // delayed, not for time nobody asked to send in: a burst then would crowd the service's second.
-    if (this.inFlight === 0 && this.waiters.length === 0) {
+    if (this.inFlight.length === 0 && this.waiters.length === 0) {
       this.nextStartAt = Math.max(this.nextStartAt, Date.now());
     }
     return new Promise((resolve) => {
@@ -120,12 +144,14 @@ export class PayoutRunPacer {
   }
 
   /**
-   * A send ended: its slot is free. `startedAt` (ms since the epoch, when {@link acquire} let it
-   * go) for a request that was sent; without it, the slot was not used.
+   * `send` ended: its slot is free. `requested`: whether a request reached the wire (not an item
+   * answered from the journal, held back, or never sent), so that its answer time counts.
    */
-  release(startedAt?: number): void {
-    this.inFlight -= 1;
-    if (startedAt !== undefined) this.answered(startedAt, Date.now());
+  release(send: PacedSend, requested = true): void {
+    const index = this.inFlight.indexOf(send as SendInFlight);
+    if (index === -1) return;
+    const [ended] = this.inFlight.splice(index, 1);
+    if (requested) this.countAnswer(ended, Date.now());
     this.drain();
   }
 
@@ -154,71 +180,116 @@ export class PayoutRunPacer {
     this.nextStartAt = Math.max(this.nextStartAt, this.pausedUntil);
   }
 
-  /** Lets no more sends start: waiting ones resolve `false`. */
+  /** Lets no more sends start: waiting ones resolve undefined. */
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const waiter of this.waiters.splice(0)) waiter(false);
+    this.timerAt = Infinity;
+    for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
 
-  /**
-   * A request started at `startedAt` was answered at `now`: it reached the service at the latest
-   * as much after its start as its answer took longer than the quickest one, up to
-   * {@link MAX_LATE_ARRIVAL_MS}. The quickest of the last 10 to 20 seconds always includes every
-   * send still in the span, so no arrival is taken for earlier than its start.
-   */
-  private answered(startedAt: number, now: number): void {
+  /** The quickest answer of the last 10 to 20 seconds, its window moved on to `now`. */
+  private quickest(now: number): number {
     if (now >= this.quickestAnswerWindowEndsAt) {
-      this.quickestAnswerBefore = this.quickestAnswer;
+      const ended = now < this.quickestAnswerWindowEndsAt + QUICKEST_ANSWER_WINDOW_MS;
+      this.quickestAnswerBefore = ended ? this.quickestAnswer : Infinity;
       this.quickestAnswer = Infinity;
       this.quickestAnswerWindowEndsAt = now + QUICKEST_ANSWER_WINDOW_MS;
     }
-    this.quickestAnswer = Math.min(this.quickestAnswer, Math.max(0, now - startedAt));
     const quickest = Math.min(this.quickestAnswer, this.quickestAnswerBefore);
-    insertInOrder(this.answers, Math.min(now, startedAt + quickest + MAX_LATE_ARRIVAL_MS));
+    // A quicker answer moves every counted arrival later; a window that ended, earlier.
+    if (quickest !== this.countedWithQuickest) {
+      this.countedWithQuickest = quickest;
+      for (const send of this.answered) send.arrivedBy = arrivedBy(send, send.took, quickest);
+      this.answered.sort((a, b) => a.arrivedBy - b.arrivedBy);
+    }
+    return quickest;
+  }
+
+  /** `send`'s request was answered at `now`. */
+  private countAnswer(send: SendInFlight, now: number): void {
+    const took = Math.max(0, now - send.startedAt);
+    this.quickest(now);
+    this.quickestAnswer = Math.min(this.quickestAnswer, took);
+    const quickest = this.quickest(now);
+    const answer: AnsweredSend = {
+      startedAt: send.startedAt,
+      took,
+      heldUntil: send.heldUntil,
+      arrivedBy: arrivedBy(send, took, quickest),
+    };
+    let index = this.answered.length;
+    while (index > 0 && this.answered[index - 1].arrivedBy > answer.arrivedBy) index -= 1;
+    this.answered.splice(index, 0, answer);
   }
 
   private drain(): void {
-    while (this.waiters.length > 0 && this.inFlight < this.options.concurrency) {
+    while (this.waiters.length > 0 && this.inFlight.length < this.options.concurrency) {
       const now = Date.now();
-      const { answers, otherArrivals } = this;
-      const quickest = Math.min(this.quickestAnswer, this.quickestAnswerBefore);
+      const quickest = this.quickest(now);
       const spanStart = now - SPAN_OF_RATE_MS;
-      while (answers.length > 0 && answers[0] - quickest <= spanStart) answers.shift();
+      const { answered, otherArrivals, inFlight } = this;
+      while (answered.length > 0 && answered[0].arrivedBy <= spanStart) answered.shift();
       while (otherArrivals.length > 0 && otherArrivals[0] <= spanStart) otherArrivals.shift();
+      // A send in flight counts as if answered now: in start order, so in order of arrival.
+      const inFlightArrivals: number[] = [];
+      for (const send of inFlight) {
+        const at = arrivedBy(send, now - send.startedAt, quickest);
+        if (at > spanStart) inFlightArrivals.push(at);
+      }
       const perSpan = Math.max(1, Math.floor(this.rate));
-      const arrived = answers.length + otherArrivals.length;
-      // Sends in flight may reach the service any time: each holds its place in the span.
-      const toLeave = arrived + this.inFlight - perSpan + 1;
-      // Only answers let a start go now: release() drains again.
-      if (toLeave > arrived) return;
+      const toLeave =
+        answered.length + otherArrivals.length + inFlightArrivals.length - perSpan + 1;
       const windowFreeAt =
-        toLeave > 0 ? nthEarliest(answers, quickest, otherArrivals, toLeave) + SPAN_OF_RATE_MS : 0;
+        toLeave > 0
+          ? nthEarliest(answered, otherArrivals, inFlightArrivals, toLeave) + SPAN_OF_RATE_MS
+          : 0;
       const startAt = Math.max(this.nextStartAt, this.pausedUntil, windowFreeAt);
       if (startAt > now) {
         this.wakeAt(startAt, now);
         return;
       }
-      this.inFlight += 1;
+      const send: SendInFlight = { startedAt: now, heldUntil: 0 };
+      inFlight.push(send);
       // On schedule, not `now` + interval: a start a timer delayed is made up, within a window of
       // two intervals (at least CATCH_UP_MS); the span of R starts bounds the burst.
       const interval = 1000 / (this.rate * PACE_MARGIN);
       const window = Math.max(2 * interval, CATCH_UP_MS);
       this.nextStartAt = Math.max(now - window, this.nextStartAt) + interval;
-      this.waiters.shift()?.(true);
+      this.waiters.shift()?.(send);
     }
   }
 
   private wakeAt(at: number, now: number): void {
-    if (this.timer) return;
+    if (this.timer !== undefined && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      this.timerAt = Infinity;
+      const woke = Date.now();
+      // This process did not run until now: what it had in flight may have left only now.
+      if (woke - at >= STALL_MS) for (const send of this.inFlight) send.heldUntil = woke;
       this.drain();
     }, at - now);
     // A paced run does not keep a process alive that has nothing else to do.
     this.timer.unref();
   }
+}
+
+/**
+ * When a send that took `took` ms (or has been in flight that long) may have reached the service
+ * at the latest: its start plus how much longer than the quickest answer it took, up to
+ * {@link MAX_LATE_ARRIVAL_MS}, and not before the end of a stall of this process it was held in.
+ */
+function arrivedBy(
+  send: { readonly startedAt: number; readonly heldUntil: number },
+  took: number,
+  quickest: number,
+): number {
+  const late = Math.min(MAX_LATE_ARRIVAL_MS, Math.max(0, took - quickest));
+  return Math.max(send.heldUntil, send.startedAt + late);
 }
 
 /** Adds `at` to the ascending `times`, from the end, where new times go. */
@@ -229,21 +300,27 @@ function insertInOrder(times: number[], at: number): void {
 }
 
 /**
- * The `n`th earliest (1-based) of the arrivals: `answers` less `quickest`, and `others`, both
- * ascending.
+ * The `n`th earliest (1-based) of the arrivals of `answered` (by `arrivedBy`), `others` and
+ * `inFlight`, each ascending.
  */
-function nthEarliest(answers: number[], quickest: number, others: number[], n: number): number {
+function nthEarliest(
+  answered: readonly AnsweredSend[],
+  others: readonly number[],
+  inFlight: readonly number[],
+  n: number,
+): number {
   let a = 0;
   let o = 0;
+  let f = 0;
   let at = 0;
   for (let taken = 0; taken < n; taken += 1) {
-    if (o >= others.length || (a < answers.length && answers[a] - quickest <= others[o])) {
-      at = answers[a] - quickest;
-      a += 1;
-    } else {
-      at = others[o];
-      o += 1;
-    }
+    const nextAnswered = a < answered.length ? answered[a].arrivedBy : Infinity;
+    const nextOther = o < others.length ? others[o] : Infinity;
+    const nextInFlight = f < inFlight.length ? inFlight[f] : Infinity;
+    at = Math.min(nextAnswered, nextOther, nextInFlight);
+    if (at === nextAnswered) a += 1;
+    else if (at === nextOther) o += 1;
+    else f += 1;
   }
   return at;
 }
