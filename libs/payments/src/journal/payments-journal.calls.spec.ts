@@ -454,6 +454,28 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
   });
 
+  it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {
+    const documents = new InMemoryPaymentsJournal();
+    const ids: unknown[] = [];
+    const addsId = (entry: PaymentsJournalEntry) => {
+      (entry as { _id?: string })._id = `doc-${entry.version}`;
+      ids.push((entry as { _id?: string })._id);
+      return entry;
+    };
+    const driverLike: PaymentsJournalStore = {
+      create: (entry) => documents.create(addsId(entry)),
+      replace: (next) => documents.replace(addsId(next)),
+      get: (key) => documents.get(key),
+      findByReference: (reference) => documents.findByReference(reference),
+      list: (query) => documents.list(query),
+    };
+    const payments = client({ journal: driverLike });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-driver' });
+
+    expect(ids).toEqual(['doc-1', 'doc-2']);
+    expect(await documents.get('salary-driver')).toMatchObject({ state: 'accepted' });
+  });
+
   it('lists entries by state and time', async () => {
     const payments = client();
     const before = new Date();

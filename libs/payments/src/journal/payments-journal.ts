@@ -8,6 +8,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
+import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
@@ -174,6 +175,15 @@ export class PaymentsJournal {
     this.account = options.account;
   }
 
+  /**
+   * `entry` as it goes to the store: deeply frozen for `InMemoryPaymentsJournal`, which then holds
+   * it without a copy; as it is for any other store, which may add to what it is given (the
+   * MongoDB driver adds `_id`).
+   */
+  private sealed<T extends PaymentsJournalEntry>(entry: T): T {
+    return this.store instanceof InMemoryPaymentsJournal ? deepFrozenEntry(entry) : entry;
+  }
+
   /** Keyed fingerprint of a request as it goes on the wire. */
   fingerprint(operation: PaymentsOperationName, encoded: EncodedRequest): string {
     return createHmac('sha256', this.options.fingerprintKey)
@@ -233,7 +243,7 @@ export class PaymentsJournal {
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     try {
-      return await this.store.create(sealed(fresh));
+      return await this.store.create(this.sealed(fresh));
     } catch (error) {
       this.undoCreate(intent.idempotencyKey, fresh.calls[0].callId);
       throw this.unavailable(intent, 'create', error);
@@ -305,7 +315,7 @@ export class PaymentsJournal {
         ]),
       });
       const replaced = await this.storeCall(intent, 'replace', () =>
-        this.store.replace(sealed(next)),
+        this.store.replace(this.sealed(next)),
       );
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
@@ -423,7 +433,7 @@ export class PaymentsJournal {
         settledBy: settlement.by,
         ...(settlement.status === undefined ? {} : { settledStatus: settlement.status }),
       });
-      if (await this.store.replace(sealed(next))) return { result: 'settled', entry: next };
+      if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
       const reread = await this.store.get(entry.idempotencyKey);
       if (reread === undefined) return { result: 'no-entry' };
       entry = reread;
@@ -492,7 +502,7 @@ export class PaymentsJournal {
           ? {}
           : { reference: entry.reference ?? reference }),
       };
-      if (await this.store.replace(sealed(next))) return next;
+      if (await this.store.replace(this.sealed(next))) return next;
     }
     throw new Error(`The journal entry ${idempotencyKey} kept changing while being resolved`);
   }
@@ -509,7 +519,7 @@ export class PaymentsJournal {
       version: entry.version + 1,
       updatedAt: new Date(this.now()).toISOString(),
     };
-    if (await this.store.replace(sealed(next))) return next;
+    if (await this.store.replace(this.sealed(next))) return next;
     return (await this.store.get(entry.idempotencyKey)) ?? entry;
   }
 
@@ -588,7 +598,7 @@ export class PaymentsJournal {
           if (entry === undefined) throw new Error('the entry is gone');
           if (!holdsCall(entry, callId)) return;
           const next = change(entry, new Date(this.now()).toISOString(), entry.version + 1);
-          if (await this.store.replace(sealed(next))) return;
+          if (await this.store.replace(this.sealed(next))) return;
         }
         throw new Error('the entry kept changing');
       } catch (error) {
@@ -756,10 +766,10 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 }
 
 /**
- * `entry`, deeply frozen: what the journal writes never changes afterwards, so a store may hold it
- * as it is (`InMemoryPaymentsJournal` does) and the next entry shares its unchanged sends.
+ * `entry`, deeply frozen: what the journal writes never changes afterwards, so the in-memory store
+ * may hold it as it is, and the next entry shares its unchanged sends.
  */
-function sealed<T extends PaymentsJournalEntry>(entry: T): T {
+function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   for (const call of entry.calls) Object.freeze(call);
   Object.freeze(entry.calls);
   if (entry.answer !== undefined) Object.freeze(entry.answer);
