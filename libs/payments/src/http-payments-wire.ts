@@ -12,6 +12,7 @@ import type {
 } from 'axios';
 import axiosRetry, { retryAfter } from 'axios-retry';
 import { ServiceAPIError } from './errors';
+import { InFlightCount } from './in-flight-count';
 import {
   PAYMENTS_HTTP_SERVICE,
   PAYMENTS_LOGGER_CONTEXT,
@@ -146,31 +147,20 @@ class WireCalls {
   closing = false;
   /** Calls between a failed attempt and their next one: `close()` cuts their wait short. */
   readonly waitingForRetry = new Set<PaymentsCall>();
-  private unsettled = 0;
-  private drain: { promise: Promise<void>; resolve: () => void } | undefined;
+  private readonly unsettled = new InFlightCount();
 
   started(): void {
-    this.unsettled += 1;
+    this.unsettled.started();
   }
 
   settled(call: PaymentsCall): void {
     this.waitingForRetry.delete(call);
-    this.unsettled -= 1;
-    if (this.unsettled === 0 && this.drain) {
-      this.drain.resolve();
-      this.drain = undefined;
-    }
+    this.unsettled.ended();
   }
 
   /** Resolves once no call is unsettled. */
   drained(): Promise<void> {
-    if (this.unsettled === 0) return Promise.resolve();
-    if (!this.drain) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((done) => (resolve = done));
-      this.drain = { promise, resolve };
-    }
-    return this.drain.promise;
+    return this.unsettled.drained();
   }
 }
 

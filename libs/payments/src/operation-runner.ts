@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
+import { InFlightCount } from './in-flight-count';
 import type { PaymentsOperation } from './operations';
 import {
   DEFAULT_REGISTRATION_NAME,
@@ -88,17 +89,9 @@ export class OperationRunner implements BeforeApplicationShutdown {
   /** The journal of money-moving calls, when the options have one (docs/journal.md). */
   readonly journal: PaymentsJournal | undefined;
   /** Journaled calls not settled yet: `close()` waits for their last journal write. */
-  private journaling = 0;
-  /** What `close()` waits for while `journaling` is above 0. */
-  private journalingDrained: { promise: Promise<void>; resolve: () => void } | undefined;
+  private readonly journaling = new InFlightCount();
   /** One listener for every journaled call's end: a call pays for one derived promise. */
-  private readonly journaledCallEnded = (): void => {
-    this.journaling -= 1;
-    if (this.journaling === 0 && this.journalingDrained !== undefined) {
-      this.journalingDrained.resolve();
-      this.journalingDrained = undefined;
-    }
-  };
+  private readonly journaledCallEnded = (): void => this.journaling.ended();
   /**
    * How long a send may take, retries and their waits included, plus a margin: a `started` entry
    * older than this was left by a process that died.
@@ -190,7 +183,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
         idempotencyKey,
         callOptions,
       );
-      this.journaling += 1;
+      this.journaling.started();
       void journaled.then(this.journaledCallEnded, this.journaledCallEnded);
       return journaled;
     }
@@ -340,14 +333,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
   async close(): Promise<void> {
     await this.wire.close();
     // The wire settled every call; their last journal writes follow, then the store may close.
-    if (this.journaling > 0) {
-      if (this.journalingDrained === undefined) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((done) => (resolve = done));
-        this.journalingDrained = { promise, resolve };
-      }
-      await this.journalingDrained.promise;
-    }
+    await this.journaling.drained();
     await this.journal?.store.close?.();
   }
 
