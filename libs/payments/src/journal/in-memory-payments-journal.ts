@@ -76,7 +76,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
       return Promise.resolve({ created: false, entry: existing });
     }
     if (this.entries.size >= this.maxEntries) this.forgetOne();
-    this.hold(entry, undefined);
+    this.hold(entry);
     return Promise.resolve({ created: true, entry });
   }
 
@@ -85,7 +85,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     if (current === undefined || current.version !== next.version - 1) {
       return Promise.resolve(false);
     }
-    this.hold(next, current);
+    this.hold(next);
     return Promise.resolve(true);
   }
 
@@ -123,7 +123,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   }
 
   /** Holds `entry` as it is now, and indexes it by reference and by whether it is settled. */
-  private hold(entry: PaymentsJournalEntry, current: PaymentsJournalEntry | undefined): void {
+  private hold(entry: PaymentsJournalEntry): void {
     const key = entry.idempotencyKey;
     this.entries.set(
       key,
@@ -134,7 +134,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
       this.byReference.set(reference, key);
     }
     if (isSettled(entry.state)) this.settled.add(key);
-    else if (current !== undefined) this.settled.delete(key);
+    else this.settled.delete(key);
   }
 
   private forgetOne(): void {

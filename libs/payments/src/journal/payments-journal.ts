@@ -357,16 +357,15 @@ export class PaymentsJournal {
           calls,
         };
       }
-      const next = {
+      return withoutReason({
         ...entry,
         version,
         updatedAt: at,
-        state: 'accepted' as const,
+        state: 'accepted',
         reference: entry.reference ?? reference,
         answer,
         calls,
-      };
-      return next.reason === undefined ? next : withoutReason(next);
+      });
     });
   }
 
