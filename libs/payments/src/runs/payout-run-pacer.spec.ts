@@ -25,6 +25,20 @@ describe('PayoutRunPacer', () => {
     return sends;
   }
 
+  /**
+   * A pacer at 2 per second asked for `count` sends, the first answered in 5 ms: the quickest
+   * answer the pacer knows.
+   */
+  async function afterAQuickAnswer(count: number) {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
+    const sends = take(pacer, count);
+    await Promise.resolve();
+    expect(sends).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(5);
+    pacer.release(sends[0]);
+    return { pacer, sends };
+  }
+
   it('bounds the sends in flight by concurrency', async () => {
     const pacer = new PayoutRunPacer({ concurrency: 2, ratePerSecond: 1000 });
     const sends = take(pacer, 5);
@@ -111,15 +125,9 @@ describe('PayoutRunPacer', () => {
   });
 
   it('counts a send answered late from when it may have arrived, not from its start', async () => {
-    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const sends = take(pacer, 4);
-    await Promise.resolve();
-    expect(sends).toHaveLength(1);
-    // The first is answered in 5 ms: the quickest answer. The second starts a paced interval
-    // later and takes 80 ms (the service or a socket held it): it may have reached the service
-    // up to 75 ms after its start.
-    await jest.advanceTimersByTimeAsync(5);
-    pacer.release(sends[0]);
+    const { pacer, sends } = await afterAQuickAnswer(4);
+    // The second starts a paced interval after the first and takes 80 ms (the service or a
+    // socket held it): it may have reached the service up to 75 ms after its start.
     await jest.advanceTimersByTimeAsync(SPAN / 2 - 5 + 1);
     expect(sends).toHaveLength(2);
     await jest.advanceTimersByTimeAsync(80);
@@ -140,10 +148,7 @@ describe('PayoutRunPacer', () => {
   });
 
   it('keeps its pace against a slow service: a send in flight counts at most 100 ms late', async () => {
-    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const sends = take(pacer, 4);
-    await jest.advanceTimersByTimeAsync(5);
-    pacer.release(sends[0]);
+    const { pacer, sends } = await afterAQuickAnswer(4);
     // The second is in flight for two seconds (a payout waiting for the mobile network): it
     // reached the service 100 ms after its start at the latest, so the third and fourth go at
     // their times instead of waiting for its answer.
@@ -158,10 +163,7 @@ describe('PayoutRunPacer', () => {
   });
 
   it('counts what was in flight during a stall of this process from the end of the stall', async () => {
-    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
-    const sends = take(pacer, 4);
-    await jest.advanceTimersByTimeAsync(5);
-    pacer.release(sends[0]);
+    const { pacer, sends } = await afterAQuickAnswer(4);
     await jest.advanceTimersByTimeAsync(SPAN / 2);
     expect(sends).toHaveLength(2);
     // The process stalls for 700 ms with the second in flight (its clock jumps, its timer fires

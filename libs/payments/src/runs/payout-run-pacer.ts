@@ -70,8 +70,12 @@ interface SendInFlight extends PacedSend {
   heldUntil: number;
 }
 
-/** An answered send: when it may have reached the service at the latest, and what that is from. */
-interface AnsweredSend {
+/**
+ * A request of the run that went out: an answered send, or another request under the same limit
+ * ({@link PayoutRunPacer.countRequestAt}: `took` 0). When it may have reached the service at the
+ * latest, and what that is from.
+ */
+interface CountedRequest {
   arrivedBy: number;
   readonly startedAt: number;
   readonly took: number;
@@ -101,15 +105,13 @@ export class PayoutRunPacer {
   private nextStartAt = 0;
   /** In the order they started. */
   private readonly inFlight: SendInFlight[] = [];
-  /** The answered sends that may still be in the span, by `arrivedBy`. */
-  private answered: AnsweredSend[] = [];
-  /** Other requests under the same limit ({@link countRequestAt}): when they arrived, in order. */
-  private readonly otherArrivals: number[] = [];
+  /** The requests that went out and may still be in the span, by `arrivedBy`. */
+  private readonly counted: CountedRequest[] = [];
   /** The quickest answer (ms) in this window of {@link QUICKEST_ANSWER_WINDOW_MS}, and the last. */
   private quickestAnswer = Infinity;
   private quickestAnswerBefore = Infinity;
   private quickestAnswerWindowEndsAt = 0;
-  /** The quickest answer `answered` was counted with. */
+  /** The quickest answer `counted` was counted with. */
   private countedWithQuickest = Infinity;
   private pausedUntil = 0;
   private waiters: ((send: PacedSend | undefined) => void)[] = [];
@@ -160,7 +162,7 @@ export class PayoutRunPacer {
    * latest: it is counted as one of the run's sends.
    */
   countRequestAt(at: number): void {
-    insertInOrder(this.otherArrivals, at);
+    this.count({ startedAt: at, took: 0, heldUntil: 0, arrivedBy: at });
   }
 
   /** A send was not refused for its pace: speed up a little. */
@@ -189,20 +191,26 @@ export class PayoutRunPacer {
     for (const waiter of this.waiters.splice(0)) waiter(undefined);
   }
 
-  /** The quickest answer of the last 10 to 20 seconds, its window moved on to `now`. */
+  /** Moves the window of the quickest answer on to `now`: the last one ended, or both did. */
+  private moveQuickestAnswerWindow(now: number): void {
+    if (now < this.quickestAnswerWindowEndsAt) return;
+    const ended = now < this.quickestAnswerWindowEndsAt + QUICKEST_ANSWER_WINDOW_MS;
+    this.quickestAnswerBefore = ended ? this.quickestAnswer : Infinity;
+    this.quickestAnswer = Infinity;
+    this.quickestAnswerWindowEndsAt = now + QUICKEST_ANSWER_WINDOW_MS;
+  }
+
+  /** The quickest answer of the last 10 to 20 seconds, with every counted request up to date. */
   private quickest(now: number): number {
-    if (now >= this.quickestAnswerWindowEndsAt) {
-      const ended = now < this.quickestAnswerWindowEndsAt + QUICKEST_ANSWER_WINDOW_MS;
-      this.quickestAnswerBefore = ended ? this.quickestAnswer : Infinity;
-      this.quickestAnswer = Infinity;
-      this.quickestAnswerWindowEndsAt = now + QUICKEST_ANSWER_WINDOW_MS;
-    }
+    this.moveQuickestAnswerWindow(now);
     const quickest = Math.min(this.quickestAnswer, this.quickestAnswerBefore);
     // A quicker answer moves every counted arrival later; a window that ended, earlier.
     if (quickest !== this.countedWithQuickest) {
       this.countedWithQuickest = quickest;
-      for (const send of this.answered) send.arrivedBy = arrivedBy(send, send.took, quickest);
-      this.answered.sort((a, b) => a.arrivedBy - b.arrivedBy);
+      for (const request of this.counted) {
+        request.arrivedBy = arrivedBy(request, request.took, quickest);
+      }
+      this.counted.sort((a, b) => a.arrivedBy - b.arrivedBy);
     }
     return quickest;
   }
@@ -210,18 +218,18 @@ export class PayoutRunPacer {
   /** `send`'s request was answered at `now`. */
   private countAnswer(send: SendInFlight, now: number): void {
     const took = Math.max(0, now - send.startedAt);
-    this.quickest(now);
+    this.moveQuickestAnswerWindow(now);
     this.quickestAnswer = Math.min(this.quickestAnswer, took);
     const quickest = this.quickest(now);
-    const answer: AnsweredSend = {
-      startedAt: send.startedAt,
-      took,
-      heldUntil: send.heldUntil,
-      arrivedBy: arrivedBy(send, took, quickest),
-    };
-    let index = this.answered.length;
-    while (index > 0 && this.answered[index - 1].arrivedBy > answer.arrivedBy) index -= 1;
-    this.answered.splice(index, 0, answer);
+    this.count({ ...send, took, arrivedBy: arrivedBy(send, took, quickest) });
+  }
+
+  /** Adds `request` to {@link counted}, in order of `arrivedBy`, from the end where new ones go. */
+  private count(request: CountedRequest): void {
+    const { counted } = this;
+    let index = counted.length;
+    while (index > 0 && counted[index - 1].arrivedBy > request.arrivedBy) index -= 1;
+    counted.splice(index, 0, request);
   }
 
   private drain(): void {
@@ -229,9 +237,8 @@ export class PayoutRunPacer {
       const now = Date.now();
       const quickest = this.quickest(now);
       const spanStart = now - SPAN_OF_RATE_MS;
-      const { answered, otherArrivals, inFlight } = this;
-      while (answered.length > 0 && answered[0].arrivedBy <= spanStart) answered.shift();
-      while (otherArrivals.length > 0 && otherArrivals[0] <= spanStart) otherArrivals.shift();
+      const { counted, inFlight } = this;
+      while (counted.length > 0 && counted[0].arrivedBy <= spanStart) counted.shift();
       // A send in flight counts as if answered now: in start order, so in order of arrival.
       const inFlightArrivals: number[] = [];
       for (const send of inFlight) {
@@ -239,12 +246,9 @@ export class PayoutRunPacer {
         if (at > spanStart) inFlightArrivals.push(at);
       }
       const perSpan = Math.max(1, Math.floor(this.rate));
-      const toLeave =
-        answered.length + otherArrivals.length + inFlightArrivals.length - perSpan + 1;
+      const toLeave = counted.length + inFlightArrivals.length - perSpan + 1;
       const windowFreeAt =
-        toLeave > 0
-          ? nthEarliest(answered, otherArrivals, inFlightArrivals, toLeave) + SPAN_OF_RATE_MS
-          : 0;
+        toLeave > 0 ? nthEarliest(counted, inFlightArrivals, toLeave) + SPAN_OF_RATE_MS : 0;
       const startAt = Math.max(this.nextStartAt, this.pausedUntil, windowFreeAt);
       if (startAt > now) {
         this.wakeAt(startAt, now);
@@ -292,35 +296,28 @@ function arrivedBy(
   return Math.max(send.heldUntil, send.startedAt + late);
 }
 
-/** Adds `at` to the ascending `times`, from the end, where new times go. */
-function insertInOrder(times: number[], at: number): void {
-  let index = times.length;
-  while (index > 0 && times[index - 1] > at) index -= 1;
-  times.splice(index, 0, at);
-}
-
 /**
- * The `n`th earliest (1-based) of the arrivals of `answered` (by `arrivedBy`), `others` and
- * `inFlight`, each ascending.
+ * The `n`th earliest (1-based) of the arrivals of `counted` (by `arrivedBy`) and `inFlight`, both
+ * ascending.
  */
 function nthEarliest(
-  answered: readonly AnsweredSend[],
-  others: readonly number[],
+  counted: readonly CountedRequest[],
   inFlight: readonly number[],
   n: number,
 ): number {
-  let a = 0;
-  let o = 0;
+  let c = 0;
   let f = 0;
   let at = 0;
   for (let taken = 0; taken < n; taken += 1) {
-    const nextAnswered = a < answered.length ? answered[a].arrivedBy : Infinity;
-    const nextOther = o < others.length ? others[o] : Infinity;
+    const nextCounted = c < counted.length ? counted[c].arrivedBy : Infinity;
     const nextInFlight = f < inFlight.length ? inFlight[f] : Infinity;
-    at = Math.min(nextAnswered, nextOther, nextInFlight);
-    if (at === nextAnswered) a += 1;
-    else if (at === nextOther) o += 1;
-    else f += 1;
+    if (nextCounted <= nextInFlight) {
+      at = nextCounted;
+      c += 1;
+    } else {
+      at = nextInFlight;
+      f += 1;
+    }
   }
   return at;
 }
