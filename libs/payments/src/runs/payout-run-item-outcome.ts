@@ -90,3 +90,12 @@ export function classifySendFailure(error: unknown): PayoutRunSendFailure {
   }
   return { kind: 'settle', state: 'in_doubt', reason: 'an unexpected error: may have executed' };
 }
+
+/** Whether a send that failed with `error` made a request: the journal's refusals make none. */
+export function reachedTheWire(error: unknown): boolean {
+  return (
+    error instanceof ServiceAPIError &&
+    !(error instanceof PaymentsJournalError) &&
+    error.attempts > 0
+  );
+}

@@ -1,6 +1,5 @@
 import type { PayoutRunEngineContext } from './payout-run-engine';
-import { PaymentsJournalError, ServiceAPIError } from '../errors';
-import { classifySendFailure, itemStateOfEntry } from './payout-run-item-outcome';
+import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-run-item-outcome';
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
 import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
 import { OPEN_ITEM_STATES } from './payout-run.interfaces';
@@ -99,15 +98,6 @@ export async function sendPayoutRunItem(
     ['sending'],
   );
   return { kind: 'accepted', item: accepted ?? item, requested: response.replayed !== true };
-}
-
-/** Whether a send that failed with `error` made a request: the journal's refusals make none. */
-function reachedTheWire(error: unknown): boolean {
-  return (
-    error instanceof ServiceAPIError &&
-    !(error instanceof PaymentsJournalError) &&
-    error.attempts > 0
-  );
 }
 
 /** Refuses a `queued` item of a cancelled run; never sent. */
