@@ -12,7 +12,6 @@ import type {
 } from 'axios';
 import axiosRetry, { retryAfter } from 'axios-retry';
 import { ServiceAPIError } from './errors';
-import { InFlightCount } from './in-flight-count';
 import {
   PAYMENTS_HTTP_SERVICE,
   PAYMENTS_LOGGER_CONTEXT,
@@ -136,6 +135,41 @@ function attemptMayHaveExecuted(error: AxiosError): boolean {
   if (error.code === AxiosError.ERR_CANCELED) return false;
   if (error.response) return error.response.status >= 500;
   return partialResponseStatus(error) !== undefined || requestWasSent(error);
+}
+
+/**
+ * How many of something are in flight, and a promise that resolves once none is: what `close()`
+ * waits for. A count rather than a set, so that each call pays for no registration. Here, in a
+ * file every call runs anyway, rather than in one of its own (docs/architecture.md, the walk of one
+ * call).
+ * @internal
+ */
+export class InFlightCount {
+  private count = 0;
+  private drain: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  started(): void {
+    this.count += 1;
+  }
+
+  ended(): void {
+    this.count -= 1;
+    if (this.count === 0 && this.drain) {
+      this.drain.resolve();
+      this.drain = undefined;
+    }
+  }
+
+  /** Resolves once none is in flight. */
+  drained(): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    if (!this.drain) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.drain = { promise, resolve };
+    }
+    return this.drain.promise;
+  }
 }
 
 /**

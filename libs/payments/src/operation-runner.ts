@@ -1,14 +1,13 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
 import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
-import { InFlightCount } from './in-flight-count';
 import type { PaymentsOperation } from './operations';
 import {
   DEFAULT_REGISTRATION_NAME,
   PAYMENTS_REGISTRATION_NAME,
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
-import { MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
+import { InFlightCount, MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
 import { deriveFingerprintKey, deriveKey, PaymentsJournal } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
