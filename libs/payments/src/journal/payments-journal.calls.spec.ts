@@ -412,6 +412,62 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect((await store.get('salary-14'))?.state).toBe('failed');
   });
 
+  it('settles nothing by key alone while the call is being sent: its reference is not known yet', async () => {
+    const payments = client();
+    const forged = {
+      idempotencyKey: 'salary-20',
+      reference: 'FORGED000001eW',
+      outcome: 'succeeded',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+    let whileSending: Promise<unknown> | undefined;
+    server.fallback = () => {
+      whileSending = payments.reconciler.settle(forged);
+      return { status: 200, body: successBody('payout') };
+    };
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-20' });
+
+    expect(await whileSending).toMatchObject({ result: 'in-flight' });
+    // Once the answer gave the call's reference, the same event settles nothing either: another
+    // reference under the key, same amount, is taken for a second execution (payment.duplicate).
+    expect(await payments.reconciler.settle(forged)).toMatchObject({
+      result: 'second-execution',
+    });
+    expect(await store.get('salary-20')).toMatchObject({
+      state: 'accepted',
+      reference: PAYOUT_REFERENCE,
+    });
+  });
+
+  it('settles no entry by key alone from a record without the amount or currency to compare', async () => {
+    const payments = client();
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-21' }));
+    const event = {
+      idempotencyKey: 'salary-21',
+      reference: 'GENUINE00002eW',
+      outcome: 'succeeded',
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+
+    expect(await payments.reconciler.settle({ ...event, currency: 'KES' })).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('no amount') as string,
+    });
+    expect(await payments.reconciler.settle({ ...event, amount: PAYOUT.amount })).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('no currency') as string,
+    });
+    expect((await store.get('salary-21'))?.state).toBe('in_doubt');
+    expect(
+      await payments.reconciler.settle({ ...event, amount: PAYOUT.amount, currency: 'KES' }),
+    ).toMatchObject({ result: 'settled' });
+  });
+
   it('lets a person resolve an entry in doubt, with a note, and the key then follows it', async () => {
     const payments = client();
     server.reply({ status: 502 });

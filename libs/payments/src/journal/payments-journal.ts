@@ -120,6 +120,11 @@ export interface JournalSettlement {
  */
 export type JournalSettleResult =
   | { readonly result: 'no-entry' }
+  /**
+   * The entry is being sent and its answer, with the call's reference, is not known yet: an event
+   * that names it by key only cannot be checked against the reference, so it settles nothing now.
+   */
+  | { readonly result: 'in-flight'; readonly entry: PaymentsJournalEntry }
   | { readonly result: 'settled' | 'unchanged'; readonly entry: PaymentsJournalEntry }
   | {
       readonly result: 'contradicted' | 'second-execution';
@@ -342,9 +347,32 @@ export class PaymentsJournal {
         outcome: reference ? 'accepted' : 'in_doubt',
         endedAt: at,
       });
-      // A webhook may have settled the entry while the answer was on its way.
+      // A webhook may have settled the entry while the answer was on its way (after the entry's
+      // deadline, when it read as in doubt): with another reference than the service's answer
+      // gives, that settlement was about another transaction, and the call's outcome is open.
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
-        return { ...entry, version, updatedAt: at, answer: entry.answer ?? answer, calls };
+        if (
+          reference === undefined ||
+          entry.reference === undefined ||
+          entry.reference === reference
+        ) {
+          return { ...entry, version, updatedAt: at, answer: entry.answer ?? answer, calls };
+        }
+        const reason =
+          `settled ${entry.state} (by ${entry.settledBy ?? 'unknown'}) on the reference ${entry.reference}, ` +
+          `but the service answered the call with the reference ${reference}: look it up (reconcile)`;
+        this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
+        const { settledBy: _settledBy, settledStatus: _settledStatus, ...unsettled } = entry;
+        return {
+          ...unsettled,
+          version,
+          updatedAt: at,
+          state: 'in_doubt',
+          reference,
+          answer,
+          reason,
+          calls,
+        };
       }
       if (reference === undefined) {
         return {
@@ -417,6 +445,11 @@ export class PaymentsJournal {
     entry ??= await this.store.findByReference(settlement.reference);
     if (entry === undefined) return { result: 'no-entry' };
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      // Its `malipo_key` comes from a URL anyone can write: until the answer gives the call's
+      // reference, an event about another transaction could settle the call (docs/journal.md).
+      if (entry.reference === undefined && this.view(entry).state === 'started') {
+        return { result: 'in-flight', entry };
+      }
       const why = await this.contradiction(entry, settlement);
       if (why !== undefined) {
         const second = await this.isSecondExecution(entry, settlement);
@@ -562,6 +595,13 @@ export class PaymentsJournal {
       return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
     }
     if (entry.reference === undefined) {
+      // Matched by key alone: only the record's own figures tie it to the call, so they must be there.
+      if (entry.amount !== undefined && settlement.amount === undefined) {
+        return "the service's record has no amount to compare with the entry's";
+      }
+      if (entry.currency !== undefined && !settlement.currency) {
+        return "the service's record has no currency to compare with the entry's";
+      }
       // The key comes from a URL anyone can write: a reference of another call settles nothing.
       const holder = await this.store.findByReference(settlement.reference);
       if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {

@@ -45,6 +45,7 @@ export {
 export {
   PaymentWebhookBudgetError,
   PaymentWebhookBusyError,
+  PaymentWebhookCallInFlightError,
   PaymentWebhookConcurrentFailureError,
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,

@@ -18,6 +18,7 @@ import {
   PaymentWebhookContradictedError,
   type PaymentWebhookContradiction,
   PaymentWebhookNotFinalError,
+  PaymentWebhookCallInFlightError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
@@ -149,6 +150,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
    * nothing and is refused (logged).
    * @throws PaymentWebhookContradictedError (`journal-mismatch`).
    * @throws PaymentWebhookStoreError when the journal cannot be read or written (answered 503).
+   * @throws PaymentWebhookCallInFlightError when the entry is being sent, its reference not known
+   *   yet (answered 503).
    */
   async settleJournal(event: PaymentWebhookEvent): Promise<JournalSettling> {
     const reconciler = this.reconciler;
@@ -174,6 +177,14 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
           `${error instanceof Error ? error.message : 'error'}; the service should deliver it again`,
       );
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
+    }
+    if (settled.result === 'in-flight') {
+      this.logger.warn(
+        `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the journal ` +
+          `entry ${forLog(settled.entry.idempotencyKey)} it names is being sent and has no ` +
+          'reference yet; answered 503 so that the service delivers it again',
+      );
+      throw new PaymentWebhookCallInFlightError(event.transactionReference);
     }
     if (settled.result === 'second-execution') {
       // Settles nothing and is not refused: the dispatcher raises payment.duplicate, and only it.

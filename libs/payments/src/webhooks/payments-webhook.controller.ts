@@ -28,6 +28,7 @@ import {
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
   PaymentWebhookNotFinalError,
+  PaymentWebhookCallInFlightError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type {
@@ -118,6 +119,7 @@ export function createPaymentsWebhookController(path: string): Type {
         if (
           error instanceof PaymentWebhookConfirmationError ||
           error instanceof PaymentWebhookNotFinalError ||
+          error instanceof PaymentWebhookCallInFlightError ||
           error instanceof PaymentWebhookConcurrentFailureError ||
           error instanceof PaymentWebhookStoreError ||
           error instanceof PaymentWebhookBudgetError

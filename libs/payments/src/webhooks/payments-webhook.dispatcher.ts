@@ -23,6 +23,7 @@ import {
   PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
   PaymentWebhookNotFinalError,
+  PaymentWebhookCallInFlightError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
@@ -128,7 +129,7 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
    * rather than being acknowledged for work that did not happen; if it was refused, the copy is
    * judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
    * @throws PaymentWebhookContradictedError, PaymentWebhookConfirmationError,
-   *   PaymentWebhookNotFinalError, PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
+   *   PaymentWebhookNotFinalError, PaymentWebhookCallInFlightError, PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
    *   what a handler threw.
    */
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
@@ -145,7 +146,8 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       (error: unknown): DeliveryEnd =>
         error instanceof PaymentWebhookContradictedError ||
         error instanceof PaymentWebhookConfirmationError ||
-        error instanceof PaymentWebhookNotFinalError
+        error instanceof PaymentWebhookNotFinalError ||
+        error instanceof PaymentWebhookCallInFlightError
           ? 'refused'
           : 'failed',
     );

@@ -57,6 +57,23 @@ export class PaymentWebhookNotFinalError extends PaymentsError {
 }
 
 /**
+ * The event names, by `malipo_key` only, a journaled call that is being sent now: its answer, with
+ * the call's reference, is not known yet, so the event cannot be checked against it (the key comes
+ * from a URL anyone can write). No handler ran. The webhook route answers 503 so that the service
+ * delivers it again once the answer is in; `reconcile()` settles the call if it never does.
+ */
+export class PaymentWebhookCallInFlightError extends PaymentsError {
+  override readonly name = 'PaymentWebhookCallInFlightError';
+
+  constructor(
+    /** Reference of the event. */
+    readonly transactionReference: string,
+  ) {
+    super('The call the webhook event names is being sent now; deliver it again later');
+  }
+}
+
+/**
  * The event could not be confirmed because the status look-up failed (network, 5xx, credentials).
  * No handler ran. The webhook route answers 503 so that the service delivers it again later.
  */

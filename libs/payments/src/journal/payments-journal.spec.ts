@@ -1,0 +1,93 @@
+import { Logger } from '@nestjs/common';
+import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
+import { PaymentsJournal } from './payments-journal';
+
+describe('PaymentsJournal', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it("reopens an entry settled on another reference than the service's answer gives", async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    let nowMs = Date.parse('2026-11-27T08:00:00Z');
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      now: () => nowMs,
+    });
+    const decision = await journal.begin({
+      idempotencyKey: 'salary-1',
+      operation: 'payouts.mpesa',
+      target: 'MpesaPayoutRequest',
+      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
+      amount: 500,
+      currency: 'KES',
+      budgetMs: 1000,
+      resend: false,
+    });
+    if (!decision.send) throw new Error('the call was not sent');
+    // The answer is late (a stalled process): past the deadline the entry reads in doubt, and an
+    // event names it by key with a genuine record of another transaction.
+    nowMs += 5000;
+    const settled = await journal.settle({
+      idempotencyKey: 'salary-1',
+      reference: 'OTHER0000001eW',
+      outcome: 'succeeded',
+      amount: 500,
+      currency: 'KES',
+      kind: 'payout',
+      by: 'webhook',
+    });
+    expect(settled).toMatchObject({ result: 'settled' });
+
+    await journal.accepted(decision, {
+      success: true,
+      status: 'pending',
+      transactionReference: 'REAL00000001eW',
+    });
+
+    const entry = await store.get('salary-1');
+    expect(entry).toMatchObject({ state: 'in_doubt', reference: 'REAL00000001eW' });
+    expect(entry?.reason).toContain('OTHER0000001eW');
+    expect(entry?.settledBy).toBeUndefined();
+    expect(errors).toHaveBeenCalledWith(expect.stringContaining('REAL00000001eW'));
+  });
+
+  it('keeps a settlement the answer agrees with', async () => {
+    let nowMs = Date.parse('2026-11-27T08:00:00Z');
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      now: () => nowMs,
+    });
+    const decision = await journal.begin({
+      idempotencyKey: 'salary-2',
+      operation: 'payouts.mpesa',
+      target: 'MpesaPayoutRequest',
+      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
+      amount: 500,
+      currency: 'KES',
+      budgetMs: 1000,
+      resend: false,
+    });
+    if (!decision.send) throw new Error('the call was not sent');
+    nowMs += 5000;
+    await journal.settle({
+      idempotencyKey: 'salary-2',
+      reference: 'REAL00000002eW',
+      outcome: 'succeeded',
+      amount: 500,
+      currency: 'KES',
+      kind: 'payout',
+      by: 'webhook',
+    });
+    await journal.accepted(decision, { success: true, transactionReference: 'REAL00000002eW' });
+
+    expect(await store.get('salary-2')).toMatchObject({
+      state: 'succeeded',
+      reference: 'REAL00000002eW',
+      settledBy: 'webhook',
+      calls: [{ outcome: 'accepted' }],
+    });
+  });
+});
