@@ -85,7 +85,9 @@ describe('a 1,000-item payout run through faults (e2e, sandbox over loopback)', 
     }
     // Lost responses were settled by their webhooks, not sent again.
     expect(ledger).toHaveLength(executions.size);
-    expect(run.counts.succeeded).toBeGreaterThan(800);
+    // A fault after a request left is not retried (the service may ignore Idempotency-Key): its
+    // item stays in doubt when it did not execute, so fewer than the 90% without faults succeed.
+    expect(run.counts.succeeded).toBeGreaterThan(700);
     expect(run.counts.failed).toBeGreaterThan(0);
     const events = harness.events.filter((e) => e.event === 'completed');
     expect(events).toHaveLength(1);

@@ -83,7 +83,9 @@ describe('a 1,000-item payout run on BullMQ through faults (e2e, redis-server, s
     const executions = await expectLedgerAgrees(sandbox, report);
     // Lost responses were settled by their webhooks or look-ups, not sent again.
     expect((await sandbox.control.transactions()).length).toBe(executions.size);
-    expect(run.counts.succeeded).toBeGreaterThan(800);
+    // A fault after a request left is not retried (the service may ignore Idempotency-Key): its
+    // item stays in doubt when it did not execute, so fewer than the 90% without faults succeed.
+    expect(run.counts.succeeded).toBeGreaterThan(700);
     expect(run.counts.failed).toBeGreaterThan(0);
     expect(instance.events.filter((event) => event.event === 'completed')).toHaveLength(1);
     console.log(`BullMQ run of 1,000 items with faults: ${JSON.stringify(run.counts)}`);

@@ -82,6 +82,16 @@ export function classifySendFailure(error: unknown): PayoutRunSendFailure {
     return { kind: 'settle', state: 'refused', reason: `${error.code}${status}: not executed` };
   }
   if (error instanceof PaymentsValidationError) {
+    if (error.errors.some((e) => e.field === 'idempotencyKey' && e.rule === 'reused')) {
+      // The journal holds another request under the item's key: the item was sent before with a
+      // request that has changed since (a run created again with an edited item or new defaults).
+      return {
+        kind: 'settle',
+        state: 'in_doubt',
+        reason:
+          'idempotencyKey reused: the journal holds an earlier, different request under its key, which may have executed',
+      };
+    }
     return {
       kind: 'settle',
       state: 'refused',

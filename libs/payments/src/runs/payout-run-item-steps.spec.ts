@@ -1,4 +1,4 @@
-import { PaymentsJournalError, ServiceAPIError } from '../errors';
+import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import type { PayoutRunEngineContext } from './payout-run-engine';
@@ -117,6 +117,35 @@ describe('payout-run item steps', () => {
     const { context } = await world('queued');
     (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = answer;
     expect((await sendPayoutRunItem(context, 'r', 'a')).requested).toBe(made);
+  });
+
+  it('sends an item with no retry of a failure that may have executed', async () => {
+    const { context } = await world('queued');
+    const options: unknown[] = [];
+    (context.payments.payouts as unknown as { mpesa: unknown }).mpesa = (
+      _request: object,
+      callOptions: unknown,
+    ) => {
+      options.push(callOptions);
+      return Promise.resolve({ transactionReference: 'REF' });
+    };
+    await sendPayoutRunItem(context, 'r', 'a');
+    expect(options).toEqual([{ idempotencyKey: 'run-r-key', retryAmbiguous: false }]);
+  });
+
+  it('puts in doubt, never refused, an item whose key the journal holds with another request', async () => {
+    const { store, context } = await world('queued');
+    (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>
+      Promise.reject(
+        new PaymentsValidationError('MpesaPayoutRequest', [
+          { field: 'idempotencyKey', rule: 'reused', message: 'idempotencyKey was already used' },
+        ]),
+      );
+    await sendPayoutRunItem(context, 'r', 'a');
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'in_doubt',
+      reason: expect.stringContaining('may have executed') as string,
+    });
   });
 
   it('drops the request of an item once it is final', async () => {

@@ -68,8 +68,11 @@ export async function sendPayoutRunItem(
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);
   let response;
   try {
+    // A failure that may have executed is not retried: the item goes in doubt, since the service
+    // may not honour Idempotency-Key (docs/payout-runs.md, "Exactly once per item").
     response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, {
       idempotencyKey: item.idempotencyKey,
+      retryAmbiguous: false,
     });
   } catch (error) {
     const failure = classifySendFailure(error);
