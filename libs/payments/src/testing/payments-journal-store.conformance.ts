@@ -69,6 +69,52 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     },
   },
   {
+    name: 'replace keeps every field an entry may have, in each send too',
+    run: async (store) => {
+      const run = randomUUID();
+      const first = entry(run, 'full');
+      await store.create(first);
+      const full = next(first, {
+        state: 'failed',
+        updatedAt: '2026-01-01T00:05:00.000Z',
+        reference: `REF-${run}`,
+        answer: { success: true, message: 'queued', transaction_reference: `REF-${run}` },
+        settledBy: 'manual',
+        settledStatus: 'failed',
+        note: 'ops: the dashboard shows it failed',
+        reason: 'HTTP 502: may have executed',
+        calls: [
+          {
+            callId: 'c1',
+            startedAt: first.startedAt,
+            endedAt: '2026-01-01T00:00:01.000Z',
+            outcome: 'refused',
+            code: 'SERVICE_ERROR',
+            mayHaveExecuted: false,
+            httpStatus: 400,
+            attempts: 1,
+          },
+          {
+            callId: 'c2',
+            startedAt: '2026-01-01T00:01:00.000Z',
+            endedAt: '2026-01-01T00:01:02.000Z',
+            resend: true,
+            outcome: 'in_doubt',
+            code: 'NETWORK_ERROR',
+            mayHaveExecuted: true,
+            attempts: 3,
+          },
+        ],
+      });
+      strictEqual(await store.replace(full), true);
+      deepStrictEqual(await store.get(first.idempotencyKey), full);
+      const listed = (await store.list({ states: ['failed'] })).find(
+        (found) => found.idempotencyKey === first.idempotencyKey,
+      );
+      deepStrictEqual(listed, full);
+    },
+  },
+  {
     name: 'create of a key already held returns the entry there and changes nothing',
     run: async (store) => {
       const run = randomUUID();
@@ -178,6 +224,37 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       );
       ok(listed);
       strictEqual(listed.version, 2);
+    },
+  },
+  {
+    name: 'list gives every entry that matches, however many (no page limit)',
+    run: async (store) => {
+      const run = randomUUID();
+      const entries = Array.from({ length: 250 }, (_, index) =>
+        entry(run, `n${String(index).padStart(3, '0')}`, index * 1000),
+      );
+      for (const created of entries) await store.create(created);
+      const keys = entries.map((listed) => listed.idempotencyKey);
+      deepStrictEqual(ours(await store.list(), run), keys);
+      deepStrictEqual(ours(await store.list({ states: ['started'] }), run), keys);
+    },
+  },
+  {
+    name: 'list orders and filters by startedAt, never by updatedAt',
+    run: async (store) => {
+      const run = randomUUID();
+      const early = entry(run, 'early', 0);
+      const late = entry(run, 'late', 60_000);
+      await store.create(early);
+      await store.create(late);
+      // The early call is written last, an hour after the late one started.
+      await store.replace(
+        next(early, { state: 'in_doubt', updatedAt: '2026-01-01T01:00:00.000Z', reason: 'late' }),
+      );
+      deepStrictEqual(ours(await store.list(), run), [early.idempotencyKey, late.idempotencyKey]);
+      deepStrictEqual(ours(await store.list({ since: new Date(late.startedAt) }), run), [
+        late.idempotencyKey,
+      ]);
     },
   },
 ];
