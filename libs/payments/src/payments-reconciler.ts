@@ -159,14 +159,52 @@ export class PaymentsReconciler {
    * Settles an entry by hand, once a person has found out what became of the call (the service's
    * dashboard or support): `succeeded` or `failed` (with the reference, when the entry has none),
    * or `refused` when it did not execute, after which its key may be sent again. Only an entry
-   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`.
-   * @throws Error naming what stops it (no such entry, final already, in flight, another reference).
+   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`. A
+   * `reference` is first looked up: the service's record must be final with that outcome and
+   * agree with the entry (amount, currency, time). The service's record of the entry's reference
+   * later outranks the resolution (a webhook or look-up that says otherwise settles it again).
+   * @throws Error naming what stops it (no such entry, final already, in flight, another reference,
+   *   a record that disagrees, a look-up that failed).
    */
-  resolve(
+  async resolve(
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
-    return this.journal().resolve(idempotencyKey, resolution);
+    const journal = this.journal();
+    const { reference, outcome } = resolution;
+    if (typeof reference !== 'string' || reference === '' || outcome === 'refused') {
+      return journal.resolve(idempotencyKey, resolution);
+    }
+    // A reference typed by a person is checked with the service before the journal takes it: a
+    // wrong one would make the genuine webhook look like a second execution.
+    let record: TransactionStatus;
+    try {
+      record = await this.transactions.status(reference);
+    } catch (error) {
+      throw new Error(
+        `The reference ${reference} could not be checked with the service ` +
+          `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
+        { cause: error },
+      );
+    }
+    const found = recordOutcome(record);
+    if (record.code !== reference) {
+      throw new Error(`The service has no transaction ${reference}: nothing was resolved`);
+    }
+    if (found !== outcome) {
+      throw new Error(
+        `The service's record of ${reference} says ${found ?? `not final (${String(record.transactionDetails?.status)})`}, ` +
+          `not ${outcome}: nothing was resolved`,
+      );
+    }
+    return journal.resolve(idempotencyKey, resolution, {
+      reference,
+      outcome,
+      ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+      ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
+      ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
+      by: 'status',
+    });
   }
 
   /**

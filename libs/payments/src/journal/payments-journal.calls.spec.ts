@@ -510,6 +510,79 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
   });
 
+  it("checks a reference a person gives with the service's record before the journal takes it", async () => {
+    const payments = client();
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-22' }));
+    const note = 'ops: typed from the dashboard';
+
+    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount) });
+    await expect(
+      payments.reconciler.resolve('salary-22', {
+        outcome: 'succeeded',
+        reference: PAYOUT_REFERENCE,
+        note,
+      }),
+    ).rejects.toThrow('says failed');
+    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', 1) });
+    await expect(
+      payments.reconciler.resolve('salary-22', {
+        outcome: 'succeeded',
+        reference: PAYOUT_REFERENCE,
+        note,
+      }),
+    ).rejects.toThrow('amount');
+    server.reply({ status: 503 });
+    await expect(
+      payments.reconciler.resolve('salary-22', {
+        outcome: 'succeeded',
+        reference: PAYOUT_REFERENCE,
+        note,
+      }),
+    ).rejects.toThrow('could not be checked');
+    expect((await store.get('salary-22'))?.state).toBe('in_doubt');
+
+    // The fallback answers the reference as the service's successful record of this payout.
+    expect(
+      await payments.reconciler.resolve('salary-22', {
+        outcome: 'succeeded',
+        reference: PAYOUT_REFERENCE,
+        note,
+      }),
+    ).toMatchObject({ state: 'succeeded', reference: PAYOUT_REFERENCE, settledBy: 'manual' });
+  });
+
+  it("lets the service's record of the entry's reference outrank a person's resolution", async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-23' });
+    await payments.reconciler.resolve('salary-23', {
+      outcome: 'succeeded',
+      note: 'customer says the money arrived',
+    });
+    const failed = {
+      idempotencyKey: 'salary-23',
+      outcome: 'failed',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+
+    // Another reference under the key is no record of this call: it outranks nothing.
+    expect(
+      await payments.reconciler.settle({ ...failed, reference: 'OTHER0000023eW' }),
+    ).not.toMatchObject({ result: 'settled' });
+    expect((await store.get('salary-23'))?.state).toBe('succeeded');
+    expect(
+      await payments.reconciler.settle({ ...failed, reference: PAYOUT_REFERENCE }),
+    ).toMatchObject({ result: 'settled' });
+    expect(await store.get('salary-23')).toMatchObject({
+      state: 'failed',
+      settledBy: 'webhook',
+      reference: PAYOUT_REFERENCE,
+    });
+  });
+
   it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {
     const documents = new InMemoryPaymentsJournal();
     const ids: unknown[] = [];

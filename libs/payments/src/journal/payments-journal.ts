@@ -455,7 +455,16 @@ export class PaymentsJournal {
         const second = await this.isSecondExecution(entry, settlement);
         return { result: second ? 'second-execution' : 'contradicted', entry, why };
       }
-      if (FINAL_JOURNAL_STATES.has(entry.state)) return { result: 'unchanged', entry };
+      if (FINAL_JOURNAL_STATES.has(entry.state)) {
+        if (entry.state === settlement.outcome) return { result: 'unchanged', entry };
+        // Only a manual resolution gets here (see `contradiction`): the service's own record of
+        // the entry's reference outranks a person's finding.
+        this.logger.error(
+          `The service's record of ${settlement.reference} says ${settlement.outcome}; the journal ` +
+            `entry ${entry.idempotencyKey} was resolved ${entry.state} by hand (${entry.note ?? 'no note'}): ` +
+            `it now follows the service`,
+        );
+      }
       const next = withoutReason({
         ...entry,
         state: settlement.outcome,
@@ -481,6 +490,8 @@ export class PaymentsJournal {
   async resolve(
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
+    /** The service's record of `resolution.reference`, looked up by the reconciler. */
+    record?: JournalSettlement,
   ): Promise<PaymentsJournalEntry> {
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
@@ -520,6 +531,20 @@ export class PaymentsJournal {
         throw new Error(
           `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
         );
+      }
+      if (reference !== undefined && entry.reference === undefined) {
+        const mismatch = record && recordMismatch(entry, record);
+        if (mismatch !== undefined) {
+          throw new Error(
+            `The journal entry ${idempotencyKey} cannot take ${reference}: ${mismatch}`,
+          );
+        }
+        const holder = await this.store.findByReference(reference);
+        if (holder !== undefined && holder.idempotencyKey !== idempotencyKey) {
+          throw new Error(
+            `The reference ${reference} belongs to the journal entry ${holder.idempotencyKey}`,
+          );
+        }
       }
       const at = new Date(this.now()).toISOString();
       const next: PaymentsJournalEntry = {
@@ -591,7 +616,11 @@ export class PaymentsJournal {
     }
     const mismatch = recordMismatch(entry, settlement);
     if (mismatch !== undefined) return mismatch;
-    if (FINAL_JOURNAL_STATES.has(entry.state) && entry.state !== settlement.outcome) {
+    if (
+      FINAL_JOURNAL_STATES.has(entry.state) &&
+      entry.state !== settlement.outcome &&
+      !(entry.settledBy === 'manual' && entry.reference === settlement.reference)
+    ) {
       return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
     }
     if (entry.reference === undefined) {
