@@ -1,3 +1,4 @@
+import { InMemoryPaymentsJournal } from '@malipo/nestjs';
 import { PayoutRunConflictError } from '@malipo/nestjs/runs';
 import type { PayoutRun } from '@malipo/nestjs/runs';
 import { eventually, PayoutRunsHarness } from './payout-runs-harness';
@@ -39,6 +40,50 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     const ledger = await harness.sandbox.control.transactions();
     expect(ledger).toHaveLength(10);
     expect(new Set(ledger.map((tx) => tx.idempotencyKey)).size).toBe(10);
+  });
+
+  it('created again after its process died, checks the balance only for what the journal has not sent', async () => {
+    // The journal outlives the process (as RedisPaymentsJournal does); the run does not.
+    const journal = new InMemoryPaymentsJournal();
+    const sandbox = { initialBalances: { local: 50_000, USD: 100 } };
+    const before = await PayoutRunsHarness.start({ journal, sandbox });
+    const items = before.mpesaItems(3).map((item) => ({
+      ...item,
+      request: { ...item.request, amount: 20_000 },
+    }));
+    const runId = 'payroll-2026-06';
+    try {
+      await before.runs.create({ runId, items, allowBalanceShortfall: true });
+      await eventually(async () => {
+        const run = await before.runs.get(runId);
+        return run.state === 'completed' ? run : undefined;
+      }, 'the first run to complete');
+    } finally {
+      await before.close();
+    }
+
+    const after = await PayoutRunsHarness.start({ journal, sandbox });
+    expect(await after.runs.validate({ items })).toMatchObject({ ok: false });
+    try {
+      // 60,000 against a balance of 50,000; the journal holds two items paid and one refused
+      // (the first sandbox's funds ran out): only the refused one is sent again and covered.
+      const again = await after.runs.create({ runId, items });
+      expect(again).toMatchObject({ runId, existing: false });
+      expect(again.balanceCheck.checked).toEqual([
+        { currency: 'KES', required: 20_000, available: 50_000 },
+      ]);
+      await eventually(async () => {
+        // Its webhook goes to the first process's URL: the look-up settles it.
+        await after.reconciler.reconcile();
+        const run = await after.runs.get(runId);
+        return run.state === 'completed' ? run : undefined;
+      }, 'the run created again to complete');
+      const requests = await after.sandbox.control.requests();
+      expect(requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+      expect((await after.runs.get(runId)).counts.succeeded).toBe(3);
+    } finally {
+      await after.close();
+    }
   });
 
   it('refuses the same runId with other items, naming the field, and sends nothing more', async () => {

@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InMemoryPaymentsJournal, PaymentsModule, PaymentsReconciler } from '@malipo/nestjs';
+import type { PaymentsJournalStore } from '@malipo/nestjs';
 import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import { OnPayoutRunEvent, PayoutRunsModule, PayoutRunsService } from '@malipo/nestjs/runs';
 import type { PayoutRunEvent, PayoutRunStore } from '@malipo/nestjs/runs';
@@ -38,7 +39,13 @@ export class PayoutRunsHarness {
   ) {}
 
   static async start(
-    options: { sandbox?: SandboxOptions; maxRetries?: number; store?: PayoutRunStore } = {},
+    options: {
+      sandbox?: SandboxOptions;
+      maxRetries?: number;
+      store?: PayoutRunStore;
+      /** The payments journal; a new in-memory one by default. */
+      journal?: PaymentsJournalStore;
+    } = {},
   ): Promise<PayoutRunsHarness> {
     const sandbox = await startSandbox({
       port: 0,
@@ -53,7 +60,7 @@ export class PayoutRunsHarness {
           ...sandbox.credentials,
           baseUrl: sandbox.url,
           defaultUsername: 'sandbox',
-          journal: new InMemoryPaymentsJournal(),
+          journal: options.journal ?? new InMemoryPaymentsJournal(),
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         }),
         PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),

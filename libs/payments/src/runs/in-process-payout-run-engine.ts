@@ -7,6 +7,7 @@ import {
   PayoutRunProgressTimers,
   refuseCancelledPayoutRunItem,
   sendPayoutRunItem,
+  takeOverPayoutRunItem,
   UNSETTLED_ITEM_STATES,
 } from './payout-run-item-steps';
 import { PayoutRunPacer } from './payout-run-pacer';
@@ -79,13 +80,19 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       first = false
     ) {
       const page = await this.deps.store.listItems(runId, {
-        states: ['queued', ...UNSETTLED_ITEM_STATES],
+        states: ['queued', 'sending', ...UNSETTLED_ITEM_STATES],
         limit: PAGE,
         ...(cursor === undefined ? {} : { cursor }),
       });
       for (const item of page.items) {
-        if (item.state === 'queued') run.queue.push(item.itemId);
-        else this.watch(run, item.itemId);
+        if (item.state === 'queued') {
+          run.queue.push(item.itemId);
+        } else {
+          // Not sent from here: this engine did not hold the run. Its sender died with its
+          // process (a store that outlives it, such as RedisPayoutRunStore); never sent again.
+          if (item.state === 'sending') await takeOverPayoutRunItem(this.deps, item);
+          this.watch(run, item.itemId);
+        }
       }
       cursor = page.nextCursor;
     }

@@ -18,6 +18,7 @@ import type {
 } from './payout-run.interfaces';
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
+import { inBatches } from './payout-run-settlement-schedule';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
@@ -129,12 +130,16 @@ export class PayoutRunsService {
     const itemsDigest = digestOf(prepared.items);
     const existing = await this.existing(runId, itemsDigest);
     if (existing) return existing;
-    const { check, shortfalls } = checkPayoutRunBalance(
-      prepared.items,
-      await this.payments.balances.all(),
-    );
+    const balances = await this.payments.balances.all();
+    let { check, shortfalls } = checkPayoutRunBalance(prepared.items, balances);
     if (shortfalls.length > 0 && options.allowBalanceShortfall !== true) {
-      throw new PayoutRunRefusedError([], shortfalls);
+      // A run created again after a crash (same ids, same keys): what the journal holds already
+      // left the balance, or will not be sent again; only the rest must be covered.
+      ({ check, shortfalls } = checkPayoutRunBalance(
+        await this.notJournaled(prepared.items),
+        balances,
+      ));
+      if (shortfalls.length > 0) throw new PayoutRunRefusedError([], shortfalls);
     }
     const now = new Date().toISOString();
     try {
@@ -172,6 +177,21 @@ export class PayoutRunsService {
     }
     await this.engine.start(runId);
     return { ...(await this.get(runId)), existing: false };
+  }
+
+  /**
+   * The items whose key the journal does not hold, or holds `refused` (sent again): any other
+   * entry is answered from the journal or stopped, never paid again by this run.
+   */
+  private async notJournaled(
+    items: readonly PreparedPayoutRunItem[],
+  ): Promise<PreparedPayoutRunItem[]> {
+    const toSend: PreparedPayoutRunItem[] = [];
+    await inBatches(items, async (item) => {
+      const entry = await this.payments.reconciler.get(item.idempotencyKey);
+      if (entry === undefined || entry.state === 'refused') toSend.push(item);
+    });
+    return toSend;
   }
 
   /**
