@@ -1,5 +1,7 @@
 import { InMemoryPaymentsJournal } from '@malipo/nestjs';
 import { PayoutRunConflictError } from '@malipo/nestjs/runs';
+import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
+import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import type { PayoutRun } from '@malipo/nestjs/runs';
 import { eventually, PayoutRunsHarness } from './payout-runs-harness';
 
@@ -83,6 +85,33 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
       expect((await after.runs.get(runId)).counts.succeeded).toBe(3);
     } finally {
       await after.close();
+    }
+  });
+
+  it('on a Redis run store, answers a create() that lost the race once the winner wrote its run', async () => {
+    const redis = await RedisServer.start();
+    const store = new RedisPayoutRunStore({ url: redis.url });
+    const racing = await PayoutRunsHarness.start({ store });
+    try {
+      // Items in several chunks: the winner is still writing when the other asks.
+      const items = racing.mpesaItems(1_200);
+      const runId = 'payroll-2026-07';
+      const [first, doubled] = await Promise.all([
+        racing.runs.create({ runId, items, ratePerSecond: 5 }),
+        racing.runs.create({ runId, items, ratePerSecond: 5 }),
+      ]);
+      expect([first.existing, doubled.existing].sort()).toEqual([false, true]);
+      const other = items.map((item, i) =>
+        i === 0 ? { ...item, request: { ...item.request, amount: item.request.amount + 1 } } : item,
+      );
+      await expect(racing.runs.create({ runId, items: other })).rejects.toBeInstanceOf(
+        PayoutRunConflictError,
+      );
+      await racing.runs.cancel(runId);
+    } finally {
+      await racing.close();
+      await store.close();
+      await redis.close();
     }
   });
 

@@ -95,6 +95,13 @@ function runLimit(name: string, value: unknown, fallback: number): number {
  * derived from the run and the item and journaled first, at a pace that slows down when the
  * service answers 429.
  */
+
+/**
+ * How long a creation that lost its run id to another waits for that one to write its run (a
+ * run of many items takes seconds), then how often it looks.
+ */
+const RACED_CREATION_WAIT_MS = 30_000;
+const RACED_CREATION_POLL_MS = 100;
 @Injectable()
 export class PayoutRunsService {
   /** The last control operation of each run, which the next one waits for. */
@@ -170,8 +177,9 @@ export class PayoutRunsService {
         })),
       );
     } catch (error) {
-      // Two creations of one id at once (a double click): the store let one in.
-      const raced = await this.existing(runId, itemsDigest);
+      // Two creations of one id at once (a double click): the store let one in, which may still
+      // be writing its items. Its run is answered (or refused as another run) once written.
+      const raced = await this.raced(runId, itemsDigest);
       if (raced) return raced;
       throw error;
     }
@@ -254,6 +262,16 @@ export class PayoutRunsService {
   }
 
   /** The run of this id when it holds these items; throws when it holds others. */
+  /** {@link existing} once the creation that won the run id wrote its run, or undefined. */
+  private async raced(runId: string, itemsDigest: string): Promise<CreatedPayoutRun | undefined> {
+    for (let waited = 0; waited <= RACED_CREATION_WAIT_MS; waited += RACED_CREATION_POLL_MS) {
+      const existing = await this.existing(runId, itemsDigest);
+      if (existing) return existing;
+      await new Promise((resolve) => setTimeout(resolve, RACED_CREATION_POLL_MS));
+    }
+    return undefined;
+  }
+
   private async existing(
     runId: string,
     itemsDigest: string,

@@ -77,6 +77,53 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     await client.quit();
   });
 
+  it('removes what a creation that died left, once its claim lapsed: no item of it joins the run', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'died:' });
+    const runId = 'after-a-crash';
+    try {
+      // What a creation killed after its first chunk leaves, its claim (a lease) lapsed.
+      await client.hset(`died:{${runId}}:item:ghost`, { id: 'ghost', rq: '{"phoneNumber":"x"}' });
+      await client.zadd(`died:{${runId}}:order`, 0, 'ghost');
+      await client.zadd(`died:{${runId}}:state:queued`, 0, 'ghost');
+      await client.hset(`died:{${runId}}:totals`, 'queued:KES:count', 7);
+      await store.createRun(
+        {
+          runId,
+          state: 'running',
+          createdAt: 'now',
+          updatedAt: 'now',
+          concurrency: 1,
+          ratePerSecond: 1,
+          balanceCheck: { checked: [], unchecked: [] },
+          rateLimited: 0,
+        },
+        [
+          {
+            runId,
+            itemId: 'a',
+            operation: 'payouts.mpesa',
+            idempotencyKey: `run-${runId}-a`,
+            amount: 1,
+            currency: 'KES',
+            state: 'queued',
+            sends: 0,
+            updatedAt: 'now',
+            request: {},
+          },
+        ],
+      );
+      const { items } = await store.listItems(runId, { limit: 10 });
+      expect(items.map((item) => item.itemId)).toEqual(['a']);
+      expect(await client.exists(`died:{${runId}}:item:ghost`)).toBe(0);
+      expect((await store.summary(runId)).counts.queued).toBe(1);
+      expect(await client.ttl(`died:{${runId}}:claim`)).toBe(-1);
+    } finally {
+      await store.close();
+      await client.quit();
+    }
+  });
+
   it('sets a TTL on every key of a run once it finished, and on a state set made after', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({

@@ -34,6 +34,12 @@ export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
 const CREATE_CHUNK = 500;
 
 /**
+ * How long a creation holds a run id before its run is written: a creation that died (its
+ * process killed) frees the id then, and the next one removes what it had written.
+ */
+const CREATE_CLAIM_LEASE_MS = 10 * 60 * 1000;
+
+/**
  * KEYS: item hash, totals hash, run hash. ARGV: allowed states (comma-separated, '' for any),
  * updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has reference (1/0),
  * sends ('' keeps it), prefix of the per-state sorted sets (same hash tag), allowed run states
@@ -170,10 +176,13 @@ export class RedisPayoutRunStore implements PayoutRunStore {
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
     const runKey = this.key(run.runId, 'run');
-    // Claimed before any item is written: two creations of one id never mix their items.
-    if ((await this.client.set(this.key(run.runId, 'claim'), '1', 'NX')) !== 'OK') {
-      throw new Error(`The payout run ${run.runId} exists already`);
+    const claimKey = this.key(run.runId, 'claim');
+    // Claimed before any item is written: two creations of one id never mix their items. The
+    // claim is a lease until the run is written, so that a creation that died frees the id.
+    if ((await this.client.set(claimKey, '1', 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
+      throw new Error(`The payout run ${run.runId} exists already, or is being created`);
     }
+    await this.removeUnfinishedCreation(run.runId);
     const totals = new Map<string, number>();
     for (let start = 0; start < items.length; start += CREATE_CHUNK) {
       const chunk = this.client.multi();
@@ -217,6 +226,29 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       rateLimited,
       ...(finishedAt === undefined ? {} : { finishedAt }),
     });
+    await this.client.persist(claimKey);
+  }
+
+  /**
+   * Removes what a creation of `runId` that died before writing its run left (its items, with
+   * their requests, and their indexes): nothing reads them, and a new creation must not mix them
+   * with its own items. Called with the id's claim held and no run written under it.
+   */
+  private async removeUnfinishedCreation(runId: string): Promise<void> {
+    const order = this.key(runId, 'order');
+    for (;;) {
+      const itemIds = await this.client.zrange(order, 0, CREATE_CHUNK - 1);
+      if (itemIds.length === 0) break;
+      await this.client
+        .multi()
+        .del(...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)))
+        .zrem(order, ...itemIds)
+        .exec();
+    }
+    await this.client.del(
+      this.key(runId, 'totals'),
+      ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
+    );
   }
 
   async getRun(runId: string): Promise<PayoutRunRecord | undefined> {
