@@ -1,3 +1,4 @@
+import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunStore } from './payout-run.store';
 import type { PayoutRunsPayments } from './payout-runs-payments';
@@ -36,6 +37,8 @@ export interface PayoutRunEngineContext {
   readonly progressIntervalMs: number;
   /** How long after a run finished its in-doubt items are still read from the journal (ms). */
   readonly followInDoubtMs: number;
+  /** Pauses a run after sends in a row ended in doubt (the module's `pauseAfterInDoubtSends`). */
+  readonly outageGuard?: PayoutRunOutageGuard;
 }
 
 /**

@@ -1,6 +1,8 @@
+import { Logger } from '@nestjs/common';
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import type { PayoutRunEvent } from './payout-run-events';
 import {
@@ -146,6 +148,68 @@ describe('payout-run item steps', () => {
       state: 'in_doubt',
       reason: expect.stringContaining('may have executed') as string,
     });
+  });
+
+  it('pauses a run after sends in a row reached the service and ended in doubt; an answer resets the count', async () => {
+    const store = new InMemoryPayoutRunStore();
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    await store.createRun(
+      {
+        runId: 'r',
+        state: 'running',
+        createdAt: AT,
+        updatedAt: AT,
+        concurrency: 1,
+        ratePerSecond: 1,
+        balanceCheck: { checked: [], unchecked: [] },
+        rateLimited: 0,
+      },
+      ids.map((itemId) => ({
+        runId: 'r',
+        itemId,
+        operation: 'payouts.mpesa' as const,
+        idempotencyKey: `run-r-${itemId}`,
+        amount: 10,
+        currency: 'KES',
+        state: 'queued' as const,
+        sends: 0,
+        updatedAt: AT,
+        request: { phoneNumber: '0712345678', amount: 10, itemId },
+      })),
+    );
+    const down = (request: { itemId: string }) =>
+      request.itemId === 'b'
+        ? Promise.resolve({ transactionReference: 'REF' })
+        : Promise.reject(
+            new ServiceAPIError('no answer', {
+              operation: 'payouts.mpesa',
+              idempotencyKey: `run-r-${request.itemId}`,
+              attempts: 1,
+              status: 503,
+              code: 'SERVICE_ERROR',
+              mayHaveExecuted: true,
+            }),
+          );
+    const context: PayoutRunEngineContext = {
+      store,
+      payments: { payouts: { mpesa: down } } as unknown as PayoutRunsPayments,
+      emit: () => undefined,
+      settlementPollMs: 1000,
+      progressIntervalMs: 1000,
+      followInDoubtMs: 1000,
+      outageGuard: new PayoutRunOutageGuard(3),
+    };
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      // a in doubt, b answered (the count starts again), c, d, e in doubt: paused; f never goes.
+      for (const itemId of ids) await sendPayoutRunItem(context, 'r', itemId);
+      expect((await store.getRun('r'))?.state).toBe('paused');
+      expect((await store.getItem('r', 'e'))?.state).toBe('in_doubt');
+      expect((await store.getItem('r', 'f'))?.state).toBe('queued');
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('Payout run r paused'));
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it('drops the request of an item once it is final', async () => {

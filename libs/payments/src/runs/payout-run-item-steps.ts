@@ -1,3 +1,5 @@
+import { Logger } from '@nestjs/common';
+import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-run-item-outcome';
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
@@ -11,6 +13,8 @@ import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
  * The steps of one item and one run that every engine takes the same way (docs/payout-runs.md,
  * "Item states" and "Engines"); an engine adds only how items are scheduled and paced.
  */
+
+const logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
 
 /** States whose outcome the journal still has to tell: the run reads their entries. */
 export const UNSETTLED_ITEM_STATES: readonly PayoutRunItemState[] = ['accepted', 'in_doubt'];
@@ -34,6 +38,21 @@ export type PayoutRunSendResult = { readonly requested: boolean } &
     /** Not executed (a 429, or the client closing): the item is `queued` again, same key. */
     | { readonly kind: 'requeued'; readonly rateLimited: boolean; readonly retryAfterMs?: number }
   );
+
+/** Pauses a run whose sends keep ending in doubt (`PayoutRunOutageGuard`); logged. */
+async function pauseForOutage(
+  context: PayoutRunEngineContext,
+  runId: string,
+  latest: string,
+): Promise<void> {
+  const paused = await context.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
+  if (!paused) return;
+  logger.error(
+    `Payout run ${runId} paused: ${context.outageGuard?.limit ?? 0} sends in a row reached the ` +
+      `service and ended in doubt (the latest: ${latest}); it may be down. Settle the in-doubt ` +
+      'items (their webhooks, reconcile() or a person), then resume() the run',
+  );
+}
 
 /**
  * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
@@ -92,8 +111,14 @@ export async function sendPayoutRunItem(
       ['sending'],
     );
     if (settled) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(settled) });
-    return { kind: 'settled', state: failure.state, requested: reachedTheWire(error) };
+    const requested = reachedTheWire(error);
+    if (requested && failure.state !== 'in_doubt') context.outageGuard?.answered(runId);
+    if (requested && failure.state === 'in_doubt' && context.outageGuard?.inDoubt(runId)) {
+      await pauseForOutage(context, runId, failure.reason);
+    }
+    return { kind: 'settled', state: failure.state, requested };
   }
+  if (response.replayed !== true) context.outageGuard?.answered(runId);
   const accepted = await store.updateItem(
     runId,
     itemId,

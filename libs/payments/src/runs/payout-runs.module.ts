@@ -1,3 +1,4 @@
+import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
@@ -63,6 +64,7 @@ import { PayoutRunsService } from './payout-runs.service';
           settlementPollMs: resolved.settlementPollMs,
           progressIntervalMs: resolved.progressIntervalMs,
           followInDoubtMs: resolved.followInDoubtMs,
+          outageGuard: new PayoutRunOutageGuard(resolved.pauseAfterInDoubtSends),
         };
         return options.engine ? options.engine(context) : new InProcessPayoutRunEngine(context);
       },

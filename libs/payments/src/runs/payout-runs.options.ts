@@ -33,6 +33,13 @@ export interface PayoutRunsModuleOptions {
    */
   followInDoubtMs?: number;
   /**
+   * Pause a run once this many of its sends in a row (in one process) reached the service and
+   * ended in doubt, with no answer: the service may be down, and every further item would be one
+   * more payment to settle by hand. `resume()` it once the service is back. 0 never pauses.
+   * Default 5.
+   */
+  pauseAfterInDoubtSends?: number;
+  /**
    * Secret of the item keys (at least 16 characters; docs/payout-runs.md, "Exactly once per
    * item"): each item's idempotency key is an HMAC of the run id and item id under it, so a key
    * seen in a callback URL does not give away the others. Must be the same on every instance and
@@ -51,6 +58,7 @@ export interface ResolvedPayoutRunsOptions {
   readonly settlementPollMs: number;
   readonly progressIntervalMs: number;
   readonly followInDoubtMs: number;
+  readonly pauseAfterInDoubtSends: number;
   readonly itemKeySecret: string | undefined;
 }
 
@@ -85,6 +93,10 @@ export function resolvePayoutRunsOptions(
       options.followInDoubtMs,
       7 * 24 * 60 * 60 * 1000,
     ),
+    pauseAfterInDoubtSends:
+      options.pauseAfterInDoubtSends === 0
+        ? 0
+        : positiveInteger('pauseAfterInDoubtSends', options.pauseAfterInDoubtSends, 5),
     itemKeySecret: itemKeySecret(options.itemKeySecret),
   };
 }
