@@ -15,7 +15,7 @@ import type {
 import { fromMinorUnits, minorUnitDigits } from './money';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { recordOutcome } from './transaction-outcome';
+import { recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
 
 /** Which entries {@link PaymentsReconciler.entries} lists. */
@@ -200,9 +200,7 @@ export class PaymentsReconciler {
     return journal.resolve(idempotencyKey, resolution, {
       reference,
       outcome,
-      ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
-      ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
-      ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
+      ...recordFigures(record),
       by: 'status',
     });
   }
@@ -257,16 +255,12 @@ export class PaymentsReconciler {
     if (record.code !== reference || outcome === undefined) {
       return entry === stored ? 'unchanged' : 'changed';
     }
-    const status = record.transactionDetails?.status;
     const result = await journal.settle({
       idempotencyKey: entry.idempotencyKey,
       reference,
       outcome,
-      ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
-      ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
-      ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
+      ...recordFigures(record),
       by: 'status',
-      ...(typeof status === 'string' ? { status } : {}),
     });
     if (result.result === 'contradicted') {
       this.logger.error(

@@ -33,6 +33,22 @@ const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
   'expired',
 ]);
 
+/** What of the service's record the journal compares with an entry, where the record has it. */
+export function recordFigures(record: TransactionStatus): {
+  amount?: number;
+  currency?: string;
+  createdAt?: string;
+  status?: string;
+} {
+  const status: unknown = record.transactionDetails?.status;
+  return {
+    ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
+    ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
+    ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
+    ...(typeof status === 'string' ? { status } : {}),
+  };
+}
+
 /** The outcome the record settled on, or `undefined` while it is not final (pending, no status...). */
 export function recordOutcome(record: TransactionStatus): 'succeeded' | 'failed' | undefined {
   const status: unknown = record.transactionDetails?.status;

@@ -514,42 +514,32 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     const payments = client();
     server.reply({ status: 502 });
     await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-22' }));
-    const note = 'ops: typed from the dashboard';
+    const resolution = {
+      outcome: 'succeeded',
+      reference: PAYOUT_REFERENCE,
+      note: 'ops: typed from the dashboard',
+    } as const;
 
-    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount) });
-    await expect(
-      payments.reconciler.resolve('salary-22', {
-        outcome: 'succeeded',
-        reference: PAYOUT_REFERENCE,
-        note,
-      }),
-    ).rejects.toThrow('says failed');
-    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', 1) });
-    await expect(
-      payments.reconciler.resolve('salary-22', {
-        outcome: 'succeeded',
-        reference: PAYOUT_REFERENCE,
-        note,
-      }),
-    ).rejects.toThrow('amount');
-    server.reply({ status: 503 });
-    await expect(
-      payments.reconciler.resolve('salary-22', {
-        outcome: 'succeeded',
-        reference: PAYOUT_REFERENCE,
-        note,
-      }),
-    ).rejects.toThrow('could not be checked');
+    // The service's record says otherwise, is of another amount, or cannot be read.
+    for (const [answer, refusal] of [
+      [
+        { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount) },
+        'says failed',
+      ],
+      [{ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', 1) }, 'amount'],
+      [{ status: 503 }, 'could not be checked'],
+    ] as const) {
+      server.reply(answer);
+      await expect(payments.reconciler.resolve('salary-22', resolution)).rejects.toThrow(refusal);
+    }
     expect((await store.get('salary-22'))?.state).toBe('in_doubt');
 
     // The fallback answers the reference as the service's successful record of this payout.
-    expect(
-      await payments.reconciler.resolve('salary-22', {
-        outcome: 'succeeded',
-        reference: PAYOUT_REFERENCE,
-        note,
-      }),
-    ).toMatchObject({ state: 'succeeded', reference: PAYOUT_REFERENCE, settledBy: 'manual' });
+    expect(await payments.reconciler.resolve('salary-22', resolution)).toMatchObject({
+      state: 'succeeded',
+      reference: PAYOUT_REFERENCE,
+      settledBy: 'manual',
+    });
   });
 
   it("lets the service's record of the entry's reference outrank a person's resolution", async () => {

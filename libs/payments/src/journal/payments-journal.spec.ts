@@ -2,32 +2,38 @@ import { Logger } from '@nestjs/common';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { PaymentsJournal } from './payments-journal';
 
+/** A payout of 500 KES journaled under `key` and sent, its deadline passed without an answer. */
+async function sentPastItsDeadline(key: string) {
+  let nowMs = Date.parse('2026-11-27T08:00:00Z');
+  const store = new InMemoryPaymentsJournal();
+  const journal = new PaymentsJournal(store, {
+    account: 'default',
+    fingerprintKey: Buffer.alloc(32, 1),
+    now: () => nowMs,
+  });
+  const decision = await journal.begin({
+    idempotencyKey: key,
+    operation: 'payouts.mpesa',
+    target: 'MpesaPayoutRequest',
+    encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
+    amount: 500,
+    currency: 'KES',
+    budgetMs: 1000,
+    resend: false,
+  });
+  if (!decision.send) throw new Error('the call was not sent');
+  nowMs += 5000;
+  return { journal, store, decision };
+}
+
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
   it("reopens an entry settled on another reference than the service's answer gives", async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    let nowMs = Date.parse('2026-11-27T08:00:00Z');
-    const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      now: () => nowMs,
-    });
-    const decision = await journal.begin({
-      idempotencyKey: 'salary-1',
-      operation: 'payouts.mpesa',
-      target: 'MpesaPayoutRequest',
-      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
-      amount: 500,
-      currency: 'KES',
-      budgetMs: 1000,
-      resend: false,
-    });
-    if (!decision.send) throw new Error('the call was not sent');
     // The answer is late (a stalled process): past the deadline the entry reads in doubt, and an
     // event names it by key with a genuine record of another transaction.
-    nowMs += 5000;
+    const { journal, store, decision } = await sentPastItsDeadline('salary-1');
     const settled = await journal.settle({
       idempotencyKey: 'salary-1',
       reference: 'OTHER0000001eW',
@@ -53,25 +59,7 @@ describe('PaymentsJournal', () => {
   });
 
   it('keeps a settlement the answer agrees with', async () => {
-    let nowMs = Date.parse('2026-11-27T08:00:00Z');
-    const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      now: () => nowMs,
-    });
-    const decision = await journal.begin({
-      idempotencyKey: 'salary-2',
-      operation: 'payouts.mpesa',
-      target: 'MpesaPayoutRequest',
-      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
-      amount: 500,
-      currency: 'KES',
-      budgetMs: 1000,
-      resend: false,
-    });
-    if (!decision.send) throw new Error('the call was not sent');
-    nowMs += 5000;
+    const { journal, store, decision } = await sentPastItsDeadline('salary-2');
     await journal.settle({
       idempotencyKey: 'salary-2',
       reference: 'REAL00000002eW',

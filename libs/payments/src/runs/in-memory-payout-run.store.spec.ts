@@ -1,18 +1,10 @@
+import { runRecord } from '../../spec-support/payout-run-records';
 import { payoutRunStoreConformance } from '../testing/payout-run-store.conformance';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import type { PayoutRunRecord } from './payout-run.store';
 
-const run = (runId: string, finishedAt?: string): PayoutRunRecord => ({
-  runId,
-  state: finishedAt ? 'completed' : 'running',
-  createdAt: 'now',
-  updatedAt: 'now',
-  concurrency: 1,
-  ratePerSecond: 1,
-  balanceCheck: { checked: [], unchecked: [] },
-  rateLimited: 0,
-  ...(finishedAt ? { finishedAt } : {}),
-});
+const run = (runId: string, finishedAt?: string): PayoutRunRecord =>
+  runRecord(runId, finishedAt ? { state: 'completed', finishedAt } : {});
 
 describe('InMemoryPayoutRunStore', () => {
   const store = new InMemoryPayoutRunStore();

@@ -1,39 +1,16 @@
+import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { InProcessPayoutRunEngine } from './in-process-payout-run-engine';
 import type { PayoutRunEvent } from './payout-run-events';
-import type { PayoutRunItemState } from './payout-run.interfaces';
 import type { PayoutRunsPayments } from './payout-runs-payments';
-
-const AT = '2026-01-01T00:00:00.000Z';
 
 describe('InProcessPayoutRunEngine', () => {
   it('takes over, never re-sends, the items a dead process left sending in a store that outlived it', async () => {
     const store = new InMemoryPayoutRunStore();
-    const item = (itemId: string, state: PayoutRunItemState) => ({
-      runId: 'r',
-      itemId,
-      operation: 'payouts.mpesa' as const,
-      idempotencyKey: `run-r-${itemId}`,
-      amount: 10,
-      currency: 'KES',
-      state,
-      sends: state === 'queued' ? 0 : 1,
-      updatedAt: AT,
-      request: { phoneNumber: '0712345678', amount: 10 },
-    });
-    await store.createRun(
-      {
-        runId: 'r',
-        state: 'running',
-        createdAt: AT,
-        updatedAt: AT,
-        concurrency: 1,
-        ratePerSecond: 100,
-        balanceCheck: { checked: [], unchecked: [] },
-        rateLimited: 0,
-      },
-      [item('was-sending', 'sending'), item('never-sent', 'queued')],
-    );
+    await store.createRun(runRecord('r', { ratePerSecond: 100 }), [
+      itemRecord('r', 'was-sending', 'sending'),
+      itemRecord('r', 'never-sent'),
+    ]);
     const sent: string[] = [];
     const events: PayoutRunEvent[] = [];
     const payments = {

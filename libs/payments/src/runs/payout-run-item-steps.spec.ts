@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
+import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunEngineContext } from './payout-run-engine';
@@ -18,32 +19,9 @@ const AT = '2026-01-01T00:00:00.000Z';
 /** A store with one run of one item in `state`, a journal of `entry`, payouts that count sends. */
 async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalEntry>) {
   const store = new InMemoryPayoutRunStore();
-  await store.createRun(
-    {
-      runId: 'r',
-      state: 'running',
-      createdAt: AT,
-      updatedAt: AT,
-      concurrency: 1,
-      ratePerSecond: 1,
-      balanceCheck: { checked: [], unchecked: [] },
-      rateLimited: 0,
-    },
-    [
-      {
-        runId: 'r',
-        itemId: 'a',
-        operation: 'payouts.mpesa',
-        idempotencyKey: 'run-r-key',
-        amount: 10,
-        currency: 'KES',
-        state,
-        sends: 1,
-        updatedAt: AT,
-        request: { phoneNumber: '0712345678', amount: 10 },
-      },
-    ],
-  );
+  await store.createRun(runRecord('r', { createdAt: AT, updatedAt: AT }), [
+    itemRecord('r', 'a', state, { idempotencyKey: 'run-r-key', sends: 1, updatedAt: AT }),
+  ]);
   const sent: object[] = [];
   const events: PayoutRunEvent[] = [];
   const payments = {
@@ -154,28 +132,12 @@ describe('payout-run item steps', () => {
     const store = new InMemoryPayoutRunStore();
     const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
     await store.createRun(
-      {
-        runId: 'r',
-        state: 'running',
-        createdAt: AT,
-        updatedAt: AT,
-        concurrency: 1,
-        ratePerSecond: 1,
-        balanceCheck: { checked: [], unchecked: [] },
-        rateLimited: 0,
-      },
-      ids.map((itemId) => ({
-        runId: 'r',
-        itemId,
-        operation: 'payouts.mpesa' as const,
-        idempotencyKey: `run-r-${itemId}`,
-        amount: 10,
-        currency: 'KES',
-        state: 'queued' as const,
-        sends: 0,
-        updatedAt: AT,
-        request: { phoneNumber: '0712345678', amount: 10, itemId },
-      })),
+      runRecord('r'),
+      ids.map((itemId) =>
+        itemRecord('r', itemId, 'queued', {
+          request: { phoneNumber: '0712345678', amount: 10, itemId },
+        }),
+      ),
     );
     const down = (request: { itemId: string }) =>
       request.itemId === 'b'

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
-import { amountsDiffer, recordOutcome } from '../transaction-outcome';
+import { amountsDiffer, recordFigures, recordOutcome } from '../transaction-outcome';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
 import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsReconciler } from '../payments-reconciler';
@@ -157,19 +157,15 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     const reconciler = this.reconciler;
     const record = event.confirmation;
     if (!reconciler || !record) return {};
-    const status: unknown = record.transactionDetails?.status;
     let settled: Awaited<ReturnType<PaymentsReconciler['settle']>>;
     try {
       settled = await reconciler.settle({
         ...(event.idempotencyKey === undefined ? {} : { idempotencyKey: event.idempotencyKey }),
         reference: event.transactionReference,
         outcome: event.succeeded ? 'succeeded' : 'failed',
-        ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
-        ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
-        ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
+        ...recordFigures(record),
         kind: event.kind,
         by: 'webhook',
-        ...(typeof status === 'string' ? { status } : {}),
       });
     } catch (error) {
       this.logger.warn(

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisServer } from '../../../spec-support/redis-server';
 import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
 import { RedisPayoutRunStore } from './redis-payout-run.store';
@@ -27,32 +28,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
 
   it('is atomic across two connections: of updates racing from both, one wins', async () => {
     const runId = 'raced';
-    await one.createRun(
-      {
-        runId,
-        state: 'running',
-        createdAt: 'now',
-        updatedAt: 'now',
-        concurrency: 1,
-        ratePerSecond: 1,
-        balanceCheck: { checked: [], unchecked: [] },
-        rateLimited: 0,
-      },
-      [
-        {
-          runId,
-          itemId: 'a',
-          operation: 'payouts.mpesa',
-          idempotencyKey: 'run-raced-a',
-          amount: 1,
-          currency: 'KES',
-          state: 'queued',
-          sends: 0,
-          updatedAt: 'now',
-          request: {},
-        },
-      ],
-    );
+    await one.createRun(runRecord(runId), [itemRecord(runId, 'a')]);
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, index) =>
         (index % 2 === 0 ? one : two).updateItem(runId, 'a', { state: 'sending' }, ['queued']),
@@ -87,32 +63,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       await client.zadd(`died:{${runId}}:order`, 0, 'ghost');
       await client.zadd(`died:{${runId}}:state:queued`, 0, 'ghost');
       await client.hset(`died:{${runId}}:totals`, 'queued:KES:count', 7);
-      await store.createRun(
-        {
-          runId,
-          state: 'running',
-          createdAt: 'now',
-          updatedAt: 'now',
-          concurrency: 1,
-          ratePerSecond: 1,
-          balanceCheck: { checked: [], unchecked: [] },
-          rateLimited: 0,
-        },
-        [
-          {
-            runId,
-            itemId: 'a',
-            operation: 'payouts.mpesa',
-            idempotencyKey: `run-${runId}-a`,
-            amount: 1,
-            currency: 'KES',
-            state: 'queued',
-            sends: 0,
-            updatedAt: 'now',
-            request: {},
-          },
-        ],
-      );
+      await store.createRun(runRecord(runId), [itemRecord(runId, 'a')]);
       const { items } = await store.listItems(runId, { limit: 10 });
       expect(items.map((item) => item.itemId)).toEqual(['a']);
       expect(await client.exists(`died:{${runId}}:item:ghost`)).toBe(0);
@@ -132,29 +83,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       finishedRunTtlSeconds: 3600,
     });
     const runId = 'expiring';
-    const record = {
-      runId,
-      state: 'running' as const,
-      createdAt: 'now',
-      updatedAt: 'now',
-      concurrency: 1,
-      ratePerSecond: 1,
-      balanceCheck: { checked: [], unchecked: [] },
-      rateLimited: 0,
-    };
-    const item = (itemId: string) => ({
-      runId,
-      itemId,
-      operation: 'payouts.mpesa' as const,
-      idempotencyKey: `run-${runId}-${itemId}`,
-      amount: 1,
-      currency: 'KES',
-      state: 'queued' as const,
-      sends: 0,
-      updatedAt: 'now',
-      request: {},
-    });
-    await store.createRun(record, [item('a'), item('b')]);
+    await store.createRun(runRecord(runId), [itemRecord(runId, 'a'), itemRecord(runId, 'b')]);
     await store.updateItem(runId, 'a', { state: 'in_doubt', reason: 'r' });
     await store.updateItem(runId, 'b', { state: 'refused', reason: 'r' });
     for (const key of await client.keys('ttl:*')) expect(await client.ttl(key)).toBe(-1);
