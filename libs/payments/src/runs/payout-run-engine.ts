@@ -1,5 +1,5 @@
-import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunEvent } from './payout-run-events';
+import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunStore } from './payout-run.store';
 import type { PayoutRunsPayments } from './payout-runs-payments';
 

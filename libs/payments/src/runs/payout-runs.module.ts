@@ -1,4 +1,3 @@
-import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
@@ -6,6 +5,7 @@ import { InProcessPayoutRunEngine } from './in-process-payout-run-engine';
 import type { PayoutRunStore } from './payout-run.store';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import { PayoutRunEventsDispatcher } from './payout-run-events.dispatcher';
+import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import {
   PAYOUT_RUN_ENGINE,
   PAYOUT_RUN_STORE,

@@ -90,18 +90,18 @@ function runLimit(name: string, value: unknown, fallback: number): number {
 }
 
 /**
- * Pays many people at once through the library's own payouts (docs/payout-runs.md): every item is
- * validated and the balance checked before anything is sent, each item is sent once under a key
- * derived from the run and the item and journaled first, at a pace that slows down when the
- * service answers 429.
- */
-
-/**
  * How long a creation that lost its run id to another waits for that one to write its run (a
  * run of many items takes seconds), then how often it looks.
  */
 const RACED_CREATION_WAIT_MS = 30_000;
 const RACED_CREATION_POLL_MS = 100;
+
+/**
+ * Pays many people at once through the library's own payouts (docs/payout-runs.md): every item is
+ * validated and the balance checked before anything is sent, each item is sent once under a key
+ * derived from the run and the item and journaled first, at a pace that slows down when the
+ * service answers 429.
+ */
 @Injectable()
 export class PayoutRunsService {
   /** The last control operation of each run, which the next one waits for. */
@@ -261,7 +261,6 @@ export class PayoutRunsService {
     );
   }
 
-  /** The run of this id when it holds these items; throws when it holds others. */
   /** {@link existing} once the creation that won the run id wrote its run, or undefined. */
   private async raced(runId: string, itemsDigest: string): Promise<CreatedPayoutRun | undefined> {
     for (let waited = 0; waited <= RACED_CREATION_WAIT_MS; waited += RACED_CREATION_POLL_MS) {
@@ -272,6 +271,7 @@ export class PayoutRunsService {
     return undefined;
   }
 
+  /** The run of this id when it holds these items; throws when it holds others. */
   private async existing(
     runId: string,
     itemsDigest: string,
