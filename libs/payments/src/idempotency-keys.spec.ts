@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { PaymentsValidationError } from './errors';
 import {
   canonicalJson,
@@ -45,6 +46,44 @@ describe('canonicalJson', () => {
     expect(canonicalJson(['op', 'POST', '/p', null])).toBe('["op","POST","/p",null]');
     expect(canonicalJson(undefined)).toBe('null');
     expect(canonicalJson({ only: undefined })).toBe('{}');
+  });
+
+  // The definition, field by field, that the flat bodies' single JSON.stringify must match.
+  const byDefinition = (value: unknown): string => {
+    if (Array.isArray(value)) return `[${value.map(byDefinition).join(',')}]`;
+    if (typeof value === 'object' && value !== null) {
+      const fields = Object.entries(value)
+        .filter(([, field]) => field !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, field]) => `${JSON.stringify(key)}:${byDefinition(field)}`);
+      return `{${fields.join(',')}}`;
+    }
+    return JSON.stringify(value) ?? 'null';
+  };
+
+  it('writes flat bodies as the definition does, whatever their keys and the order they came in', () => {
+    const key = fc.oneof(
+      fc.string(),
+      fc.constantFrom('1', '10', '2', '01', '4294967295', '1a', '__proto__', 'amount'),
+    );
+    const field = fc.oneof(
+      fc.string(),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.constant(-0),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(key, field), fc.boolean(), (fields, reversed) => {
+        const entries = Object.entries(fields);
+        const body = Object.fromEntries(reversed ? entries.reverse() : entries);
+        expect(canonicalJson(body)).toBe(byDefinition(body));
+        expect(canonicalJson(['op', body])).toBe(byDefinition(['op', body]));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('keeps the fingerprint of a known request', () => {

@@ -15,15 +15,45 @@ export const IDEMPOTENCY_KEY_MEMORY = {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map(
-        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-      );
-    return `{${entries.join(',')}}`;
+    return flatCanonicalJson(value) ?? nestedCanonicalJson(value);
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/** {@link canonicalJson} of an object, written field by field. */
+function nestedCanonicalJson(value: object): string {
+  const entries = Object.keys(value)
+    .sort()
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .map(
+      (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+    );
+  return `{${entries.join(',')}}`;
+}
+
+const FLAT_FIELD_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'boolean', 'undefined']);
+const DIGIT_ZERO = 0x30;
+const DIGIT_NINE = 0x39;
+
+/**
+ * {@link canonicalJson} of an object whose fields are all strings, numbers, booleans, null or
+ * undefined, as every request body of the wire contract is: one native `JSON.stringify` of a copy
+ * with its keys inserted in sorted order, the same text for less than half the work of a call's
+ * fingerprint (docs/performance.md, "The journal's cost"). `undefined` for any other object, for
+ * a key that starts with a digit (an object lists index-like keys first, whatever order they were
+ * inserted in) and for `__proto__` (set on a plain object, it is not a field).
+ */
+function flatCanonicalJson(value: object): string | undefined {
+  const keys = Object.keys(value).sort();
+  const sorted: Record<string, unknown> = {};
+  for (const key of keys) {
+    const field: unknown = (value as Record<string, unknown>)[key];
+    if (field !== null && !FLAT_FIELD_TYPES.has(typeof field)) return undefined;
+    const first = key.charCodeAt(0);
+    if ((first >= DIGIT_ZERO && first <= DIGIT_NINE) || key === '__proto__') return undefined;
+    sorted[key] = field;
+  }
+  return JSON.stringify(sorted);
 }
 
 /**
