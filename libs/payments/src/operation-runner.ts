@@ -54,6 +54,19 @@ function parseRawOnRead(record: JsonObject, text: string, redactor: SecretRedact
   });
 }
 
+/**
+ * A call option of the library's own callers, not of the public API: called once, when the call
+ * goes to the wire (after the journal's write-ahead, before the first attempt). Payout runs pace
+ * their requests by when they left (docs/payout-runs.md, "Pace").
+ * @internal
+ */
+export const ON_WIRE = Symbol('malipo.onWire');
+
+/** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE}. @internal */
+export interface InternalCallOptions extends PaymentsCallOptions {
+  readonly [ON_WIRE]?: () => void;
+}
+
 /** Margin of a send's deadline over its timeouts and retry waits (ms). */
 const SEND_BUDGET_MARGIN_MS = 5_000;
 
@@ -142,7 +155,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
   execute<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
     request: TRequest,
-    callOptions?: PaymentsCallOptions,
+    callOptions?: InternalCallOptions,
   ): Promise<TResponse> {
     // Not `async`: a call settles through the wire's promise and one `then`, with no generator
     // and no extra promise per call; what throws before sending still becomes a rejection.
@@ -199,7 +212,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     prepared: TRequest,
     encoded: EncodedRequest,
     idempotencyKey: string,
-    callOptions: PaymentsCallOptions | undefined,
+    callOptions: InternalCallOptions | undefined,
   ): Promise<TResponse> {
     const amount: unknown = (prepared as { amount?: unknown }).amount;
     const currency: unknown = encoded.body?.currency;
@@ -266,9 +279,10 @@ export class OperationRunner implements BeforeApplicationShutdown {
     prepared: TRequest,
     encoded: EncodedRequest,
     idempotencyKey: string,
-    callOptions: PaymentsCallOptions | undefined,
+    callOptions: InternalCallOptions | undefined,
   ): Promise<TResponse> {
     const trace = this.startTrace?.(operation.name);
+    callOptions?.[ON_WIRE]?.();
     // Both wires (HTTP and the testing fake) reject rather than throw, so no guard is needed here.
     return this.wire
       .send({

@@ -3,6 +3,8 @@ import { RecordingServer } from '../../spec-support/recording-server';
 import type { RecordedRequest } from '../../spec-support/recording-server';
 import { createPaymentsClient } from '../create-payments-client';
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import { ON_WIRE } from '../operation-runner';
+import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsExceptionFilter } from '../payments-exception.filter';
 import type { PaymentsClient } from '../payments-client';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
@@ -127,6 +129,43 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
     expect(first.replayed).toBeUndefined();
     expect(JSON.stringify(again._raw)).not.toContain('0712345678');
+  });
+
+  it('tells its own callers (payout runs) when a call goes to the wire: after the write-ahead, once', async () => {
+    /** The in-memory store, remembering the entry it was last given. */
+    class WatchedJournal extends InMemoryPaymentsJournal {
+      latest?: PaymentsJournalEntry;
+      override create(entry: PaymentsJournalEntry) {
+        this.latest = entry;
+        return super.create(entry);
+      }
+      override replace(entry: PaymentsJournalEntry) {
+        this.latest = entry;
+        return super.replace(entry);
+      }
+    }
+    const watched = new WatchedJournal();
+    const payments = client({ journal: watched });
+    const seen: { key?: string; state?: string; requestsSoFar: number }[] = [];
+    const onWire = () =>
+      seen.push({
+        key: watched.latest?.idempotencyKey,
+        state: watched.latest?.state,
+        requestsSoFar: server.requests.length,
+      });
+    const options: InternalCallOptions = { idempotencyKey: 'wire-1', [ON_WIRE]: onWire };
+
+    await payments.payouts.mpesa(PAYOUT, options);
+    expect(seen).toEqual([{ key: 'wire-1', state: 'started', requestsSoFar: 0 }]);
+    expect(posts()).toHaveLength(1);
+
+    // Answered from the journal, or refused before sending: nothing goes to the wire.
+    await payments.payouts.mpesa(PAYOUT, options);
+    await rejection(
+      payments.payouts.mpesa({ ...PAYOUT, amount: -1 }, { ...options, idempotencyKey: 'wire-2' }),
+    );
+    expect(seen).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
   });
 
   it('replays a card collection with its checkout URL', async () => {

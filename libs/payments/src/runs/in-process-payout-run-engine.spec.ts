@@ -1,6 +1,8 @@
 import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { InProcessPayoutRunEngine } from './in-process-payout-run-engine';
+import { ON_WIRE } from '../operation-runner';
+import type { InternalCallOptions } from '../operation-runner';
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunsPayments } from './payout-runs-payments';
 
@@ -50,6 +52,61 @@ describe('InProcessPayoutRunEngine', () => {
       });
     } finally {
       await engine.close();
+    }
+  });
+
+  it('paces requests by when they went to the wire, however long the writes before them took', async () => {
+    jest.useFakeTimers({ now: Date.parse('2026-11-27T00:00:00Z') });
+    const store = new InMemoryPayoutRunStore();
+    const items = Array.from({ length: 200 }, (_, index) => itemRecord('r', `item-${index}`));
+    const ratePerSecond = 10;
+    await store.createRun(
+      runRecord('r', { ratePerSecond, concurrency: 100, createdAt: new Date().toISOString() }),
+      items,
+    );
+    // Before each request the journal's write hangs now and then, for up to 400 ms; the service
+    // answers a payout in 1.5 s (it waits for the mobile network).
+    let seed = 11;
+    const hold = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed % 3 === 0 ? seed % 401 : 1;
+    };
+    const departures: number[] = [];
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const payments = {
+      payouts: {
+        mpesa: async (_request: object, options: InternalCallOptions) => {
+          await sleep(hold());
+          options[ON_WIRE]?.();
+          departures.push(Date.now());
+          await sleep(1500);
+          return { transactionReference: `REF-${options.idempotencyKey}` };
+        },
+      },
+      reconciler: { get: () => Promise.resolve(undefined) },
+    } as unknown as PayoutRunsPayments;
+    const engine = new InProcessPayoutRunEngine({
+      store,
+      payments,
+      emit: () => undefined,
+      settlementPollMs: 600_000,
+      progressIntervalMs: 600_000,
+      followInDoubtMs: 0,
+    });
+    try {
+      await engine.start('r');
+      await jest.advanceTimersByTimeAsync(10_000);
+      const inOneSecond = (at: number) =>
+        departures.filter((other) => other > at - 1000 && other <= at).length;
+      expect(Math.max(...departures.map(inOneSecond))).toBeLessThanOrEqual(ratePerSecond);
+      // At the rate, not at the slow answers' pace: a send counts from when it left, not from
+      // its answer 1.5 s later.
+      expect(departures.length).toBeGreaterThanOrEqual(80);
+    } finally {
+      const closed = engine.close();
+      await jest.runAllTimersAsync();
+      await closed;
+      jest.useRealTimers();
     }
   });
 });

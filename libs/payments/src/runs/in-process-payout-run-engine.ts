@@ -11,6 +11,7 @@ import {
   UNSETTLED_ITEM_STATES,
 } from './payout-run-item-steps';
 import { PayoutRunPacer } from './payout-run-pacer';
+import type { PacedSend } from './payout-run-pacer';
 import { inBatches, PayoutRunSettlementSchedule } from './payout-run-settlement-schedule';
 
 /** One run this engine executes. */
@@ -177,7 +178,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
             run.pacer.release(paced, false);
             break;
           }
-          const sending = this.send(run, itemId).then((requested) => {
+          const sending = this.send(run, itemId, paced).then((requested) => {
             run.pacer.release(paced, requested);
             run.sending.delete(sending);
             if (run.finished && run.watched.size === 0 && run.sending.size === 0) this.forget(run);
@@ -194,10 +195,12 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
    * Sends one item; never rejects (a failure of the store is logged and leaves the item).
    * Resolves whether a request reached the wire, for the pacer.
    */
-  private async send(run: ActiveRun, itemId: string): Promise<boolean> {
+  private async send(run: ActiveRun, itemId: string, paced: PacedSend): Promise<boolean> {
     let requested = true;
     try {
-      const result = await sendPayoutRunItem(this.deps, run.runId, itemId);
+      const result = await sendPayoutRunItem(this.deps, run.runId, itemId, () =>
+        run.pacer.left(paced),
+      );
       requested = result.requested;
       if (result.kind === 'held') {
         // The store was not `running` when the item was to go: a pause or cancel won the race.

@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { ON_WIRE } from '../operation-runner';
+import type { InternalCallOptions } from '../operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-run-item-outcome';
@@ -58,12 +60,14 @@ async function pauseForOutage(
  * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
  * again under the item's key), then the outcome. Of several workers holding the item, the one
  * whose `queued` → `sending` change wins sends it; the others get `skipped`.
+ * `onWire` is called when its request goes to the wire, after those writes.
  * @throws when the store fails: the item is left as it was written, the journal holds its send.
  */
 export async function sendPayoutRunItem(
   context: PayoutRunEngineContext,
   runId: string,
   itemId: string,
+  onWire?: () => void,
 ): Promise<PayoutRunSendResult> {
   const { store, payments } = context;
   const queued = await store.getItem(runId, itemId);
@@ -89,10 +93,12 @@ export async function sendPayoutRunItem(
   try {
     // A failure that may have executed is not retried: the item goes in doubt, since the service
     // may not honour Idempotency-Key (docs/payout-runs.md, "Exactly once per item").
-    response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, {
+    const options: InternalCallOptions = {
       idempotencyKey: item.idempotencyKey,
       retryAmbiguous: false,
-    });
+      ...(onWire === undefined ? {} : { [ON_WIRE]: onWire }),
+    };
+    response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, options);
   } catch (error) {
     const failure = classifySendFailure(error);
     if (failure.kind === 'requeue') {

@@ -16,13 +16,25 @@ describe('PayoutRunPacer', () => {
     return granted;
   }
 
-  /** Asks for `count` sends; each one granted is added to the result, in order. */
+  /**
+   * Asks for `count` sends; each one granted goes to the wire at once (`left`) and is added to
+   * the result, in order.
+   */
   function take(pacer: PayoutRunPacer, count: number): PacedSend[] {
     const sends: PacedSend[] = [];
     for (let i = 0; i < count; i += 1) {
-      void pacer.acquire().then((send) => send && sends.push(send));
+      void pacer.acquire().then((send) => {
+        if (!send) return;
+        pacer.left(send);
+        sends.push(send);
+      });
     }
     return sends;
+  }
+
+  /** How many of `times` fall in the second that ends at each of them, at most. */
+  function mostInASecond(times: readonly number[]): number {
+    return Math.max(0, ...times.map((at) => times.filter((t) => t > at - 1000 && t <= at).length));
   }
 
   /**
@@ -226,6 +238,58 @@ describe('PayoutRunPacer', () => {
         5,
       );
     }
+    pacer.stop();
+  });
+
+  it('counts a send from when its request left, however long the writes before it took', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 10 });
+    // The run's store and the journal hang now and then, for up to 400 ms: some sends go to the
+    // wire at once, others later, with the sends let go after them.
+    let seed = 7;
+    const hold = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed % 3 === 0 ? seed % 401 : 1;
+    };
+    const leavesAt = (at: number) => at + hold();
+    const departures: number[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      void pacer.acquire().then((send) => {
+        if (!send) return;
+        setTimeout(
+          () => {
+            pacer.left(send);
+            departures.push(Date.now());
+            setTimeout(() => pacer.release(send), 20);
+          },
+          leavesAt(send.startedAt) - send.startedAt,
+        );
+      });
+    }
+    await jest.advanceTimersByTimeAsync(8000);
+    expect(mostInASecond(departures)).toBeLessThanOrEqual(10);
+    // Still a pace: about the rate, less what the hangs cost.
+    expect(departures.length).toBeGreaterThanOrEqual(50);
+    pacer.stop();
+  });
+
+  it('counts a send that never said it left at its answer, and learns no answer time from it', async () => {
+    const pacer = new PayoutRunPacer({ concurrency: 100, ratePerSecond: 2 });
+    const sends: PacedSend[] = [];
+    for (let i = 0; i < 3; i += 1) void pacer.acquire().then((send) => send && sends.push(send));
+    await Promise.resolve();
+    // Answered 300 ms after its start, with no word of when it left: it may have arrived then.
+    await jest.advanceTimersByTimeAsync(300);
+    pacer.release(sends[0]);
+    await jest.advanceTimersByTimeAsync(SPAN / 2);
+    expect(sends).toHaveLength(2);
+    pacer.left(sends[1]);
+    await jest.advanceTimersByTimeAsync(5);
+    pacer.release(sends[1]);
+    // Two per span: the third waits a span from the first's answer, not from its start.
+    await jest.advanceTimersByTimeAsync(300 + SPAN - Date.now() - 2);
+    expect(sends).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(4);
+    expect(sends).toHaveLength(3);
     pacer.stop();
   });
 

@@ -65,9 +65,13 @@ export interface PacedSend {
   readonly startedAt: number;
 }
 
-/** A send in flight: when it started, and the end of a stall of this process it was held in. */
+/**
+ * A send in flight: when it started, when its request went to the wire (once
+ * {@link PayoutRunPacer.left} said so), and the end of a stall of this process it was held in.
+ */
 interface SendInFlight extends PacedSend {
   heldUntil: number;
+  leftAt?: number;
 }
 
 /**
@@ -77,7 +81,7 @@ interface SendInFlight extends PacedSend {
  */
 interface CountedRequest {
   arrivedBy: number;
-  readonly startedAt: number;
+  readonly leftAt: number;
   readonly took: number;
   readonly heldUntil: number;
 }
@@ -86,12 +90,13 @@ interface CountedRequest {
  * The pace of one run, shared by all its items (docs/payout-runs.md, "Pace"): at most
  * `concurrency` sends in flight and `ratePerSecond` starts per second, spaced evenly at
  * {@link PACE_MARGIN} of the rate, and never more than R requests that may reach the service within
- * any span of 1000 / PACE_MARGIN ms. Each send counts at the latest time it may have arrived: its
- * start, plus how much longer than the quickest recent answer it took (or has been in flight), up
- * to {@link MAX_LATE_ARRIVAL_MS}; and no earlier than the end of a stall of this process it was in
- * flight during. A send held back on either side (a stall, a slow socket) is answered late by as
- * much and counted that much later, so the starts a second later wait for it instead of meeting a
- * 429.
+ * any span of 1000 / PACE_MARGIN ms. Each send counts at the latest time it may have arrived: until
+ * its request goes to the wire ({@link left}), now, since the writes before it (the run's store,
+ * the journal) may hold it back for any time; then from when it left, plus how much longer than the
+ * quickest recent answer it took (or has been in flight), up to {@link MAX_LATE_ARRIVAL_MS}; and no
+ * earlier than the end of a stall of this process it was in flight during. A send held back on
+ * either side (a stall, a slow socket) is answered late by as much and counted that much later, so
+ * the starts a second later wait for it instead of meeting a 429.
  *
  * A 429 is the service saying the whole run is too fast, so the whole run slows down (AIMD, as
  * TCP does): every send waits out the `Retry-After`, and the rate drops by a quarter (once per
@@ -146,6 +151,17 @@ export class PayoutRunPacer {
   }
 
   /**
+   * `send`'s request goes to the wire now, after the writes that come before it: it counts from
+   * now on, not from its start.
+   */
+  left(send: PacedSend): void {
+    const inFlight = send as SendInFlight;
+    if (inFlight.leftAt === undefined && this.inFlight.includes(inFlight)) {
+      inFlight.leftAt = Date.now();
+    }
+  }
+
+  /**
    * `send` ended: its slot is free. `requested`: whether a request reached the wire (not an item
    * answered from the journal, held back, or never sent), so that its answer time counts.
    */
@@ -162,7 +178,9 @@ export class PayoutRunPacer {
    * latest: it is counted as one of the run's sends.
    */
   countRequestAt(at: number): void {
-    this.count({ startedAt: at, took: 0, heldUntil: 0, arrivedBy: at });
+    // A time that is no time (a store's unreadable `createdAt`) would stay first in the span.
+    if (!Number.isFinite(at)) return;
+    this.count({ leftAt: at, took: 0, heldUntil: 0, arrivedBy: at });
   }
 
   /** A send was not refused for its pace: speed up a little. */
@@ -215,13 +233,22 @@ export class PayoutRunPacer {
     return quickest;
   }
 
-  /** `send`'s request was answered at `now`. */
+  /**
+   * `send`'s request was answered at `now`. One nobody said had left is counted at its answer, and
+   * says nothing of how long answers take.
+   */
   private countAnswer(send: SendInFlight, now: number): void {
-    const took = Math.max(0, now - send.startedAt);
+    const { leftAt, heldUntil } = send;
+    if (leftAt === undefined) {
+      this.count({ leftAt: now, took: 0, heldUntil, arrivedBy: now });
+      return;
+    }
+    const took = Math.max(0, now - leftAt);
     this.moveQuickestAnswerWindow(now);
     this.quickestAnswer = Math.min(this.quickestAnswer, took);
     const quickest = this.quickest(now);
-    this.count({ ...send, took, arrivedBy: arrivedBy(send, took, quickest) });
+    const request = { leftAt, took, heldUntil };
+    this.count({ ...request, arrivedBy: arrivedBy(request, took, quickest) });
   }
 
   /** Adds `request` to {@link counted}, in order of `arrivedBy`, from the end where new ones go. */
@@ -239,12 +266,18 @@ export class PayoutRunPacer {
       const spanStart = now - SPAN_OF_RATE_MS;
       const { counted, inFlight } = this;
       while (counted.length > 0 && counted[0].arrivedBy <= spanStart) counted.shift();
-      // A send in flight counts as if answered now: in start order, so in order of arrival.
+      // A send in flight counts as if answered now; one not yet on the wire, as arriving now.
       const inFlightArrivals: number[] = [];
       for (const send of inFlight) {
-        const at = arrivedBy(send, now - send.startedAt, quickest);
+        const { leftAt } = send;
+        const at =
+          leftAt === undefined
+            ? now
+            : arrivedBy({ leftAt, heldUntil: send.heldUntil }, now - leftAt, quickest);
         if (at > spanStart) inFlightArrivals.push(at);
       }
+      // Sends leave in another order than they started when the writes before them take longer.
+      inFlightArrivals.sort((a, b) => a - b);
       const perSpan = Math.max(1, Math.floor(this.rate));
       const toLeave = counted.length + inFlightArrivals.length - perSpan + 1;
       const windowFreeAt =
@@ -283,17 +316,18 @@ export class PayoutRunPacer {
 }
 
 /**
- * When a send that took `took` ms (or has been in flight that long) may have reached the service
- * at the latest: its start plus how much longer than the quickest answer it took, up to
- * {@link MAX_LATE_ARRIVAL_MS}, and not before the end of a stall of this process it was held in.
+ * When a request that took `took` ms from leaving (or has been in flight that long) may have
+ * reached the service at the latest: when it left plus how much longer than the quickest answer it
+ * took, up to {@link MAX_LATE_ARRIVAL_MS}, and not before the end of a stall of this process it
+ * was held in.
  */
 function arrivedBy(
-  send: { readonly startedAt: number; readonly heldUntil: number },
+  request: { readonly leftAt: number; readonly heldUntil: number },
   took: number,
   quickest: number,
 ): number {
   const late = Math.min(MAX_LATE_ARRIVAL_MS, Math.max(0, took - quickest));
-  return Math.max(send.heldUntil, send.startedAt + late);
+  return Math.max(request.heldUntil, request.leftAt + late);
 }
 
 /**
