@@ -35,6 +35,24 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
     expect(await harness.sandbox.control.requests()).toEqual([]);
   });
 
+  it('refuses a pace beyond its bounds, naming the field and rule, and sends nothing', async () => {
+    const items = harness.mpesaItems(2);
+    for (const [field, value, rule] of [
+      ['concurrency', 1_001, 'max'],
+      ['ratePerSecond', 10_001, 'max'],
+      ['ratePerSecond', 0.5, 'isPositiveInteger'],
+    ] as const) {
+      const error: unknown = await harness.runs
+        .create({ items, [field]: value })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PayoutRunRefusedError);
+      expect((error as PayoutRunRefusedError).problems).toEqual([
+        expect.objectContaining({ itemId: '-', field, rule }),
+      ]);
+    }
+    expect(await harness.sandbox.control.requests()).toEqual([]);
+  });
+
   it('refuses duplicate item ids and look-alike payouts unless allowed, sending nothing', async () => {
     const [first, second] = harness.mpesaItems(2);
     const twin = { ...second, itemId: 'twin', request: { ...second.request } };

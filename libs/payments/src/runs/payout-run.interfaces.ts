@@ -77,9 +77,11 @@ export interface CreatePayoutRunOptions {
   /** A label for people (`"March salaries"`); kept on the run and in its report. */
   name?: string;
   items: readonly PayoutRunItemInput[];
-  /** Payouts on the wire at once. Default: the module's `concurrency` (4). */
+  /** Payouts on the wire at once, at most 1,000. Default: the module's `concurrency` (4). */
   concurrency?: number;
-  /** Payouts started per second at most. Default: the module's `ratePerSecond` (10). */
+  /**
+   * Payouts started per second at most, up to 10,000. Default: the module's `ratePerSecond` (10).
+   */
   ratePerSecond?: number;
   /** Allow items with the same receiver and amount (else each such item needs `allowDuplicate`). */
   allowDuplicates?: boolean;

@@ -1,6 +1,19 @@
 import type { PayoutRunEngineFactory } from './payout-run-engine';
 import type { PayoutRunStore } from './payout-run.store';
 
+/**
+ * The most a run's `concurrency` and `ratePerSecond` may be, for the module's defaults and each
+ * run's own: far above any service limit, and low enough that a careless value (a limit read from
+ * the wrong field) cannot open thousands of sockets or make BullMQ's limiter windows too fine.
+ */
+export const PAYOUT_RUN_PACE_LIMITS = { concurrency: 1_000, ratePerSecond: 10_000 } as const;
+
+/**
+ * The longest time a timer of the module may wait (ms): Node fires a longer `setTimeout` after
+ * 1 ms, which would turn a slow poll into a busy one.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** Options of `PayoutRunsModule.forRoot` / `forRootAsync`. */
 export interface PayoutRunsModuleOptions {
   /** The `name` of the `PaymentsModule` registration whose payouts runs send. Default: the unnamed one. */
@@ -16,9 +29,9 @@ export interface PayoutRunsModuleOptions {
    * BullMQ, every instance of the app a worker.
    */
   engine?: PayoutRunEngineFactory;
-  /** Default `concurrency` of a run. Default 4. */
+  /** Default `concurrency` of a run, at most 1,000. Default 4. */
   concurrency?: number;
-  /** Default `ratePerSecond` of a run. Default 10. */
+  /** Default `ratePerSecond` of a run, at most 10,000. Default 10. */
   ratePerSecond?: number;
   /** Items a run may hold. Default 100,000. */
   maxItems?: number;
@@ -62,10 +75,18 @@ export interface ResolvedPayoutRunsOptions {
   readonly itemKeySecret: string | undefined;
 }
 
-function positiveInteger(name: string, value: unknown, fallback: number): number {
+function positiveInteger(
+  name: string,
+  value: unknown,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new Error(`The PayoutRunsModule option ${name} must be a positive integer`);
+  }
+  if (value > max) {
+    throw new Error(`The PayoutRunsModule option ${name} must be at most ${max}`);
   }
   return value;
 }
@@ -78,20 +99,41 @@ function itemKeySecret(value: unknown): string | undefined {
   return value;
 }
 
-/** @throws Error naming the option that is not a positive integer. */
+/** @throws Error naming the option that is not a positive integer, or above its bound. */
 export function resolvePayoutRunsOptions(
   options: PayoutRunsModuleOptions,
 ): ResolvedPayoutRunsOptions {
   return {
-    concurrency: positiveInteger('concurrency', options.concurrency, 4),
-    ratePerSecond: positiveInteger('ratePerSecond', options.ratePerSecond, 10),
+    concurrency: positiveInteger(
+      'concurrency',
+      options.concurrency,
+      4,
+      PAYOUT_RUN_PACE_LIMITS.concurrency,
+    ),
+    ratePerSecond: positiveInteger(
+      'ratePerSecond',
+      options.ratePerSecond,
+      10,
+      PAYOUT_RUN_PACE_LIMITS.ratePerSecond,
+    ),
     maxItems: positiveInteger('maxItems', options.maxItems, 100_000),
-    settlementPollMs: positiveInteger('settlementPollMs', options.settlementPollMs, 1000),
-    progressIntervalMs: positiveInteger('progressIntervalMs', options.progressIntervalMs, 1000),
+    settlementPollMs: positiveInteger(
+      'settlementPollMs',
+      options.settlementPollMs,
+      1000,
+      MAX_TIMER_MS,
+    ),
+    progressIntervalMs: positiveInteger(
+      'progressIntervalMs',
+      options.progressIntervalMs,
+      1000,
+      MAX_TIMER_MS,
+    ),
     followInDoubtMs: positiveInteger(
       'followInDoubtMs',
       options.followInDoubtMs,
       7 * 24 * 60 * 60 * 1000,
+      MAX_TIMER_MS,
     ),
     pauseAfterInDoubtSends:
       options.pauseAfterInDoubtSends === 0

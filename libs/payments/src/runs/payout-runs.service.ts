@@ -35,6 +35,7 @@ import {
   PAYOUT_RUN_STORE,
   PAYOUT_RUNS_RESOLVED_OPTIONS,
 } from './payout-runs.constants';
+import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 
 const DEFAULT_PAGE = 100;
@@ -74,7 +75,11 @@ function checkRunId(runId: unknown): string {
   return runId;
 }
 
-function runLimit(name: string, value: unknown, fallback: number): number {
+function runLimit(
+  name: keyof typeof PAYOUT_RUN_PACE_LIMITS,
+  value: unknown,
+  fallback: number,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new PayoutRunRefusedError([
@@ -84,6 +89,12 @@ function runLimit(name: string, value: unknown, fallback: number): number {
         rule: 'isPositiveInteger',
         message: `${name} must be a positive integer`,
       },
+    ]);
+  }
+  const max = PAYOUT_RUN_PACE_LIMITS[name];
+  if (value > max) {
+    throw new PayoutRunRefusedError([
+      { itemId: '-', field: name, rule: 'max', message: `${name} must be at most ${max}` },
     ]);
   }
   return value;
