@@ -23,6 +23,8 @@ export type Reply =
       headers?: Record<string, string>;
       /** Send the headers and a first byte, then nothing for this long, then end. */
       stallAfterHeadersMs?: number;
+      /** Answer only once this settled (after `delayMs`, when both are given). */
+      after?: Promise<unknown>;
     }
   | { reset: true };
 
@@ -117,7 +119,11 @@ export class RecordingServer {
       });
       res.end(payload);
     };
-    if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
-    else send();
+    const sendWhenReleased = () => {
+      if (reply.after === undefined) send();
+      else void reply.after.then(send, send);
+    };
+    if (reply.delayMs) setTimeout(sendWhenReleased, reply.delayMs).unref();
+    else sendWhenReleased();
   }
 }

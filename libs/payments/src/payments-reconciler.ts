@@ -226,6 +226,14 @@ export class PaymentsReconciler {
     return byKey ?? (await store.findByReference(reference));
   }
 
+  /**
+   * Whether `entry`'s call is being sent now, its reference not known yet.
+   * @internal The webhook module answers an event that names such an entry before any look-up.
+   */
+  isBeingSent(entry: PaymentsJournalEntry): boolean {
+    return this.journal().isBeingSent(entry);
+  }
+
   private async reconcileOne(
     journal: PaymentsJournal,
     stored: PaymentsJournalEntry,

@@ -210,6 +210,14 @@ export class PaymentsJournal {
   }
 
   /**
+   * Whether `entry`'s call is being sent now, its reference not known yet: an event that names it
+   * by key alone cannot be checked against the call's reference until the answer gives it.
+   */
+  isBeingSent(entry: PaymentsJournalEntry): boolean {
+    return entry.reference === undefined && this.view(entry).state === 'started';
+  }
+
+  /**
    * Journals the intent before a send, or decides from what the key already holds.
    * @throws PaymentsValidationError (`idempotencyKey`, `reused`) for another request under the key.
    * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `JOURNAL_UNAVAILABLE`).
@@ -447,9 +455,7 @@ export class PaymentsJournal {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       // Its `malipo_key` comes from a URL anyone can write: until the answer gives the call's
       // reference, an event about another transaction could settle the call (docs/journal.md).
-      if (entry.reference === undefined && this.view(entry).state === 'started') {
-        return { result: 'in-flight', entry };
-      }
+      if (this.isBeingSent(entry)) return { result: 'in-flight', entry };
       const why = await this.contradiction(entry, settlement);
       if (why !== undefined) {
         const second = await this.isSecondExecution(entry, settlement);

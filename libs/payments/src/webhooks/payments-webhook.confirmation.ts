@@ -4,6 +4,7 @@ import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordFigures, recordOutcome } from '../transaction-outcome';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
 import { neverExecuted } from '../journal/payments-journal';
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
@@ -174,14 +175,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
     }
-    if (settled.result === 'in-flight') {
-      this.logger.warn(
-        `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the journal ` +
-          `entry ${forLog(settled.entry.idempotencyKey)} it names is being sent and has no ` +
-          'reference yet; answered 503 so that the service delivers it again',
-      );
-      throw new PaymentWebhookCallInFlightError(event.transactionReference);
-    }
+    if (settled.result === 'in-flight') throw this.deferredInFlight(event, settled.entry);
     if (settled.result === 'second-execution') {
       // Settles nothing and is not refused: the dispatcher raises payment.duplicate, and only it.
       this.logger.error(
@@ -236,6 +230,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
    * without a journal, the main one; with it, none for an event of a journal entry with the same
    * reference, the main one for an entry matched by `malipo_key` that has no reference yet, the
    * small foreign one for any other, or a refusal when the app said all its calls are journaled.
+   * @throws PaymentWebhookCallInFlightError, before any look-up, for an entry being sent.
    */
   private async budgetOf(event: PaymentWebhookEvent): Promise<LookupBudgetName> {
     const reconciler = this.reconciler;
@@ -273,6 +268,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         `it points at the journal entry ${forLog(entry.idempotencyKey)}, whose call never executed`,
       );
     }
+    // Its call is being sent: no look-up can tell whether the event is about it (settleJournal).
+    if (reconciler.isBeingSent(entry)) throw this.deferredInFlight(event, entry);
     // Only the service and this app know an entry's reference: an event that has it is looked up
     // at once, whatever floods the budgets. One whose entry has no reference yet (its answer was
     // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted,
@@ -280,6 +277,22 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     return entry.reference === undefined
       ? this.lookups.budgetOfKeyOnly(entry.idempotencyKey)
       : 'known';
+  }
+
+  /**
+   * The error of an event that names by key alone an entry being sent (logged): answered 503, so
+   * that the service delivers it again once the call's answer gave the entry its reference.
+   */
+  private deferredInFlight(
+    event: PaymentWebhookEvent,
+    entry: PaymentsJournalEntry,
+  ): PaymentWebhookCallInFlightError {
+    this.logger.warn(
+      `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the journal ` +
+        `entry ${forLog(entry.idempotencyKey)} it names is being sent and has no reference yet; ` +
+        'answered 503 so that the service delivers it again',
+    );
+    return new PaymentWebhookCallInFlightError(event.transactionReference);
   }
 
   /** The service's record of the event's transaction, within the look-up budget. */
