@@ -70,10 +70,16 @@ function contradiction(
 
 /**
  * What settling the journal found that the dispatcher acts on: a second execution of the entry's
- * call (whose first reference it names) raises `payment.duplicate` only.
+ * call (whose first reference it names) raises `payment.duplicate` only; and, once the journal
+ * was asked, the idempotency key it vouches for.
  */
 export interface JournalSettling {
   readonly secondExecutionOf?: string;
+  /**
+   * Present when the journal judged the event: the key of the entry it matched, or undefined when
+   * none matched, since a key in a URL that names no entry of this reference is anyone's word.
+   */
+  readonly journaled?: { readonly idempotencyKey: string | undefined };
 }
 
 /**
@@ -175,6 +181,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
     }
+    if (settled.result === 'no-entry') return { journaled: { idempotencyKey: undefined } };
     if (settled.result === 'in-flight') throw this.deferredInFlight(event, settled.entry);
     if (settled.result === 'second-execution') {
       // Settles nothing and is not refused: the dispatcher raises payment.duplicate, and only it.
@@ -183,7 +190,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
           `${forLog(settled.entry.idempotencyKey)} of another reference: the service may have ` +
           `executed the call twice (${settled.why})`,
       );
-      return { secondExecutionOf: settled.entry.reference };
+      return {
+        secondExecutionOf: settled.entry.reference,
+        journaled: { idempotencyKey: settled.entry.idempotencyKey },
+      };
     }
     if (settled.result === 'contradicted') {
       throw this.refused(
@@ -192,7 +202,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         `it points at the journal entry ${forLog(settled.entry.idempotencyKey)}, which it contradicts: ${settled.why}`,
       );
     }
-    return {};
+    // Matched by its reference, the entry's key is the call's, whatever key the URL carried.
+    return { journaled: { idempotencyKey: settled.entry.idempotencyKey } };
   }
 
   /**

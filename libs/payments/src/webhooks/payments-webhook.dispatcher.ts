@@ -163,9 +163,12 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   }
 
   private async process(event: PaymentWebhookEvent, key: string): Promise<PaymentWebhookDispatch> {
-    const confirmed = await this.confirmation.confirm(event);
+    const looked = await this.confirmation.confirm(event);
     // Before the claim: settling is idempotent, and a handler that fails leaves it settled.
-    const settling = await this.confirmation.settleJournal(confirmed);
+    const settling = await this.confirmation.settleJournal(looked);
+    const confirmed = settling.journaled
+      ? withKey(looked, settling.journaled.idempotencyKey)
+      : looked;
     const claim = await this.storeCall(event, 'claim', () => this.store.claim(key, this.leaseMs));
     if (claim === 'done') return { duplicate: true, handled: 0 };
     // Anything but a claim (`busy`, or a store's unknown answer) runs nothing: deliver it later.
@@ -300,4 +303,18 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       await sleep(COMPLETE_RETRY_DELAYS_MS[attempt]);
     }
   }
+}
+
+/**
+ * `event` with the idempotency key the journal vouches for: the matched entry's, or none. Another
+ * key in the URL (anyone may write one) would tie the outcome of one call to another call's key,
+ * in the handlers and in the duplicate-execution check.
+ */
+function withKey(
+  event: PaymentWebhookEvent,
+  idempotencyKey: string | undefined,
+): PaymentWebhookEvent {
+  if (event.idempotencyKey === idempotencyKey) return event;
+  const { idempotencyKey: _unverified, ...rest } = event;
+  return idempotencyKey === undefined ? rest : { ...rest, idempotencyKey };
 }

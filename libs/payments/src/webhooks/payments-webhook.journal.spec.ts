@@ -1,5 +1,5 @@
 import kenyaSuccess from '../../spec-support/real-service/webhooks/kenya-success.json';
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
@@ -7,6 +7,8 @@ import { waitFor } from '../../spec-support/wait-for';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import { PaymentsModule } from '../payments.module';
 import { PayoutsService } from '../payouts.service';
+import { OnPaymentEvent } from './on-payment-event.decorator';
+import type { PaymentDuplicateEvent, PaymentWebhookEvent } from './payment-webhook-event';
 import { PaymentsWebhookModule } from './payments-webhook.module';
 
 const PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!.request as {
@@ -16,6 +18,36 @@ const PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!.req
 };
 /** The reference of `successBody('payout')`. */
 const PAYOUT_REFERENCE = '9BD141203407eW';
+
+/** What the app's handlers were given. */
+@Injectable()
+class Handlers {
+  readonly payouts: PaymentWebhookEvent[] = [];
+  readonly duplicates: PaymentDuplicateEvent[] = [];
+
+  @OnPaymentEvent('payout.succeeded', 'payout.failed')
+  onPayout(event: PaymentWebhookEvent) {
+    this.payouts.push(event);
+  }
+
+  @OnPaymentEvent('payment.duplicate')
+  onDuplicate(event: PaymentDuplicateEvent) {
+    this.duplicates.push(event);
+  }
+}
+
+/** The service's status record of a payout `reference`, settled `success`, of `amount` KES. */
+function succeededPayout(reference: string, amount: number) {
+  return {
+    id: `id-${reference}`,
+    code: reference,
+    currency: 'KES',
+    amount,
+    type: 'withdrawal',
+    transaction_details: { status: 'success', phone_number: '+254712345678' },
+    created_at: new Date().toISOString(),
+  };
+}
 
 describe('PaymentsWebhookModule with the payments journal', () => {
   let service: RecordingServer;
@@ -39,6 +71,7 @@ describe('PaymentsWebhookModule with the payments journal', () => {
         }),
         PaymentsWebhookModule.forRoot({}),
       ],
+      providers: [Handlers],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
@@ -48,6 +81,71 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     service.reset();
   });
   afterAll(() => service.close());
+
+  /** Delivers `body` to the app's webhook route with `malipo_key` `key`; answers the status. */
+  async function deliver(key: string, body: Record<string, unknown>): Promise<number> {
+    const response = await fetch(`${await app.getUrl()}/webhooks/payments?malipo_key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  it("tells the handlers the key of the call the journal matched, never a forger's", async () => {
+    const secondReference = '9BD141299999eW';
+    const payoutAnswers = [
+      successBody('payout'),
+      { ...successBody('payout'), correlator_id: secondReference },
+    ];
+    service.fallback = (request) =>
+      request.method === 'POST'
+        ? { status: 200, body: payoutAnswers.shift() }
+        : {
+            status: 200,
+            body: succeededPayout(
+              decodeURIComponent(request.path.split('/').pop()!),
+              PAYOUT.amount,
+            ),
+          };
+    const payouts = app.get(PayoutsService);
+    const handlers = app.get(Handlers);
+    await payouts.mpesa(PAYOUT, { idempotencyKey: 'order-a' });
+
+    // A's genuine reference and amount, under the key of a call not made yet: A's outcome, and
+    // A's key, is what the handlers learn.
+    const genuineOfA = {
+      ...kenyaSuccess,
+      transaction_reference: PAYOUT_REFERENCE,
+      amount: PAYOUT.amount,
+    };
+    expect(await deliver('order-b', genuineOfA)).toBe(200);
+    expect(handlers.payouts.map((event) => event.idempotencyKey)).toEqual(['order-a']);
+    expect(await journal.get('order-a')).toMatchObject({ state: 'succeeded' });
+
+    // B's own call and webhook later: its key, and no false alarm of a second execution.
+    await payouts.mpesa(PAYOUT, { idempotencyKey: 'order-b' });
+    const genuineOfB = {
+      ...kenyaSuccess,
+      transaction_reference: secondReference,
+      amount: PAYOUT.amount,
+    };
+    expect(await deliver('order-b', genuineOfB)).toBe(200);
+    expect(handlers.payouts.map((event) => event.idempotencyKey)).toEqual(['order-a', 'order-b']);
+    expect(handlers.duplicates).toEqual([]);
+
+    // A transaction the journal does not hold, under a key it does not hold: no key is vouched for.
+    const unknown = {
+      ...kenyaSuccess,
+      transaction_reference: '9BD141288888eW',
+      amount: PAYOUT.amount,
+    };
+    expect(await deliver('order-c', unknown)).toBe(200);
+    expect(handlers.payouts).toHaveLength(3);
+    expect(handlers.payouts[2].idempotencyKey).toBeUndefined();
+    expect(handlers.payouts[2].transactionReference).toBe('9BD141288888eW');
+  });
 
   it('answers 503, before any look-up, an event that names by key alone a call being sent', async () => {
     let release = () => {};
