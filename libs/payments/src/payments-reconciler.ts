@@ -159,10 +159,11 @@ export class PaymentsReconciler {
    * Settles an entry by hand, once a person has found out what became of the call (the service's
    * dashboard or support): `succeeded` or `failed` (with the reference, when the entry has none),
    * or `refused` when it did not execute, after which its key may be sent again. Only an entry
-   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`. A
-   * `reference` is first looked up: the service's record must be final with that outcome and
-   * agree with the entry (amount, currency, time). The service's record of the entry's reference
-   * later outranks the resolution (a webhook or look-up that says otherwise settles it again).
+   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`. For
+   * `succeeded` and `failed` the reference (given, or the entry's own) is first looked up: the
+   * service's record must be final with that outcome and agree with the entry (amount, currency,
+   * time). The service's record of the entry's reference later outranks the resolution (a webhook
+   * or look-up that says otherwise settles it again).
    * @throws Error naming what stops it (no such entry, final already, in flight, another reference,
    *   a record that disagrees, a look-up that failed).
    */
@@ -171,12 +172,14 @@ export class PaymentsReconciler {
     resolution: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
     const journal = this.journal();
-    const { reference, outcome } = resolution;
-    if (typeof reference !== 'string' || reference === '' || outcome === 'refused') {
-      return journal.resolve(idempotencyKey, resolution);
-    }
-    // A reference typed by a person is checked with the service before the journal takes it: a
-    // wrong one would make the genuine webhook look like a second execution.
+    // What stops the resolution is named before anything is asked of the service.
+    const { entry } = await journal.resolvable(idempotencyKey, resolution);
+    const { outcome } = resolution;
+    if (outcome === 'refused') return journal.resolve(idempotencyKey, resolution);
+    // The service's record of the reference, typed by a person or the entry's own, is checked
+    // before the journal takes the outcome: a person can be wrong, the service is not, and a wrong
+    // reference would make the genuine webhook look like a second execution.
+    const reference = (resolution.reference ?? entry.reference) as string;
     let record: TransactionStatus;
     try {
       record = await this.transactions.status(reference);

@@ -581,6 +581,31 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
   });
 
+  it('resolves an executed outcome only with a reference the service bears out, given or its own', async () => {
+    const payments = client();
+    // salary-23: in doubt, no reference (the answer was lost after the service executed it).
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-23' }));
+    for (const outcome of ['failed', 'succeeded'] as const) {
+      await expect(
+        payments.reconciler.resolve('salary-23', { outcome, note: 'ops: a guess' }),
+      ).rejects.toThrow('has no reference: a call that ' + outcome);
+    }
+    expect(await store.get('salary-23')).toMatchObject({ state: 'in_doubt' });
+
+    // salary-24: accepted with its reference, whose record at the service says success: a
+    // person's "failed" without a reference is checked against that record, and refused.
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-24' });
+    const lookUpsBefore = server.requests.filter((request) => request.method === 'GET').length;
+    await expect(
+      payments.reconciler.resolve('salary-24', { outcome: 'failed', note: 'ops: a guess' }),
+    ).rejects.toThrow('says succeeded, not failed');
+    expect(server.requests.filter((request) => request.method === 'GET')).toHaveLength(
+      lookUpsBefore + 1,
+    );
+    expect(await store.get('salary-24')).toMatchObject({ state: 'accepted' });
+  });
+
   it("lets the service's record of the entry's reference outrank a person's resolution", async () => {
     const payments = client();
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-23' });

@@ -489,16 +489,15 @@ export class PaymentsJournal {
   }
 
   /**
-   * Settles an entry by hand (docs/journal.md, "By a person"): only one not final and not being
-   * sent, and only with a reference that agrees with the entry's.
-   * @throws Error naming what stops it (no entry, final already, in flight, another reference).
+   * The entry a person may resolve as `resolution` says, as it stands now: it must exist, be
+   * neither final nor being sent, and agree with the resolution (its reference, an executed call's
+   * reference for `succeeded` and `failed`, none for `refused`).
+   * @throws TypeError for a malformed resolution; Error naming what stops it.
    */
-  async resolve(
+  async resolvable(
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
-    /** The service's record of `resolution.reference`, looked up by the reconciler. */
-    record?: JournalSettlement,
-  ): Promise<PaymentsJournalEntry> {
+  ): Promise<{ stored: PaymentsJournalEntry; entry: PaymentsJournalEntry }> {
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
       throw new TypeError("resolution.outcome must be 'succeeded', 'failed' or 'refused'");
@@ -512,30 +511,54 @@ export class PaymentsJournal {
     if (outcome === 'refused' && reference !== undefined) {
       throw new TypeError('a refused call has no reference: it did not execute');
     }
+    const stored = await this.store.get(idempotencyKey);
+    if (stored === undefined) throw new Error(`The journal has no entry ${idempotencyKey}`);
+    const entry = this.view(stored);
+    if (FINAL_JOURNAL_STATES.has(entry.state)) {
+      throw new Error(`The journal entry ${idempotencyKey} is ${entry.state} already`);
+    }
+    if (entry.state === 'started') {
+      throw new Error(
+        `The journal entry ${idempotencyKey} is being sent now: resolve it after its deadline (${entry.deadlineAt})`,
+      );
+    }
+    if (entry.reference !== undefined && reference !== undefined && reference !== entry.reference) {
+      throw new Error(
+        `The journal entry ${idempotencyKey} has reference ${entry.reference}, not ${reference}`,
+      );
+    }
+    if (outcome === 'refused' && entry.reference !== undefined) {
+      throw new Error(
+        `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
+      );
+    }
+    if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
+      throw new Error(
+        `The journal entry ${idempotencyKey} has no reference: a call that ${outcome} has one at ` +
+          "the service; resolve it with that reference, or as 'refused' if it did not execute",
+      );
+    }
+    return { stored, entry };
+  }
+
+  /**
+   * Settles an entry by hand (docs/journal.md, "By a person"): only one {@link resolvable} so, and
+   * `succeeded` or `failed` only with the service's record of its reference, which must agree.
+   * @throws Error naming what stops it (no entry, final already, in flight, another reference).
+   */
+  async resolve(
+    idempotencyKey: string,
+    resolution: PaymentsJournalResolution,
+    /** The service's record of the reference (given, or the entry's), looked up by the reconciler. */
+    record?: JournalSettlement,
+  ): Promise<PaymentsJournalEntry> {
+    const { outcome, reference } = resolution;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      const stored = await this.store.get(idempotencyKey);
-      if (stored === undefined) throw new Error(`The journal has no entry ${idempotencyKey}`);
-      const entry = this.view(stored);
-      if (FINAL_JOURNAL_STATES.has(entry.state)) {
-        throw new Error(`The journal entry ${idempotencyKey} is ${entry.state} already`);
-      }
-      if (entry.state === 'started') {
+      const { stored, entry } = await this.resolvable(idempotencyKey, resolution);
+      if (outcome !== 'refused' && record?.reference !== (entry.reference ?? reference)) {
         throw new Error(
-          `The journal entry ${idempotencyKey} is being sent now: resolve it after its deadline (${entry.deadlineAt})`,
-        );
-      }
-      if (
-        entry.reference !== undefined &&
-        reference !== undefined &&
-        reference !== entry.reference
-      ) {
-        throw new Error(
-          `The journal entry ${idempotencyKey} has reference ${entry.reference}, not ${reference}`,
-        );
-      }
-      if (outcome === 'refused' && entry.reference !== undefined) {
-        throw new Error(
-          `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
+          `The journal entry ${idempotencyKey} can be resolved ${outcome} only with the service's ` +
+            'record of its reference (PaymentsReconciler.resolve looks it up)',
         );
       }
       if (reference !== undefined && entry.reference === undefined) {
@@ -552,6 +575,7 @@ export class PaymentsJournal {
           );
         }
       }
+      const note = resolution.note.trim();
       const at = new Date(this.now()).toISOString();
       const next: PaymentsJournalEntry = {
         ...withoutReason(stored),
@@ -559,8 +583,8 @@ export class PaymentsJournal {
         version: stored.version + 1,
         updatedAt: at,
         settledBy: 'manual',
-        note: note.trim(),
-        ...(outcome === 'refused' ? { reason: `resolved by hand: ${note.trim()}` } : {}),
+        note,
+        ...(outcome === 'refused' ? { reason: `resolved by hand: ${note}` } : {}),
         ...((entry.reference ?? reference) === undefined
           ? {}
           : { reference: entry.reference ?? reference }),
