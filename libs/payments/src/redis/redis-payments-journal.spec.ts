@@ -104,6 +104,52 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
     }
   });
 
+  it('lists every open entry while other instances settle entries between its pages', async () => {
+    const client = new Redis(server.url);
+    const listing = new RedisPaymentsJournal({ client, keyPrefix: 'race:' });
+    const settling = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'race:' });
+    try {
+      // 1,200 accepted entries over three start times: ties cross the pages of 500.
+      const keys = Array.from({ length: 1200 }, (_, index) => `k${String(index).padStart(4, '0')}`);
+      const base = Date.parse('2026-11-27T06:00:00Z');
+      for (let index = 0; index < keys.length; index += 100) {
+        await Promise.all(
+          keys.slice(index, index + 100).map((key, offset) => {
+            const startedAt = new Date(base + Math.floor((index + offset) / 400)).toISOString();
+            return listing.create(
+              entry(key, { state: 'accepted', reference: `R-${key}`, startedAt }),
+            );
+          }),
+        );
+      }
+      // As the first page is read, another instance settles 300 of its entries: they leave the
+      // open index, and the entries after them move up by as many places.
+      const settled = keys.slice(100, 400);
+      const read = client.zrangebyscore.bind(client) as (...args: unknown[]) => Promise<string[]>;
+      let pages = 0;
+      jest.spyOn(client, 'zrangebyscore').mockImplementation((async (...args: unknown[]) => {
+        const page = await read(...args);
+        pages += 1;
+        if (pages === 1) {
+          for (const key of settled) {
+            const held = (await settling.get(key))!;
+            await settling.replace({ ...held, state: 'succeeded', version: held.version + 1 });
+          }
+        }
+        return page;
+      }));
+
+      const open = await listing.list({ states: ['accepted'] });
+
+      expect(pages).toBeGreaterThan(1);
+      const openKeys = keys.filter((key) => !settled.includes(key));
+      expect(open.map((listed) => listed.idempotencyKey).sort()).toEqual(openKeys);
+    } finally {
+      await Promise.all([listing.close(), settling.close()]);
+      await client.quit();
+    }
+  });
+
   it('rejects, never resolves, when Redis is unreachable', async () => {
     const unreachable = new RedisPaymentsJournal({
       url: 'redis://127.0.0.1:1',

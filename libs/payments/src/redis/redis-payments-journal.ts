@@ -26,6 +26,12 @@ const OPEN_STATES: ReadonlySet<PaymentsJournalState> = new Set(['started', 'acce
 /** Entries read per round trip when listing. */
 const LIST_PAGE = 500;
 
+/** A key of a sorted-set index and its score, as Redis writes it. */
+interface IndexPosition {
+  readonly member: string;
+  readonly score: string;
+}
+
 /**
  * KEYS: entry, by-start index, open index, reference key. ARGV: json, ttl, start score, idempotency
  * key, open (1/0), has reference (1/0). Adds the entry unless its key holds one.
@@ -169,9 +175,14 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     const index = this.key(onlyOpen ? 'open' : 'started');
     const min = query.since === undefined ? '-inf' : String(query.since.getTime());
     const found: PaymentsJournalEntry[] = [];
-    for (let offset = 0; ; offset += LIST_PAGE) {
-      const keys = await this.client.zrangebyscore(index, min, '+inf', 'LIMIT', offset, LIST_PAGE);
-      if (keys.length === 0) break;
+    // Paged by the last key read, not by offset: entries settled meanwhile leave the open index,
+    // and an offset would then step over as many entries that are still open.
+    let after: IndexPosition | undefined;
+    for (;;) {
+      const page = await this.indexPage(index, min, after);
+      if (page.length === 0) break;
+      after = page[page.length - 1];
+      const keys = page.map((position) => position.member);
       const pipeline = this.client.pipeline();
       for (const key of keys) pipeline.hget(this.entryKey(key), 'e');
       const results = (await pipeline.exec()) ?? [];
@@ -185,13 +196,42 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
         }
       });
       // Index members of expired entries are dropped as they are met.
-      if (expired.length > 0) {
-        await this.client.zrem(index, ...expired);
-        offset -= expired.length;
-      }
-      if (keys.length < LIST_PAGE) break;
+      if (expired.length > 0) await this.client.zrem(index, ...expired);
     }
     return found;
+  }
+
+  /**
+   * Up to a page of `index` from `min`, in its order (score, then key bytes), after `after`: the
+   * rest of `after`'s score (keys that sort after it), then higher scores.
+   */
+  private async indexPage(
+    index: string,
+    min: string,
+    after: IndexPosition | undefined,
+  ): Promise<IndexPosition[]> {
+    const page: IndexPosition[] = [];
+    if (after !== undefined) {
+      const last = Buffer.from(after.member);
+      for (const member of await this.client.zrangebyscore(index, after.score, after.score)) {
+        if (Buffer.compare(Buffer.from(member), last) > 0)
+          page.push({ score: after.score, member });
+      }
+    }
+    const above = after === undefined ? min : `(${after.score}`;
+    const scored = await this.client.zrangebyscore(
+      index,
+      above,
+      '+inf',
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      LIST_PAGE,
+    );
+    for (let position = 0; position < scored.length; position += 2) {
+      page.push({ member: scored[position], score: scored[position + 1] });
+    }
+    return page;
   }
 
   /** Closes the connection if the journal made it (idempotent); a given `client` stays open. */
