@@ -26,6 +26,7 @@ export type { InMemoryPaymentsJournalOptions } from './journal/in-memory-payment
 export { PAYMENTS_JOURNAL_STATES } from './journal/payments-journal.interfaces';
 export type {
   PaymentsJournalCall,
+  PaymentsJournalDeferredEvent,
   PaymentsJournalEntry,
   PaymentsJournalQuery,
   PaymentsJournalResolution,

@@ -104,9 +104,11 @@ export class PaymentsReconciler {
   /**
    * Settles what it can: a `started` entry past its deadline becomes `in_doubt`; an entry with a
    * reference is looked up (`transactions.status`) and becomes `succeeded` or `failed` when the
-   * service's record is final and agrees with it (reference and amount). An entry without a
-   * reference stays `in_doubt` (the service has no look-up by idempotency key): its webhook,
-   * matched by `malipo_key`, settles it. Look-ups that fail leave their entry as it was.
+   * service's record is final and agrees with it (reference and amount). An entry in doubt without
+   * a reference is settled by the references of webhooks deferred while it was being sent
+   * (`deferredEvents`), when one's record agrees with it; else it stays `in_doubt` (the service has
+   * no look-up by idempotency key): its webhook, matched by `malipo_key`, settles it. Look-ups that
+   * fail leave their entry as it was.
    */
   async reconcile(options: PaymentsReconcileOptions = {}): Promise<PaymentsReconcileSummary> {
     const journal = this.journal();
@@ -237,6 +239,14 @@ export class PaymentsReconciler {
     return this.journal().isBeingSent(entry);
   }
 
+  /**
+   * Keeps the reference of a webhook deferred because its entry was being sent.
+   * @internal The webhook module calls it before answering such an event 503.
+   */
+  deferEvent(idempotencyKey: string, reference: string, kind?: string): Promise<void> {
+    return this.journal().deferEvent(idempotencyKey, reference, kind);
+  }
+
   private async reconcileOne(
     journal: PaymentsJournal,
     stored: PaymentsJournalEntry,
@@ -245,10 +255,12 @@ export class PaymentsReconciler {
     if (entry.state === 'started') {
       if (journal.view(entry) === entry) return 'unchanged';
       entry = await journal.markOverdue(entry);
-      if (entry.reference === undefined)
-        return entry.state === stored.state ? 'unchanged' : 'changed';
     }
     const reference = entry.reference;
+    if (reference === undefined && entry.state === 'in_doubt' && entry.deferredEvents?.length) {
+      const result = await this.settleByDeferredEvents(journal, entry);
+      return result === 'unchanged' && entry !== stored ? 'changed' : result;
+    }
     if (reference === undefined || FINAL_JOURNAL_STATES.has(entry.state)) {
       return entry === stored ? 'unchanged' : 'changed';
     }
@@ -280,6 +292,49 @@ export class PaymentsReconciler {
       );
     }
     return result.result === 'settled' || entry !== stored ? 'changed' : 'unchanged';
+  }
+  /**
+   * An entry in doubt without a reference, whose call's answer never came, settled by one of the
+   * webhooks deferred while it was being sent: each reference is looked up, and settles the entry
+   * only as any event named by the key alone would (docs/journal.md, "Webhooks"); a forger's
+   * reference is refused there.
+   */
+  private async settleByDeferredEvents(
+    journal: PaymentsJournal,
+    entry: PaymentsJournalEntry,
+  ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
+    let lookupFailed = false;
+    for (const { reference, kind } of entry.deferredEvents ?? []) {
+      let record: TransactionStatus;
+      try {
+        record = await this.transactions.status(reference);
+      } catch (error) {
+        this.logger.warn(
+          `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
+            `${entry.idempotencyKey}, failed (${error instanceof Error ? error.name : 'error'})`,
+        );
+        lookupFailed = true;
+        continue;
+      }
+      const outcome = recordOutcome(record);
+      if (record.code !== reference || outcome === undefined) continue;
+      const result = await journal.settle({
+        idempotencyKey: entry.idempotencyKey,
+        reference,
+        outcome,
+        ...recordFigures(record),
+        ...(kind === undefined ? {} : { kind }),
+        by: 'status',
+      });
+      if (result.result === 'settled') return 'changed';
+      if (result.result === 'contradicted') {
+        this.logger.warn(
+          `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +
+            `does not agree with the entry (${result.why}); not taken`,
+        );
+      }
+    }
+    return lookupFailed ? 'lookup-failed' : 'unchanged';
   }
 
   private journal(): PaymentsJournal {

@@ -95,6 +95,22 @@ export interface PaymentsJournalEntry {
   readonly reason?: string;
   /** Each send under this key, oldest first (at most the first and the latest 19). */
   readonly calls: readonly PaymentsJournalCall[];
+  /**
+   * Webhooks that named the entry by its key alone while its call was being sent, deferred (503):
+   * their references, unchecked, at most 5. Should the call's answer never come (its process
+   * died), `reconcile()` looks them up once the entry is in doubt (docs/journal.md, "Webhooks").
+   */
+  readonly deferredEvents?: readonly PaymentsJournalDeferredEvent[];
+}
+
+/** A webhook deferred while its entry's call was being sent (see `deferredEvents`). */
+export interface PaymentsJournalDeferredEvent {
+  /** The transaction reference the event named. */
+  readonly reference: string;
+  /** The event's kind, from its reference (`payout`, `collection`...). */
+  readonly kind?: string;
+  /** When it arrived (ISO 8601). */
+  readonly at: string;
 }
 
 /** What {@link PaymentsJournalStore.list} returns: filters combine with AND. */

@@ -58,6 +58,45 @@ describe('PaymentsJournal', () => {
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('REAL00000001eW'));
   });
 
+  it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+    });
+    const decision = await journal.begin({
+      idempotencyKey: 'salary-9',
+      operation: 'payouts.mpesa',
+      target: 'MpesaPayoutRequest',
+      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
+      amount: 500,
+      currency: 'KES',
+      budgetMs: 1000,
+      resend: false,
+    });
+    if (!decision.send) throw new Error('the call was not sent');
+
+    for (const reference of ['R1', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6']) {
+      await journal.deferEvent('salary-9', reference, 'payout');
+    }
+    const kept = (await store.get('salary-9'))?.deferredEvents?.map((event) => event.reference);
+    expect(kept).toEqual(['R1', 'R2', 'R3', 'R4', 'R5']);
+
+    // The answer still lands over the entry's new version, and keeps what was deferred.
+    await journal.accepted(decision, { success: true, transactionReference: 'REAL1eW' });
+    expect(await store.get('salary-9')).toMatchObject({ state: 'accepted', reference: 'REAL1eW' });
+    expect((await store.get('salary-9'))?.deferredEvents).toHaveLength(5);
+
+    // Once the entry has its reference, or its deadline passed, nothing more is deferred.
+    const accepted = (await store.get('salary-9'))!;
+    await store.replace({ ...accepted, version: accepted.version + 1, deferredEvents: [] });
+    await journal.deferEvent('salary-9', 'R7', 'payout');
+    expect((await store.get('salary-9'))?.deferredEvents).toEqual([]);
+    const { journal: overdue, store: overdueStore } = await sentPastItsDeadline('salary-10');
+    await overdue.deferEvent('salary-10', 'R8', 'payout');
+    expect((await overdueStore.get('salary-10'))?.deferredEvents).toBeUndefined();
+  });
+
   it('keeps a settlement the answer agrees with', async () => {
     const { journal, store, decision } = await sentPastItsDeadline('salary-2');
     await journal.settle({

@@ -43,6 +43,12 @@ const END_RETRY_DELAYS_MS = [50, 200, 1000];
  */
 const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
 
+/**
+ * Deferred events kept per entry: a forger who knows the key can spend them, but only while the
+ * call is being sent, and only against an entry whose answer then never comes.
+ */
+const MAX_DEFERRED_EVENTS = 5;
+
 /** Sends remembered as never sent (their `create` failed); the oldest are forgotten first. */
 const MAX_UNSENT_CALLS = 10_000;
 
@@ -215,6 +221,30 @@ export class PaymentsJournal {
    */
   isBeingSent(entry: PaymentsJournalEntry): boolean {
     return entry.reference === undefined && this.view(entry).state === 'started';
+  }
+
+  /**
+   * Keeps the reference of a webhook that named an entry being sent by its key alone (and was
+   * deferred), for `reconcile()` to look up if the call's answer never gives the entry its own
+   * (docs/journal.md, "Webhooks"). Each reference once, at most {@link MAX_DEFERRED_EVENTS}, and
+   * nothing once the entry is no longer being sent. Rejects when the store fails.
+   */
+  async deferEvent(idempotencyKey: string, reference: string, kind?: string): Promise<void> {
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const entry = await this.store.get(idempotencyKey);
+      if (entry === undefined || !this.isBeingSent(entry)) return;
+      const deferred = entry.deferredEvents ?? [];
+      if (deferred.length >= MAX_DEFERRED_EVENTS) return;
+      if (deferred.some((event) => event.reference === reference)) return;
+      const at = new Date(this.now()).toISOString();
+      const next: PaymentsJournalEntry = {
+        ...entry,
+        version: entry.version + 1,
+        updatedAt: at,
+        deferredEvents: [...deferred, { reference, ...(kind === undefined ? {} : { kind }), at }],
+      };
+      if (await this.store.replace(this.sealed(next))) return;
+    }
   }
 
   /**
@@ -871,6 +901,10 @@ function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   for (const call of entry.calls) Object.freeze(call);
   Object.freeze(entry.calls);
   if (entry.answer !== undefined) Object.freeze(entry.answer);
+  if (entry.deferredEvents !== undefined) {
+    for (const event of entry.deferredEvents) Object.freeze(event);
+    Object.freeze(entry.deferredEvents);
+  }
   return Object.freeze(entry);
 }
 

@@ -127,7 +127,7 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
       const settled = keys.slice(100, 400);
       const read = client.zrangebyscore.bind(client) as (...args: unknown[]) => Promise<string[]>;
       let pages = 0;
-      jest.spyOn(client, 'zrangebyscore').mockImplementation((async (...args: unknown[]) => {
+      jest.spyOn(client, 'zrangebyscore').mockImplementation(async (...args: unknown[]) => {
         const page = await read(...args);
         pages += 1;
         if (pages === 1) {
@@ -137,7 +137,7 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
           }
         }
         return page;
-      }));
+      });
 
       const open = await listing.list({ states: ['accepted'] });
 

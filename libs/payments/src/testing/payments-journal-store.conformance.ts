@@ -83,6 +83,10 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         settledStatus: 'failed',
         note: 'ops: the dashboard shows it failed',
         reason: 'HTTP 502: may have executed',
+        deferredEvents: [
+          { reference: `DEFERRED-${run}`, kind: 'payout', at: '2026-01-01T00:00:00.500Z' },
+          { reference: `DEFERRED2-${run}`, at: '2026-01-01T00:00:00.700Z' },
+        ],
         calls: [
           {
             callId: 'c1',

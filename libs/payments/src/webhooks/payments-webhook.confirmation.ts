@@ -182,7 +182,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       throw new PaymentWebhookStoreError(event.transactionReference, 'journal', error);
     }
     if (settled.result === 'no-entry') return { journaled: { idempotencyKey: undefined } };
-    if (settled.result === 'in-flight') throw this.deferredInFlight(event, settled.entry);
+    if (settled.result === 'in-flight') throw await this.deferredInFlight(event, settled.entry);
     if (settled.result === 'second-execution') {
       // Settles nothing and is not refused: the dispatcher raises payment.duplicate, and only it.
       this.logger.error(
@@ -280,7 +280,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       );
     }
     // Its call is being sent: no look-up can tell whether the event is about it (settleJournal).
-    if (reconciler.isBeingSent(entry)) throw this.deferredInFlight(event, entry);
+    if (reconciler.isBeingSent(entry)) throw await this.deferredInFlight(event, entry);
     // Only the service and this app know an entry's reference: an event that has it is looked up
     // at once, whatever floods the budgets. One whose entry has no reference yet (its answer was
     // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted,
@@ -292,16 +292,27 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
 
   /**
    * The error of an event that names by key alone an entry being sent (logged): answered 503, so
-   * that the service delivers it again once the call's answer gave the entry its reference.
+   * that the service delivers it again once the call's answer gave the entry its reference. Its
+   * reference is kept on the entry, for `reconcile()` should that answer never come.
    */
-  private deferredInFlight(
+  private async deferredInFlight(
     event: PaymentWebhookEvent,
     entry: PaymentsJournalEntry,
-  ): PaymentWebhookCallInFlightError {
+  ): Promise<PaymentWebhookCallInFlightError> {
+    let kept = 'kept for reconcile()';
+    try {
+      await this.reconciler?.deferEvent(
+        entry.idempotencyKey,
+        event.transactionReference,
+        event.kind,
+      );
+    } catch (error) {
+      kept = `not kept for reconcile(): the journal failed (${error instanceof Error ? error.message : 'error'})`;
+    }
     this.logger.warn(
       `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the journal ` +
         `entry ${forLog(entry.idempotencyKey)} it names is being sent and has no reference yet; ` +
-        'answered 503 so that the service delivers it again',
+        `answered 503 so that the service delivers it again (its reference ${kept})`,
     );
     return new PaymentWebhookCallInFlightError(event.transactionReference);
   }

@@ -5,6 +5,7 @@ import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases
 import { RecordingServer } from '../../spec-support/recording-server';
 import { waitFor } from '../../spec-support/wait-for';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
+import { PaymentsReconciler } from '../payments-reconciler';
 import { PaymentsModule } from '../payments.module';
 import { PayoutsService } from '../payouts.service';
 import { OnPaymentEvent } from './on-payment-event.decorator';
@@ -182,6 +183,61 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     expect(await journal.get('salary-7')).toMatchObject({
       state: 'accepted',
       reference: PAYOUT_REFERENCE,
+    });
+  });
+
+  it('keeps what it deferred for reconcile(), which settles a call whose process died mid-send', async () => {
+    const genuine = '9BD141277777eW';
+    const forged = '9BD141266666eW';
+    service.fallback = (request) => {
+      const reference = decodeURIComponent(request.path.split('/').pop()!);
+      // The forger's reference is a real transaction of another amount.
+      return {
+        status: 200,
+        body: succeededPayout(reference, reference === forged ? 1 : PAYOUT.amount),
+      };
+    };
+    // Another instance journaled the payout and died while it was on the wire: its entry reads
+    // `started` until its deadline, and no answer will ever give it a reference.
+    const startedAt = new Date().toISOString();
+    await journal.create({
+      idempotencyKey: 'crashed-1',
+      operation: 'payouts.mpesa',
+      account: 'default',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      fingerprint: 'written-by-the-dead-instance',
+      state: 'started',
+      version: 1,
+      startedAt,
+      updatedAt: startedAt,
+      deadlineAt: new Date(Date.now() + 1500).toISOString(),
+      calls: [{ callId: 'dead-call', startedAt }],
+    });
+
+    // The service's webhooks arrive while the entry still reads as being sent: deferred, and
+    // (a forger's among them) kept unchecked.
+    const delivered = { ...kenyaSuccess, amount: PAYOUT.amount };
+    expect(await deliver('crashed-1', { ...delivered, transaction_reference: forged })).toBe(503);
+    expect(await deliver('crashed-1', { ...delivered, transaction_reference: genuine })).toBe(503);
+    expect((await journal.get('crashed-1'))?.deferredEvents).toEqual([
+      { reference: forged, kind: 'payout', at: expect.any(String) as string },
+      { reference: genuine, kind: 'payout', at: expect.any(String) as string },
+    ]);
+    expect(service.requests).toEqual([]);
+
+    const reconciler = app.get(PaymentsReconciler);
+    await waitFor(
+      async () => ((await reconciler.get('crashed-1'))?.state === 'in_doubt' ? true : undefined),
+      'the entry past its deadline',
+    );
+    await reconciler.reconcile();
+
+    // The forger's reference disagrees with the entry (amount); the service's own settles it.
+    expect(await journal.get('crashed-1')).toMatchObject({
+      state: 'succeeded',
+      reference: genuine,
+      settledBy: 'status',
     });
   });
 });
