@@ -43,6 +43,26 @@ describe('SecretRedactor.json', () => {
     );
   });
 
+  it('redacts the password percent-encoded as other encoders write it', () => {
+    const pass = 'sandbox-secret/é';
+    const redactor = new SecretRedactor('user', pass);
+    const bytes = [...Buffer.from(pass, 'utf8')];
+    const hex = (byte: number) => byte.toString(16).padStart(2, '0');
+    const forms = [
+      encodeURIComponent(pass),
+      encodeURIComponent(pass).toLowerCase(),
+      // Every character but letters and digits escaped, as some form encoders do.
+      pass.replace(/[^A-Za-z0-9]/g, (c) => encodeURIComponent(c).replace('-', '%2D')),
+      bytes.map((byte) => `%${hex(byte)}`).join(''),
+      bytes.map((byte) => `%${hex(byte).toUpperCase()}`).join(''),
+    ];
+    for (const form of forms) {
+      expect(redactor.text(`user=user&password=${form}&x=1`)).toBe(
+        'user=user&password=[REDACTED]&x=1',
+      );
+    }
+  });
+
   it('returns the parsed value itself when the text cannot hold a secret', () => {
     const redactor = new SecretRedactor('bench-user', 'bench-password-123');
     const text = JSON.stringify({ success: true, items: Array.from({ length: 50 }, (_, i) => i) });

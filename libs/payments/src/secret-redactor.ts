@@ -24,6 +24,33 @@ function base64Forms(value: string): string[] {
 }
 
 /**
+ * The percent-encodings of `value` that encoders other than `encodeURIComponent` write: its
+ * escapes in lower-case hex, every character but letters and digits escaped (upper- and
+ * lower-case), and every byte escaped (both cases).
+ */
+function percentForms(value: string): string[] {
+  const bytes = [...Buffer.from(value, 'utf8')];
+  const escape = (byte: number) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`;
+  const isAlphanumeric = (byte: number) =>
+    (byte >= 0x30 && byte <= 0x39) ||
+    (byte >= 0x41 && byte <= 0x5a) ||
+    (byte >= 0x61 && byte <= 0x7a);
+  const alphanumericOnly = bytes
+    .map((byte) => (isAlphanumeric(byte) ? String.fromCharCode(byte) : escape(byte)))
+    .join('');
+  const everyByte = bytes.map(escape).join('');
+  const lowerHex = (encoded: string) =>
+    encoded.replace(/%[0-9A-F]{2}/g, (escaped) => escaped.toLowerCase());
+  return [
+    lowerHex(encodeURIComponent(value)),
+    alphanumericOnly,
+    lowerHex(alphanumericOnly),
+    everyByte,
+    lowerHex(everyByte),
+  ];
+}
+
+/**
  * Every `\uXXXX` escape of `value`, in lower- and upper-case hex. Per UTF-16 code unit, as JSON
  * writes them: a character outside the BMP is a surrogate pair (`\ud83d\udd11`).
  */
@@ -38,8 +65,8 @@ function unicodeEscapes(value: string): string[] {
 /**
  * Removes the credentials from text leaving the library (log lines, error messages, error
  * bodies, `_raw`), in case a service or proxy echoes them back, in any of the encodings a server
- * or a log pipeline commonly applies: plain, JSON- and URL-escaped, base64 (padded or not,
- * base64url), hex, and `\u` escapes.
+ * or a log pipeline commonly applies: plain, JSON-escaped, percent-encoded (as the common encoders
+ * write it), base64 (padded or not, base64url), hex, and `\u` escapes.
  */
 export class SecretRedactor {
   private readonly secrets: readonly string[];
@@ -59,6 +86,7 @@ export class SecretRedactor {
         apiPassword,
         JSON.stringify(apiPassword).slice(1, -1),
         encodeURIComponent(apiPassword),
+        ...percentForms(apiPassword),
         ...base64Forms(apiPassword),
         hex,
         hex.toUpperCase(),
