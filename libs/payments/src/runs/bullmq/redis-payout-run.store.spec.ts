@@ -75,6 +75,32 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
   });
 
+  it('writes a run whole: a run hash an older version left half-written is no bar to the id', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'half:' });
+    const runId = 'half-written';
+    try {
+      // An older version wrote the run's fixed part and its state in two steps, and died between.
+      await client.hset(`half:{${runId}}:run`, 'static', '{"runId":"half-written"}');
+      expect(await store.getRun(runId)).toBeUndefined();
+      await store.createRun(runRecord(runId), [itemRecord(runId, 'a')]);
+      expect(await store.getRun(runId)).toMatchObject({ runId, state: 'running' });
+      expect(await client.hkeys(`half:{${runId}}:run`)).toEqual(
+        expect.arrayContaining(['static', 'state', 'updatedAt', 'rateLimited']),
+      );
+      // A run that is there stays the one run of its id.
+      await client.del(`half:{${runId}}:claim`);
+      await expect(store.createRun(runRecord(runId), [itemRecord(runId, 'b')])).rejects.toThrow(
+        'exists already',
+      );
+      const { items } = await store.listItems(runId, { limit: 10 });
+      expect(items.map((item) => item.itemId)).toEqual(['a']);
+    } finally {
+      await store.close();
+      await client.quit();
+    }
+  });
+
   it('sets a TTL on every key of a run once it finished, and on a state set made after', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({

@@ -88,6 +88,18 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
+ * KEYS: run hash. ARGV: its fixed part (JSON), then field, value pairs of the rest. Writes the run
+ * whole in one step, or nothing when a run is there (0). A hash with no state is what an older
+ * version left when it died between two writes: never a run to readers, it is written over.
+ */
+const CREATE_RUN_SCRIPT = `
+if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'static', ARGV[1], unpack(ARGV, 2))
+return 1
+`;
+
+/**
  * KEYS: run hash. ARGV: allowed states ('' for any), unfinished only (1/0), updatedAt, state,
  * finishedAt, rateLimited ('' keeps each). Changes the run only when it meets the condition.
  */
@@ -112,6 +124,7 @@ return redis.call('HGETALL', KEYS[1])
 interface RunStoreCommands {
   malipoRunsUpdateItem(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
+  malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
 }
 
 /** What a run hash holds that never changes after creation. */
@@ -171,6 +184,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     ));
     this.client.defineCommand('malipoRunsUpdateItem', { numberOfKeys: 3, lua: UPDATE_ITEM_SCRIPT });
     this.client.defineCommand('malipoRunsUpdateRun', { numberOfKeys: 1, lua: UPDATE_RUN_SCRIPT });
+    this.client.defineCommand('malipoRunsCreateRun', { numberOfKeys: 1, lua: CREATE_RUN_SCRIPT });
     this.commands = this.client as unknown as RunStoreCommands;
   }
 
@@ -181,6 +195,10 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     // claim is a lease until the run is written, so that a creation that died frees the id.
     if ((await this.client.set(claimKey, '1', 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
       throw new Error(`The payout run ${run.runId} exists already, or is being created`);
+    }
+    // A run there already (its claim gone some other way) keeps its items.
+    if ((await this.client.hexists(runKey, 'state')) === 1) {
+      throw new Error(`The payout run ${run.runId} exists already`);
     }
     await this.removeUnfinishedCreation(run.runId);
     const totals = new Map<string, number>();
@@ -213,19 +231,20 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     }
     if (totals.size > 0) await this.client.hset(this.key(run.runId, 'totals'), totals);
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
-    // Written last: until then the run does not exist for readers, whatever its items say.
-    const created = await this.client.hsetnx(
+    // Written last, and whole: until then the run does not exist for readers, whatever its items
+    // say; a creation killed before this step left no run behind.
+    const created = await this.commands.malipoRunsCreateRun(
       runKey,
-      'static',
       JSON.stringify(fixed satisfies StaticRun),
+      'state',
+      state,
+      'updatedAt',
+      updatedAt,
+      'rateLimited',
+      rateLimited,
+      ...(finishedAt === undefined ? [] : ['finishedAt', finishedAt]),
     );
     if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
-    await this.client.hset(runKey, {
-      state,
-      updatedAt,
-      rateLimited,
-      ...(finishedAt === undefined ? {} : { finishedAt }),
-    });
     await this.client.persist(claimKey);
   }
 
