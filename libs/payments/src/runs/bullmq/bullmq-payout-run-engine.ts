@@ -198,6 +198,9 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     await this.forEachItem(runId, ['queued'], (itemId) =>
       refuseCancelledPayoutRunItem(this.context, runId, itemId),
     );
+    // The drain also removed the jobs of items a dead worker left `sending` (BullMQ had put them
+    // back to wait): each gets its job again, which takes it over from the journal, never sends.
+    await this.addJobs(run);
     await this.finishIfDone(run);
   }
 
@@ -339,15 +342,18 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       await this.afterItem(run);
       return;
     }
-    if (record.state === 'paused' || this.closed) throw Worker.RateLimitError();
+    if (this.closed) throw Worker.RateLimitError();
+    if (record.state === 'paused') throw await this.pausedQueue(run);
     const result = await sendPayoutRunItem(this.context, runId, item.itemId);
     if (result.kind === 'held') {
       // Paused or cancelled between the read above and the send: the store refused the start.
-      if ((await store.getRun(runId))?.state === 'cancelled') {
+      const state = (await store.getRun(runId))?.state;
+      if (state === 'cancelled') {
         await refuseCancelledPayoutRunItem(this.context, runId, item.itemId);
         await this.afterItem(run);
         return;
       }
+      if (state === 'paused') throw await this.pausedQueue(run);
       throw Worker.RateLimitError();
     }
     if (result.kind === 'requeued') {
@@ -363,6 +369,41 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       await this.setRate(run, await this.pace.recovered(runId, run.ceiling));
     }
     await this.afterItem(run);
+  }
+
+  /**
+   * The run is paused in the store (by `pause()`, or by itself after sends in doubt): its queue is
+   * paused too, so that workers stop taking its jobs only to put them back. Returns the error that
+   * puts this job back untried.
+   */
+  private async pausedQueue(run: AttachedRun): Promise<Error> {
+    await run.queue.pause();
+    return Worker.RateLimitError();
+  }
+
+  /**
+   * Makes the run's queue follow the stored state, and gives its items their jobs again when the
+   * queue has none while the store has items to send or take over. Each step alone can lose a
+   * race with another instance (a pause and a resume stored and applied in opposite orders, a
+   * drain): every tick puts it right.
+   */
+  private async reconcileQueue(run: AttachedRun): Promise<void> {
+    const state = (await this.context.store.getRun(run.runId))?.state;
+    if (state === undefined) return;
+    const paused = await run.queue.isPaused();
+    if (state === 'paused' && !paused) await run.queue.pause();
+    else if (state !== 'paused' && paused) await run.queue.resume();
+    const { counts } = await this.context.store.summary(run.runId);
+    if (counts.queued + counts.sending === 0) return;
+    // `waiting` counts the jobs of a paused queue too.
+    const jobs = await run.queue.getJobCounts(
+      'active',
+      'waiting',
+      'delayed',
+      'prioritized',
+      'waiting-children',
+    );
+    if (Object.values(jobs).every((count) => count === 0)) run.jobsLost = true;
   }
 
   /** Keeps BullMQ's rate limit of the run at the pace now, when it changed. */
@@ -403,6 +444,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
             continue;
           }
           run.rate = (await this.pace.current(run.runId)) ?? run.rate;
+          await this.reconcileQueue(run);
           if (run.jobsLost) {
             run.jobsLost = false;
             await this.addJobs(run);
