@@ -2,14 +2,14 @@ import { Logger } from '@nestjs/common';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { PaymentsJournal } from './payments-journal';
 
-/** A payout of 500 KES journaled under `key` and sent, its deadline passed without an answer. */
-async function sentPastItsDeadline(key: string) {
-  let nowMs = Date.parse('2026-11-27T08:00:00Z');
+/** A payout of 500 KES journaled under `key` and sent, on a clock the caller moves. */
+async function sent(key: string) {
+  const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
   const store = new InMemoryPaymentsJournal();
   const journal = new PaymentsJournal(store, {
     account: 'default',
     fingerprintKey: Buffer.alloc(32, 1),
-    now: () => nowMs,
+    now: () => clock.nowMs,
   });
   const decision = await journal.begin({
     idempotencyKey: key,
@@ -22,8 +22,14 @@ async function sentPastItsDeadline(key: string) {
     resend: false,
   });
   if (!decision.send) throw new Error('the call was not sent');
-  nowMs += 5000;
-  return { journal, store, decision };
+  return { journal, store, decision, clock };
+}
+
+/** {@link sent}, its deadline passed without an answer. */
+async function sentPastItsDeadline(key: string) {
+  const begun = await sent(key);
+  begun.clock.nowMs += 5000;
+  return begun;
 }
 
 describe('PaymentsJournal', () => {
@@ -59,23 +65,7 @@ describe('PaymentsJournal', () => {
   });
 
   it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {
-    const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-    });
-    const decision = await journal.begin({
-      idempotencyKey: 'salary-9',
-      operation: 'payouts.mpesa',
-      target: 'MpesaPayoutRequest',
-      encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
-      amount: 500,
-      currency: 'KES',
-      budgetMs: 1000,
-      resend: false,
-    });
-    if (!decision.send) throw new Error('the call was not sent');
-
+    const { journal, store, decision } = await sent('salary-9');
     for (const reference of ['R1', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6']) {
       await journal.deferEvent('salary-9', reference, 'payout');
     }
