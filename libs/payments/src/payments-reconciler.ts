@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TransactionStatus } from './dto/lookups';
+import { ServiceAPIError } from './errors';
 import type {
   JournalSettleResult,
   JournalSettlement,
@@ -193,14 +194,27 @@ export class PaymentsReconciler {
       );
     }
     const found = recordOutcome(record);
-    if (record.code !== reference) {
-      throw new Error(`The service has no transaction ${reference}: nothing was resolved`);
-    }
-    if (found !== outcome) {
+    const known = record.code === reference;
+    if (known && found !== undefined && found !== outcome) {
       throw new Error(
-        `The service's record of ${reference} says ${found ?? `not final (${String(record.transactionDetails?.status)})`}, ` +
-          `not ${outcome}: nothing was resolved`,
+        `The service's record of ${reference} says ${found}, not ${outcome}: nothing was resolved`,
       );
+    }
+    if (!known || found === undefined) {
+      const status = known
+        ? `not final (${String(record.transactionDetails?.status)})`
+        : 'unknown to the service';
+      // A reference a person gives must be the service's settled word on the call; the entry's
+      // own (the service's answer gave it) may be settled by hand while the service is silent,
+      // and the service's record of it outranks the person once it says otherwise.
+      if (entry.reference === undefined) {
+        throw new Error(`The service's record of ${reference} is ${status}: nothing was resolved`);
+      }
+      this.logger.warn(
+        `The journal entry ${idempotencyKey} is resolved ${outcome} by hand while the service's ` +
+          `record of its reference ${reference} is ${status} (${resolution.note})`,
+      );
+      return journal.resolve(idempotencyKey, resolution);
     }
     return journal.resolve(idempotencyKey, resolution, {
       reference,
@@ -304,19 +318,25 @@ export class PaymentsReconciler {
     entry: PaymentsJournalEntry,
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
+    const unusable: string[] = [];
     for (const { reference, kind } of entry.deferredEvents ?? []) {
       let record: TransactionStatus;
       try {
         record = await this.transactions.status(reference);
       } catch (error) {
-        this.logger.warn(
-          `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
-            `${entry.idempotencyKey}, failed (${error instanceof Error ? error.name : 'error'})`,
-        );
-        lookupFailed = true;
+        // Unknown to the service: a forger's. Anything else may pass: looked up again next time.
+        if (error instanceof ServiceAPIError && error.status === 404) unusable.push(reference);
+        else {
+          this.logger.warn(
+            `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
+              `${entry.idempotencyKey}, failed (${error instanceof Error ? error.name : 'error'})`,
+          );
+          lookupFailed = true;
+        }
         continue;
       }
       const outcome = recordOutcome(record);
+      if (record.code !== reference) unusable.push(reference);
       if (record.code !== reference || outcome === undefined) continue;
       const result = await journal.settle({
         idempotencyKey: entry.idempotencyKey,
@@ -328,11 +348,16 @@ export class PaymentsReconciler {
       });
       if (result.result === 'settled') return 'changed';
       if (result.result === 'contradicted') {
+        unusable.push(reference);
         this.logger.warn(
           `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +
             `does not agree with the entry (${result.why}); not taken`,
         );
       }
+    }
+    if (unusable.length > 0) {
+      await journal.dropDeferredEvents(entry.idempotencyKey, unusable);
+      return 'changed';
     }
     return lookupFailed ? 'lookup-failed' : 'unchanged';
   }

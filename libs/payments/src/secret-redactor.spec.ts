@@ -43,24 +43,44 @@ describe('SecretRedactor.json', () => {
     );
   });
 
-  it('redacts the password percent-encoded as other encoders write it', () => {
-    const pass = 'sandbox-secret/é';
+  it('redacts the password percent-encoded by any encoder, whichever characters it leaves', () => {
+    const pass = "p@ss-w0rd!2026 é~'*";
     const redactor = new SecretRedactor('user', pass);
-    const bytes = [...Buffer.from(pass, 'utf8')];
+    const bytes = (char: string) => [...Buffer.from(char, 'utf8')];
     const hex = (byte: number) => byte.toString(16).padStart(2, '0');
+    /** `pass` with every character outside `kept` escaped, in `upper` or lower hex, space as `space`. */
+    const encoded = (kept: RegExp, upper: boolean, space: string) =>
+      Array.from(pass, (char) =>
+        kept.test(char)
+          ? char
+          : char === ' ' && space === '+'
+            ? '+'
+            : bytes(char)
+                .map((byte) => `%${upper ? hex(byte).toUpperCase() : hex(byte)}`)
+                .join(''),
+      ).join('');
     const forms = [
       encodeURIComponent(pass),
-      encodeURIComponent(pass).toLowerCase(),
-      // Every character but letters and digits escaped, as some form encoders do.
-      pass.replace(/[^A-Za-z0-9]/g, (c) => encodeURIComponent(c).replace('-', '%2D')),
-      bytes.map((byte) => `%${hex(byte)}`).join(''),
-      bytes.map((byte) => `%${hex(byte).toUpperCase()}`).join(''),
+      new URLSearchParams({ p: pass }).toString().slice('p='.length),
+      // Python's quote(safe=''), Go's url.PathEscape: RFC 3986's unreserved characters kept.
+      encoded(/[A-Za-z0-9._~-]/, true, '%20'),
+      // Go's url.QueryEscape, Java's URLEncoder: a space as '+'.
+      encoded(/[A-Za-z0-9._~-]/, true, '+'),
+      encoded(/[A-Za-z0-9]/, false, '%20'),
+      encoded(/(?!)/, true, '%20'),
+      encoded(/(?!)/, false, '%20'),
     ];
     for (const form of forms) {
+      expect(form).not.toBe(pass);
       expect(redactor.text(`user=user&password=${form}&x=1`)).toBe(
         'user=user&password=[REDACTED]&x=1',
       );
+      const parsed = redactor.json(JSON.stringify({ echoed: `password=${form}` }));
+      expect(parsed).toEqual({ echoed: 'password=[REDACTED]' });
     }
+    // Ordinary answers with a percent sign are left as they are.
+    const answer = { checkout_url: 'https://pay.example.com/c?x=%20y', success: true };
+    expect(redactor.json(JSON.stringify(answer))).toEqual(answer);
   });
 
   it('returns the parsed value itself when the text cannot hold a secret', () => {

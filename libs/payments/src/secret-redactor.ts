@@ -24,30 +24,24 @@ function base64Forms(value: string): string[] {
 }
 
 /**
- * The percent-encodings of `value` that encoders other than `encodeURIComponent` write: its
- * escapes in lower-case hex, every character but letters and digits escaped (upper- and
- * lower-case), and every byte escaped (both cases).
+ * A pattern of `value` with any of its characters percent-encoded (its UTF-8 bytes as `%XX`, in
+ * either case of hex digit) and a space also as `+`: what every percent-encoder writes, whichever
+ * characters it leaves as they are (`encodeURIComponent`, RFC 3986, form encoding, Python, Go,
+ * Java).
  */
-function percentForms(value: string): string[] {
-  const bytes = [...Buffer.from(value, 'utf8')];
-  const escape = (byte: number) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`;
-  const isAlphanumeric = (byte: number) =>
-    (byte >= 0x30 && byte <= 0x39) ||
-    (byte >= 0x41 && byte <= 0x5a) ||
-    (byte >= 0x61 && byte <= 0x7a);
-  const alphanumericOnly = bytes
-    .map((byte) => (isAlphanumeric(byte) ? String.fromCharCode(byte) : escape(byte)))
-    .join('');
-  const everyByte = bytes.map(escape).join('');
-  const lowerHex = (encoded: string) =>
-    encoded.replace(/%[0-9A-F]{2}/g, (escaped) => escaped.toLowerCase());
-  return [
-    lowerHex(encodeURIComponent(value)),
-    alphanumericOnly,
-    lowerHex(alphanumericOnly),
-    everyByte,
-    lowerHex(everyByte),
-  ];
+function percentEncodedPattern(value: string): RegExp {
+  const hexDigit = (digit: string) =>
+    /[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit;
+  const byte = (value: number) => {
+    const [high, low] = value.toString(16).padStart(2, '0');
+    return `%${hexDigit(high)}${hexDigit(low)}`;
+  };
+  const character = (char: string) => {
+    const literal = char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+    const encoded = [...Buffer.from(char, 'utf8')].map(byte).join('');
+    return `(?:${literal}|${encoded}${char === ' ' ? '|\\+' : ''})`;
+  };
+  return new RegExp(Array.from(value, character).join(''), 'g');
 }
 
 /**
@@ -75,18 +69,23 @@ export class SecretRedactor {
    * text holds none of them and no backslash, no string parsed from it can hold any secret.
    */
   private readonly unescapedForms: readonly string[];
+  /** The password with any of its characters percent-encoded; none for a short password. */
+  private readonly percentEncoded?: RegExp;
+  /** What a text must hold to contain {@link percentEncoded} in any form but the plain one. */
+  private readonly percentMarks: readonly string[] = ['%'];
 
   constructor(apiUsername: string, apiPassword: string) {
     const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
     const forms = [token, token.replace(/=+$/, ''), encodeURIComponent(token)];
     forms.push(Buffer.from(token, 'base64').toString('base64url'));
     if (apiPassword.length >= MIN_REDACTED_PASSWORD_LENGTH) {
+      this.percentEncoded = percentEncodedPattern(apiPassword);
+      if (apiPassword.includes(' ')) this.percentMarks = ['%', '+'];
       const hex = Buffer.from(apiPassword, 'utf8').toString('hex');
       forms.push(
         apiPassword,
         JSON.stringify(apiPassword).slice(1, -1),
         encodeURIComponent(apiPassword),
-        ...percentForms(apiPassword),
         ...base64Forms(apiPassword),
         hex,
         hex.toUpperCase(),
@@ -113,7 +112,17 @@ export class SecretRedactor {
     for (const secret of this.secrets) {
       if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     }
+    if (this.mayBePercentEncoded(result)) {
+      result = result.replace(this.percentEncoded!, REDACTED);
+    }
     return result;
+  }
+
+  /** Whether `text` may hold the password percent-encoded (then the pattern is run). */
+  private mayBePercentEncoded(text: string): boolean {
+    return (
+      this.percentEncoded !== undefined && this.percentMarks.some((mark) => text.includes(mark))
+    );
   }
 
   /**
@@ -176,10 +185,22 @@ export class SecretRedactor {
       return undefined;
     }
     // Escaped forms need a backslash: without one, and without an unescaped form, nothing to do.
-    if (!text.includes('\\') && !this.unescapedForms.some((form) => text.includes(form))) {
+    if (
+      !text.includes('\\') &&
+      !this.unescapedForms.some((form) => text.includes(form)) &&
+      !(this.mayBePercentEncoded(text) && this.holdsPercentEncoded(text))
+    ) {
       return parsed;
     }
     return this.value(parsed);
+  }
+
+  private holdsPercentEncoded(text: string): boolean {
+    const pattern = this.percentEncoded!;
+    pattern.lastIndex = 0;
+    const found = pattern.test(text);
+    pattern.lastIndex = 0;
+    return found;
   }
 
   /** Text for a log line: JSON re-serialised after redaction, anything else redacted as text. */

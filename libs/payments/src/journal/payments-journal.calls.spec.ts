@@ -604,6 +604,16 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       lookUpsBefore + 1,
     );
     expect(await store.get('salary-24')).toMatchObject({ state: 'accepted' });
+
+    // While the service's record of its own reference is not final, a person's finding stands
+    // (the record outranks it once final): an entry is never left with no way out.
+    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount) });
+    expect(
+      await payments.reconciler.resolve('salary-24', {
+        outcome: 'failed',
+        note: 'ops: support confirmed it failed, ticket 5120',
+      }),
+    ).toMatchObject({ state: 'failed', settledBy: 'manual', reference: PAYOUT_REFERENCE });
   });
 
   it("lets the service's record of the entry's reference outrank a person's resolution", async () => {

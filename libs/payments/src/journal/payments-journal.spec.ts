@@ -2,6 +2,20 @@ import { Logger } from '@nestjs/common';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { PaymentsJournal } from './payments-journal';
 
+/** The intent of a payout of 500 KES under `key`. */
+function payoutIntent(key: string, resend = false) {
+  return {
+    idempotencyKey: key,
+    operation: 'payouts.mpesa' as const,
+    target: 'MpesaPayoutRequest',
+    encoded: { method: 'POST' as const, url: '/api/v2/withdrawal', body: { amount: 500 } },
+    amount: 500,
+    currency: 'KES',
+    budgetMs: 1000,
+    resend,
+  };
+}
+
 /** A payout of 500 KES journaled under `key` and sent, on a clock the caller moves. */
 async function sent(key: string) {
   const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
@@ -11,16 +25,7 @@ async function sent(key: string) {
     fingerprintKey: Buffer.alloc(32, 1),
     now: () => clock.nowMs,
   });
-  const decision = await journal.begin({
-    idempotencyKey: key,
-    operation: 'payouts.mpesa',
-    target: 'MpesaPayoutRequest',
-    encoded: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 500 } },
-    amount: 500,
-    currency: 'KES',
-    budgetMs: 1000,
-    resend: false,
-  });
+  const decision = await journal.begin(payoutIntent(key));
   if (!decision.send) throw new Error('the call was not sent');
   return { journal, store, decision, clock };
 }
@@ -85,6 +90,20 @@ describe('PaymentsJournal', () => {
     const { journal: overdue, store: overdueStore } = await sentPastItsDeadline('salary-10');
     await overdue.deferEvent('salary-10', 'R8', 'payout');
     expect((await overdueStore.get('salary-10'))?.deferredEvents).toBeUndefined();
+  });
+
+  it('starts a resend without the events deferred during the earlier send', async () => {
+    const { journal, store, decision } = await sent('salary-11');
+    await journal.deferEvent('salary-11', 'OF-THE-FIRST-SEND', 'payout');
+    await journal.failed(decision, new Error('socket hang up'));
+    expect(await store.get('salary-11')).toMatchObject({ state: 'in_doubt' });
+
+    const again = await journal.begin(payoutIntent('salary-11', true));
+
+    expect(again.send).toBe(true);
+    const entry = await store.get('salary-11');
+    expect(entry).toMatchObject({ state: 'started' });
+    expect(entry?.deferredEvents).toBeUndefined();
   });
 
   it('keeps a settlement the answer agrees with', async () => {

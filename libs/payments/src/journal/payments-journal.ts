@@ -248,6 +248,26 @@ export class PaymentsJournal {
   }
 
   /**
+   * Drops deferred events whose references `reconcile()` found unknown to the service or at odds
+   * with the entry, so that no later pass looks them up again. Rejects when the store fails.
+   */
+  async dropDeferredEvents(idempotencyKey: string, references: readonly string[]): Promise<void> {
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const entry = await this.store.get(idempotencyKey);
+      const kept = entry?.deferredEvents?.filter((event) => !references.includes(event.reference));
+      if (entry === undefined || kept === undefined) return;
+      if (kept.length === entry.deferredEvents?.length) return;
+      const next: PaymentsJournalEntry = {
+        ...entry,
+        version: entry.version + 1,
+        updatedAt: new Date(this.now()).toISOString(),
+        deferredEvents: kept,
+      };
+      if (await this.store.replace(this.sealed(next))) return;
+    }
+  }
+
+  /**
    * Journals the intent before a send, or decides from what the key already holds.
    * @throws PaymentsValidationError (`idempotencyKey`, `reused`) for another request under the key.
    * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `JOURNAL_UNAVAILABLE`).
@@ -346,8 +366,10 @@ export class PaymentsJournal {
             endedAt: at,
           })
         : held.calls;
+      // Events deferred during an earlier send are about that send: this one starts without them.
+      const { deferredEvents: _earlierSends, ...unsent } = held;
       const next = withoutReason({
-        ...held,
+        ...unsent,
         state: 'started',
         version: held.version + 1,
         updatedAt: at,
@@ -573,7 +595,8 @@ export class PaymentsJournal {
 
   /**
    * Settles an entry by hand (docs/journal.md, "By a person"): only one {@link resolvable} so, and
-   * `succeeded` or `failed` only with the service's record of its reference, which must agree.
+   * `succeeded` or `failed` with a reference given only with the service's record of it, which
+   * must agree.
    * @throws Error naming what stops it (no entry, final already, in flight, another reference).
    */
   async resolve(
@@ -585,10 +608,15 @@ export class PaymentsJournal {
     const { outcome, reference } = resolution;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const { stored, entry } = await this.resolvable(idempotencyKey, resolution);
-      if (outcome !== 'refused' && record?.reference !== (entry.reference ?? reference)) {
+      // A reference a person gives is taken only with the service's record of it.
+      if (
+        outcome !== 'refused' &&
+        entry.reference === undefined &&
+        record?.reference !== reference
+      ) {
         throw new Error(
           `The journal entry ${idempotencyKey} can be resolved ${outcome} only with the service's ` +
-            'record of its reference (PaymentsReconciler.resolve looks it up)',
+            'record of the reference given (PaymentsReconciler.resolve looks it up)',
         );
       }
       if (reference !== undefined && entry.reference === undefined) {

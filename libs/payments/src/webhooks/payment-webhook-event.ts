@@ -88,8 +88,9 @@ export interface PaymentWebhookEvent extends PaymentWebhookPayload {
    * the delivery's URL, else of `forwardUrl` (the library appends it to every `callback_url`).
    * It matches an outcome to its call even when the call's answer was lost. It travels in the URL
    * and the status look-up does not vouch for it: match on it together with the amount, or with
-   * the reference once known. With the payments journal, handlers get the key of the journal entry
-   * the event matched (by this key or by its reference), or none when it matched no entry.
+   * the reference once known. With the payments journal and confirmed events (the default),
+   * handlers get the key of the journal entry the event matched (by this key or by its reference),
+   * or none when it matched no entry.
    */
   idempotencyKey?: string;
   /**

@@ -5,6 +5,7 @@ import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases
 import { RecordingServer } from '../../spec-support/recording-server';
 import { waitFor } from '../../spec-support/wait-for';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
+import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { PaymentsReconciler } from '../payments-reconciler';
 import { PaymentsModule } from '../payments.module';
 import { PayoutsService } from '../payouts.service';
@@ -47,6 +48,28 @@ function succeededPayout(reference: string, amount: number) {
     type: 'withdrawal',
     transaction_details: { status: 'success', phone_number: '+254712345678' },
     created_at: new Date().toISOString(),
+  };
+}
+
+/**
+ * The entry of a payout another instance journaled and died sending: `started` until its deadline
+ * (1.5 s away), and no answer will ever give it a reference.
+ */
+function crashedEntry(key: string): PaymentsJournalEntry {
+  const startedAt = new Date().toISOString();
+  return {
+    idempotencyKey: key,
+    operation: 'payouts.mpesa',
+    account: 'default',
+    amount: PAYOUT.amount,
+    currency: 'KES',
+    fingerprint: 'written-by-the-dead-instance',
+    state: 'started',
+    version: 1,
+    startedAt,
+    updatedAt: startedAt,
+    deadlineAt: new Date(Date.now() + 1500).toISOString(),
+    calls: [{ callId: 'dead-call', startedAt }],
   };
 }
 
@@ -197,23 +220,7 @@ describe('PaymentsWebhookModule with the payments journal', () => {
         body: succeededPayout(reference, reference === forged ? 1 : PAYOUT.amount),
       };
     };
-    // Another instance journaled the payout and died while it was on the wire: its entry reads
-    // `started` until its deadline, and no answer will ever give it a reference.
-    const startedAt = new Date().toISOString();
-    await journal.create({
-      idempotencyKey: 'crashed-1',
-      operation: 'payouts.mpesa',
-      account: 'default',
-      amount: PAYOUT.amount,
-      currency: 'KES',
-      fingerprint: 'written-by-the-dead-instance',
-      state: 'started',
-      version: 1,
-      startedAt,
-      updatedAt: startedAt,
-      deadlineAt: new Date(Date.now() + 1500).toISOString(),
-      calls: [{ callId: 'dead-call', startedAt }],
-    });
+    await journal.create(crashedEntry('crashed-1'));
 
     // The service's webhooks arrive while the entry still reads as being sent: deferred, and
     // (a forger's among them) kept unchecked.
@@ -239,5 +246,35 @@ describe('PaymentsWebhookModule with the payments journal', () => {
       reference: genuine,
       settledBy: 'status',
     });
+  });
+
+  it('drops deferred references the service does not know or that disagree: looked up once', async () => {
+    const unknown = '9BD141255555eW';
+    const otherAmount = '9BD141244444eW';
+    service.fallback = (request) => {
+      const reference = decodeURIComponent(request.path.split('/').pop()!);
+      return reference === unknown
+        ? { status: 404, body: { success: false, message: 'transaction not found' } }
+        : { status: 200, body: succeededPayout(reference, 1) };
+    };
+    await journal.create(crashedEntry('crashed-2'));
+    const delivered = { ...kenyaSuccess, amount: PAYOUT.amount };
+    for (const reference of [unknown, otherAmount]) {
+      expect(await deliver('crashed-2', { ...delivered, transaction_reference: reference })).toBe(
+        503,
+      );
+    }
+    const reconciler = app.get(PaymentsReconciler);
+    await waitFor(
+      async () => ((await reconciler.get('crashed-2'))?.state === 'in_doubt' ? true : undefined),
+      'the entry past its deadline',
+    );
+
+    await reconciler.reconcile();
+    const lookUps = service.requests.filter((request) => request.method === 'GET').length;
+    expect(lookUps).toBe(2);
+    expect(await journal.get('crashed-2')).toMatchObject({ state: 'in_doubt', deferredEvents: [] });
+    await reconciler.reconcile();
+    expect(service.requests.filter((request) => request.method === 'GET')).toHaveLength(lookUps);
   });
 });
