@@ -37,6 +37,8 @@ export interface RunsInstanceOptions {
   apiPassword: string;
   /** Retries of the payments client. Default the library's. */
   maxRetries?: number;
+  /** How often the engine looks at its runs (ms). Default 200. */
+  settlementPollMs?: number;
   /** Called with each payout-run event this instance emits (the child prints them). */
   report?: (event: PayoutRunEvent) => void;
 }
@@ -121,7 +123,7 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
       }),
       PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),
       PayoutRunsModule.forRoot({
-        settlementPollMs: 200,
+        settlementPollMs: options.settlementPollMs ?? 200,
         progressIntervalMs: 200,
         store: new RedisPayoutRunStore({ url: options.redisUrl, connection: patient }),
         // Short holds: a killed worker's items are taken over within seconds, not a minute.
