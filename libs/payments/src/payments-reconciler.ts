@@ -288,17 +288,10 @@ export class PaymentsReconciler {
       );
       return 'lookup-failed';
     }
-    const outcome = recordOutcome(record);
-    if (record.code !== reference || outcome === undefined) {
+    const result = await this.settleByRecord(journal, entry.idempotencyKey, reference, record);
+    if (result === 'unknown' || result === 'not-final') {
       return entry === stored ? 'unchanged' : 'changed';
     }
-    const result = await journal.settle({
-      idempotencyKey: entry.idempotencyKey,
-      reference,
-      outcome,
-      ...recordFigures(record),
-      by: 'status',
-    });
     if (result.result === 'contradicted') {
       this.logger.error(
         `Reconcile: the service's record of ${reference} contradicts the journal entry ` +
@@ -335,17 +328,15 @@ export class PaymentsReconciler {
         }
         continue;
       }
-      const outcome = recordOutcome(record);
-      if (record.code !== reference) unusable.push(reference);
-      if (record.code !== reference || outcome === undefined) continue;
-      const result = await journal.settle({
-        idempotencyKey: entry.idempotencyKey,
+      const result = await this.settleByRecord(
+        journal,
+        entry.idempotencyKey,
         reference,
-        outcome,
-        ...recordFigures(record),
-        ...(kind === undefined ? {} : { kind }),
-        by: 'status',
-      });
+        record,
+        kind,
+      );
+      if (result === 'unknown') unusable.push(reference);
+      if (result === 'unknown' || result === 'not-final') continue;
       if (result.result === 'settled') return 'changed';
       if (result.result === 'contradicted') {
         unusable.push(reference);
@@ -360,6 +351,31 @@ export class PaymentsReconciler {
       return 'changed';
     }
     return lookupFailed ? 'lookup-failed' : 'unchanged';
+  }
+
+  /**
+   * Settles the entry of `idempotencyKey` by the service's `record` of `reference` (and the kind of
+   * the webhook that named it): `'unknown'` when the record is of another transaction, `'not-final'`
+   * while it is not final, else what the journal's settlement did.
+   */
+  private async settleByRecord(
+    journal: PaymentsJournal,
+    idempotencyKey: string,
+    reference: string,
+    record: TransactionStatus,
+    kind?: string,
+  ): Promise<'unknown' | 'not-final' | JournalSettleResult> {
+    if (record.code !== reference) return 'unknown';
+    const outcome = recordOutcome(record);
+    if (outcome === undefined) return 'not-final';
+    return journal.settle({
+      idempotencyKey,
+      reference,
+      outcome,
+      ...recordFigures(record),
+      ...(kind === undefined ? {} : { kind }),
+      by: 'status',
+    });
   }
 
   private journal(): PaymentsJournal {

@@ -230,21 +230,14 @@ export class PaymentsJournal {
    * nothing once the entry is no longer being sent. Rejects when the store fails.
    */
   async deferEvent(idempotencyKey: string, reference: string, kind?: string): Promise<void> {
-    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      const entry = await this.store.get(idempotencyKey);
-      if (entry === undefined || !this.isBeingSent(entry)) return;
+    await this.changeEntry(idempotencyKey, (entry, at) => {
+      if (!this.isBeingSent(entry)) return undefined;
       const deferred = entry.deferredEvents ?? [];
-      if (deferred.length >= MAX_DEFERRED_EVENTS) return;
-      if (deferred.some((event) => event.reference === reference)) return;
-      const at = new Date(this.now()).toISOString();
-      const next: PaymentsJournalEntry = {
-        ...entry,
-        version: entry.version + 1,
-        updatedAt: at,
-        deferredEvents: [...deferred, { reference, ...(kind === undefined ? {} : { kind }), at }],
-      };
-      if (await this.store.replace(this.sealed(next))) return;
-    }
+      if (deferred.length >= MAX_DEFERRED_EVENTS) return undefined;
+      if (deferred.some((event) => event.reference === reference)) return undefined;
+      const event = { reference, ...(kind === undefined ? {} : { kind }), at };
+      return { deferredEvents: [...deferred, event] };
+    });
   }
 
   /**
@@ -252,16 +245,33 @@ export class PaymentsJournal {
    * with the entry, so that no later pass looks them up again. Rejects when the store fails.
    */
   async dropDeferredEvents(idempotencyKey: string, references: readonly string[]): Promise<void> {
+    await this.changeEntry(idempotencyKey, (entry) => {
+      const kept = entry.deferredEvents?.filter((event) => !references.includes(event.reference));
+      if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
+      return { deferredEvents: kept };
+    });
+  }
+
+  /**
+   * Replaces the entry of `idempotencyKey` with `change`'s fields over it (a new version, changed
+   * at `at`), read again and retried when another writer changed it meanwhile; nothing when there
+   * is no entry or `change` answers undefined. Rejects when the store fails.
+   */
+  private async changeEntry(
+    idempotencyKey: string,
+    change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
+  ): Promise<void> {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const entry = await this.store.get(idempotencyKey);
-      const kept = entry?.deferredEvents?.filter((event) => !references.includes(event.reference));
-      if (entry === undefined || kept === undefined) return;
-      if (kept.length === entry.deferredEvents?.length) return;
+      if (entry === undefined) return;
+      const at = new Date(this.now()).toISOString();
+      const fields = change(entry, at);
+      if (fields === undefined) return;
       const next: PaymentsJournalEntry = {
         ...entry,
+        ...fields,
         version: entry.version + 1,
-        updatedAt: new Date(this.now()).toISOString(),
-        deferredEvents: kept,
+        updatedAt: at,
       };
       if (await this.store.replace(this.sealed(next))) return;
     }
