@@ -61,15 +61,57 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
     expect(new Set(results.map((result) => result.entry.fingerprint)).size).toBe(1);
   });
 
-  it('expires an entry and its reference ttlMs after its last change (default 30 days)', async () => {
+  it('keeps an open entry and its reference until it is settled, then expires them ttlMs after', async () => {
     await one.create(entry('ttl'));
+    expect(await redis.pttl('malipo:journal:entry:ttl')).toBe(-1);
     await one.replace(entry('ttl', { version: 2, state: 'accepted', reference: 'TTL1eW' }));
+    expect(await redis.pttl('malipo:journal:entry:ttl')).toBe(-1);
+    expect(await redis.pttl('malipo:journal:ref:TTL1eW')).toBe(-1);
+    expect(await redis.zscore('malipo:journal:open', 'ttl')).not.toBeNull();
+    expect(await redis.pttl('malipo:journal:open')).toBe(-1);
 
+    await one.replace(entry('ttl', { version: 3, state: 'succeeded', reference: 'TTL1eW' }));
     const entryTtl = await redis.pttl('malipo:journal:entry:ttl');
     expect(entryTtl).toBeGreaterThan(29 * DAY_MS);
     expect(entryTtl).toBeLessThanOrEqual(30 * DAY_MS);
     expect(await redis.pttl('malipo:journal:ref:TTL1eW')).toBeGreaterThan(29 * DAY_MS);
-    expect(await redis.zscore('malipo:journal:open', 'ttl')).not.toBeNull();
+    expect(await redis.zscore('malipo:journal:open', 'ttl')).toBeNull();
+  });
+
+  it('expires a refused entry ttlMs after it was written', async () => {
+    await one.create(entry('refused-at-once', { state: 'refused' }));
+    expect(await redis.pttl('malipo:journal:entry:refused-at-once')).toBeGreaterThan(29 * DAY_MS);
+    expect(await redis.zscore('malipo:journal:open', 'refused-at-once')).toBeNull();
+  });
+
+  it('keeps the by-start index to the starts of the last ttlMs, and still lists older open entries', async () => {
+    const short = new RedisPaymentsJournal({
+      url: server.url,
+      keyPrefix: 'window:',
+      ttlMs: 60_000,
+    });
+    const longAgo = new Date(Date.now() - 120_000).toISOString();
+    try {
+      await short.create(entry('old-open', { startedAt: longAgo }));
+      await short.create(entry('old-settled', { startedAt: longAgo, state: 'refused' }));
+      await short.create(entry('new'));
+      // The create of 'new' trimmed both old starts: the index does not grow with every call.
+      expect(await redis.zrange('window:started', 0, -1)).toEqual(['new']);
+
+      const keys = (listed: PaymentsJournalEntry[]) => listed.map((held) => held.idempotencyKey);
+      // 'old-settled' is still readable by its key until it expires, but no longer listed.
+      expect((await short.get('old-settled'))?.state).toBe('refused');
+      expect(keys(await short.list())).toEqual(['old-open', 'new']);
+      expect(keys(await short.list({ states: ['started'] }))).toEqual(['old-open', 'new']);
+      expect(keys(await short.list({ states: ['started', 'refused'] }))).toEqual([
+        'old-open',
+        'new',
+      ]);
+      expect(keys(await short.list({ states: ['refused'] }))).toEqual([]);
+      expect(keys(await short.list({ since: new Date(Date.now() - 60_000) }))).toEqual(['new']);
+    } finally {
+      await short.close();
+    }
   });
 
   it('keeps an entry changed after the last create listed: the index lives as long as it', async () => {
@@ -78,10 +120,8 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
       await short.create(entry('late'));
       // As if no call had been made for a while: the index would expire before the entry.
       await redis.pexpire('late:started', 10);
-      await redis.pexpire('late:open', 10);
-      await short.replace(entry('late', { version: 2, state: 'accepted', reference: 'L1eW' }));
+      await short.replace(entry('late', { version: 2, state: 'succeeded', reference: 'L1eW' }));
       expect(await redis.pttl('late:started')).toBeGreaterThan(50_000);
-      expect(await redis.pttl('late:open')).toBeGreaterThan(50_000);
       expect((await short.list()).map((listed) => listed.idempotencyKey)).toEqual(['late']);
     } finally {
       await short.close();

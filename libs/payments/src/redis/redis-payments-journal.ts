@@ -33,21 +33,36 @@ interface IndexPosition {
 }
 
 /**
- * KEYS: entry, by-start index, open index, reference key. ARGV: json, ttl, start score, idempotency
- * key, open (1/0), has reference (1/0). Adds the entry unless its key holds one.
+ * Lua: an open entry's keys (entry, reference) never expire, a settled one's expire `ttl` ms from
+ * now: an entry that may have executed leaves the journal only once it is settled.
  */
-const CREATE_SCRIPT = `
+const KEEP_FUNCTION = `
+local function keep(key, open, ttl)
+  if open then redis.call('PERSIST', key) else redis.call('PEXPIRE', key, ttl) end
+end
+`;
+
+/**
+ * KEYS: entry, by-start index, open index, reference key. ARGV: json, ttl, start score, idempotency
+ * key, open (1/0), has reference (1/0), oldest start score kept in the by-start index. Adds the
+ * entry unless its key holds one. Each create trims the by-start index of entries started more
+ * than `ttl` ago, so that it holds what was started within `ttl`; open entries stay listed through
+ * the open index, which holds nothing else and so needs no expiry.
+ */
+const CREATE_SCRIPT = `${KEEP_FUNCTION}
 local existing = redis.call('HGET', KEYS[1], 'e')
 if existing then return {0, existing} end
-redis.call('HSET', KEYS[1], 'v', 1, 'e', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local open = ARGV[5] == '1'
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-if ARGV[5] == '1' then
+redis.call('HSET', KEYS[1], 'v', 1, 'e', ARGV[1])
+keep(KEYS[1], open, ARGV[2])
+if open then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  redis.call('PERSIST', KEYS[3])
 end
-if ARGV[6] == '1' and redis.call('SET', KEYS[4], ARGV[4], 'NX', 'PX', ARGV[2]) then end
+if ARGV[6] == '1' and redis.call('SET', KEYS[4], ARGV[4], 'NX') then keep(KEYS[4], open, ARGV[2]) end
 return {1, ARGV[1]}
 `;
 
@@ -57,23 +72,23 @@ return {1, ARGV[1]}
  * version. The by-start index lives as long as its last changed entry: an entry changed after the
  * last create must stay listed.
  */
-const REPLACE_SCRIPT = `
+const REPLACE_SCRIPT = `${KEEP_FUNCTION}
 local version = redis.call('HGET', KEYS[1], 'v')
 if not version or tonumber(version) ~= tonumber(ARGV[2]) then return 0 end
+local open = ARGV[6] == '1'
 redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[2]) + 1, 'e', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+keep(KEYS[1], open, ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
 redis.call('PEXPIRE', KEYS[4], ARGV[3])
-if ARGV[6] == '1' then
+if open then
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  redis.call('PERSIST', KEYS[2])
 else
   redis.call('ZREM', KEYS[2], ARGV[5])
 end
 if ARGV[7] == '1' then
-  if not redis.call('SET', KEYS[3], ARGV[5], 'NX', 'PX', ARGV[3]) then
-    if redis.call('GET', KEYS[3]) == ARGV[5] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-  end
+  redis.call('SET', KEYS[3], ARGV[5], 'NX')
+  if redis.call('GET', KEYS[3]) == ARGV[5] then keep(KEYS[3], open, ARGV[3]) end
 end
 return 1
 `;
@@ -91,7 +106,10 @@ interface JournalCommands {
  *   are Lua scripts, so each is atomic per key across instances;
  * - `<prefix>started` (a sorted set by start time) lists entries, `<prefix>open` the ones not
  *   final, `<prefix>ref:<reference>` finds an entry by the service's reference;
- * - everything expires `ttlMs` (default 30 days) after the entry's last change.
+ * - an entry that is settled (`succeeded`, `failed`, `refused`) and its reference key expire
+ *   `ttlMs` (default 30 days) after its last change; an open one (`started`, `accepted`,
+ *   `in_doubt`) never expires: it stays until it is settled, so that nothing that may have
+ *   executed leaves the journal unseen. `started` holds the entries started within `ttlMs`.
  *
  * Every command fails within `commandTimeout` (1 s by default for a client the journal makes):
  * a call whose intent cannot be written is then not sent (`JOURNAL_UNAVAILABLE`).
@@ -126,6 +144,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   async create(
     entry: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+    const startedAtMs = Date.parse(entry.startedAt);
     const [created, json] = await this.commands.malipoJournalCreate(
       this.entryKey(entry.idempotencyKey),
       this.key('started'),
@@ -133,10 +152,11 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       this.referenceKey(entry.reference),
       JSON.stringify(entry),
       this.ttlMs,
-      Date.parse(entry.startedAt),
+      startedAtMs,
       entry.idempotencyKey,
       OPEN_STATES.has(entry.state) ? '1' : '0',
       entry.reference === undefined ? '0' : '1',
+      startedAtMs - this.ttlMs,
     );
     return { created: created === 1, entry: JSON.parse(json) as PaymentsJournalEntry };
   }
@@ -170,16 +190,38 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
 
   async list(query: PaymentsJournalQuery = {}): Promise<PaymentsJournalEntry[]> {
     const states = query.states && new Set(query.states);
-    // The open index is enough when only open states are asked for.
-    const onlyOpen = states !== undefined && [...states].every((state) => OPEN_STATES.has(state));
-    const index = this.key(onlyOpen ? 'open' : 'started');
+    const wanted = (entry: PaymentsJournalEntry): boolean => !states || states.has(entry.state);
     const min = query.since === undefined ? '-inf' : String(query.since.getTime());
+    const asked = states === undefined ? undefined : [...states];
+    // The open index is enough when only open states are asked for.
+    if (asked?.every((state) => OPEN_STATES.has(state))) {
+      return this.listIndex(this.key('open'), min, '+inf', wanted);
+    }
+    const found = await this.listIndex(this.key('started'), min, '+inf', wanted);
+    if (asked !== undefined && !asked.some((state) => OPEN_STATES.has(state))) return found;
+    // Open entries never expire, but `started` holds only the last `ttlMs` of starts: older open
+    // ones are listed from the open index (a day's margin for the clocks of other instances).
+    const listed = new Set(found.map((entry) => entry.idempotencyKey));
+    const older = (
+      await this.listIndex(this.key('open'), min, String(Date.now() - this.ttlMs + DAY_MS), wanted)
+    ).filter((entry) => !listed.has(entry.idempotencyKey));
+    if (older.length === 0) return found;
+    return [...older, ...found].sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
+  }
+
+  /** The entries of `index` with scores from `min` to `max` that are `wanted`, in its order. */
+  private async listIndex(
+    index: string,
+    min: string,
+    max: string,
+    wanted: (entry: PaymentsJournalEntry) => boolean,
+  ): Promise<PaymentsJournalEntry[]> {
     const found: PaymentsJournalEntry[] = [];
     // Paged by the last key read, not by offset: entries settled meanwhile leave the open index,
     // and an offset would then step over as many entries that are still open.
     let after: IndexPosition | undefined;
     for (;;) {
-      const page = await this.indexPage(index, min, after);
+      const page = await this.indexPage(index, min, max, after);
       if (page.length === 0) break;
       after = page[page.length - 1];
       const keys = page.map((position) => position.member);
@@ -192,7 +234,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
         if (json === null) expired.push(keys[position]);
         else {
           const entry = JSON.parse(json as string) as PaymentsJournalEntry;
-          if (!states || states.has(entry.state)) found.push(entry);
+          if (wanted(entry)) found.push(entry);
         }
       });
       // Index members of expired entries are dropped as they are met.
@@ -202,12 +244,13 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   }
 
   /**
-   * Up to a page of `index` from `min`, in its order (score, then key bytes), after `after`: the
-   * rest of `after`'s score (keys that sort after it), then higher scores.
+   * Up to a page of `index` from `min` to `max`, in its order (score, then key bytes), after
+   * `after`: the rest of `after`'s score (keys that sort after it), then higher scores.
    */
   private async indexPage(
     index: string,
     min: string,
+    max: string,
     after: IndexPosition | undefined,
   ): Promise<IndexPosition[]> {
     const page: IndexPosition[] = [];
@@ -222,7 +265,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     const scored = await this.client.zrangebyscore(
       index,
       above,
-      '+inf',
+      max,
       'WITHSCORES',
       'LIMIT',
       0,
