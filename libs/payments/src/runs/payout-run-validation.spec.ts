@@ -160,4 +160,28 @@ describe('validatePayoutRunItems', () => {
       ['ugx-bad', 'decimals'],
     ]);
   });
+
+  it('takes an amount a binary sum left a hair off its decimals as that decimal, for the wire and the duplicate check', () => {
+    const sum = 250.7 + 0.1;
+    expect(sum).not.toBe(250.8);
+    const accepted = validatePayoutRunItems(
+      keyOf,
+      [mpesa('sum', '0712345678', sum)],
+      defaults,
+      false,
+    );
+    expect(accepted.ok && accepted.items.map((item) => [item.amount, item.request])).toEqual([
+      [250.8, expect.objectContaining({ amount: 250.8 })],
+    ]);
+
+    const twice = validatePayoutRunItems(
+      keyOf,
+      [mpesa('one', '0712345678', 250.8), mpesa('two', '0712345678', sum)],
+      defaults,
+      false,
+    );
+    expect(twice.ok ? [] : twice.problems.map((p) => [p.itemId, p.rule])).toEqual([
+      ['two', 'duplicatePayout'],
+    ]);
+  });
 });

@@ -2,7 +2,7 @@ import { PaymentsValidationError } from '../errors';
 import type { PaymentsDefaults } from '../payments-options.interface';
 import { createHmac } from 'node:crypto';
 import { prepareRequest } from '../request-rules';
-import { minorUnitDigits, toMinorUnits } from '../money';
+import { fromMinorUnits, minorUnitDigits, toMinorUnits } from '../money';
 import { PAYOUT_RUN_KINDS, isPayoutRunOperation } from './payout-run-kinds';
 import type {
   PayoutRunItemInput,
@@ -102,15 +102,20 @@ export function validatePayoutRunItems(
       for (const { field, rule, message } of error.errors) problem(field, rule, message);
       return;
     }
-    const amount = (request as { amount: number }).amount;
     const currency = kind.currency(request);
-    if (toMinorUnits(amount, currency) === undefined) {
+    const minor = toMinorUnits((request as { amount: number }).amount, currency);
+    if (minor === undefined) {
       problem(
         'amount',
         'decimals',
         `amount must have at most ${minorUnitDigits(currency)} decimal(s) in ${currency}`,
       );
+    } else {
+      // A sum's binary artefact (250.7 + 0.1 is 250.79999999999998) goes to the wire, is compared
+      // and is journaled as the decimal it stands for.
+      (request as { amount: number }).amount = fromMinorUnits(minor, currency);
     }
+    const amount = (request as { amount: number }).amount;
     const payout = `${kind.receiver(request)}|${currency}|${amount}`;
     const earlier = seenPayouts.get(payout);
     if (earlier === undefined) seenPayouts.set(payout, itemId);
