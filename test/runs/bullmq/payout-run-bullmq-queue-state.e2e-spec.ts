@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
@@ -102,6 +103,65 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     );
   });
 
+  it('removes the queue of a run deleted while in progress, held by an instance, even when the first removal fails', async () => {
+    const client = new Redis(redis.url);
+    // Redis fails the engine's first removal of a queue: the next tick must remove it again.
+    const obliterate = jest
+      .spyOn(Queue.prototype, 'obliterate')
+      .mockRejectedValueOnce(new Error('Connection is closed.'));
+    try {
+      const runId = await pausedRun(20);
+      expect((await queueLeftOf(client, runId)).queueKeys).toBeGreaterThan(20);
+      expect(await store.deleteRun(runId)).toBe(true);
+      await waitFor(queueGone(client, runId), "the held run's queue removed", 60_000);
+      expect(obliterate.mock.calls.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      obliterate.mockRestore();
+      await client.quit();
+    }
+  });
+
+  it('removes the queue of a run deleted while no instance held it, once one starts', async () => {
+    // A Redis of its own: no other instance takes the run up meanwhile.
+    const own = await RedisServer.start();
+    const client = new Redis(own.url);
+    const ownStore = new RedisPayoutRunStore({ url: own.url });
+    const start = (settlementPollMs?: number) =>
+      startRunsInstance({
+        redisUrl: own.url,
+        sandboxUrl: sandbox.url,
+        ...sandbox.credentials,
+        ...(settlementPollMs === undefined ? {} : { settlementPollMs }),
+      });
+    try {
+      const first = await start(600_000);
+      let runId: string;
+      try {
+        const created = await first.runs.create({
+          items: mpesaItems(20, `${first.url}/webhooks/payments`),
+          concurrency: 4,
+          ratePerSecond: 50,
+        });
+        runId = created.runId;
+        await first.runs.pause(runId);
+      } finally {
+        await first.close();
+      }
+      expect(await queueLeftOf(client, runId)).toMatchObject({ listed: 1 });
+      expect(await ownStore.deleteRun(runId)).toBe(true);
+      const next = await start();
+      try {
+        await waitFor(queueGone(client, runId), "the deleted run's queue removed", 60_000);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await ownStore.close();
+      await client.quit();
+      await own.close();
+    }
+  });
+
   it('cancel() takes over an item a dead worker left sending: in doubt with a reason, never sent', async () => {
     // An engine that looks at its runs once in ten minutes: only cancel() itself can do it here.
     const own = await RedisServer.start();
@@ -161,4 +221,20 @@ async function cancelTakesOver(
   // Taken over, never sent: the service has no payout under its key.
   const ledger = await sandbox.control.transactions();
   expect(ledger.filter((tx) => tx.idempotencyKey === item.idempotencyKey)).toEqual([]);
+}
+
+/** BullMQ's keys of the run's queue, and whether the run is listed in progress (1) or not (0). */
+async function queueLeftOf(client: Redis, runId: string) {
+  return {
+    queueKeys: (await client.keys(`malipo-runs:run-${runId}:*`)).length,
+    listed: await client.sismember('malipo-runs:active', runId),
+  };
+}
+
+/** For `waitFor`: true once nothing of the run's queue is left and it is no longer listed. */
+function queueGone(client: Redis, runId: string) {
+  return async () => {
+    const left = await queueLeftOf(client, runId);
+    return left.queueKeys === 0 && left.listed === 0 ? true : undefined;
+  };
 }

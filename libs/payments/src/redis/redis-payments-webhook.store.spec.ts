@@ -210,6 +210,22 @@ describe('RedisPaymentsWebhookStore (on a real redis-server)', () => {
         server.thaw();
       }
     });
+
+    it('keeps no token of a claim whose complete or release failed (a store lives for months)', async () => {
+      const hanging = store({ connection: { commandTimeout: 300 } });
+      const held = () => (hanging as unknown as { tokens: Map<string, string> }).tokens.size;
+      expect(await hanging.claim('to-complete', 60_000)).toBe('claimed');
+      expect(await hanging.claim('to-release', 60_000)).toBe('claimed');
+      expect(held()).toBe(2);
+      server.freeze();
+      try {
+        await expect(hanging.complete('to-complete')).rejects.toThrow(/timed out/i);
+        await expect(hanging.release('to-release')).rejects.toThrow(/timed out/i);
+      } finally {
+        server.thaw();
+      }
+      expect(held()).toBe(0);
+    });
   });
   describe('takeLookupToken', () => {
     it('is one bucket for every store on the Redis: the burst once, then its rate', async () => {

@@ -127,16 +127,24 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     }
   }
 
+  // The token goes whether or not Redis answered: a claim given up or completed is not released
+  // again, and a store that lives for months must not keep one per failed write.
   async complete(key: string): Promise<void> {
-    await this.client.set(this.eventKey(key), DONE, 'PX', this.doneTtlMs);
-    this.tokens.delete(key);
+    try {
+      await this.client.set(this.eventKey(key), DONE, 'PX', this.doneTtlMs);
+    } finally {
+      this.tokens.delete(key);
+    }
   }
 
   async release(key: string): Promise<void> {
     const token = this.tokens.get(key);
     if (token === undefined) return;
-    await this.client.eval(RELEASE_SCRIPT, 1, this.eventKey(key), token);
-    this.tokens.delete(key);
+    try {
+      await this.client.eval(RELEASE_SCRIPT, 1, this.eventKey(key), token);
+    } finally {
+      this.tokens.delete(key);
+    }
   }
 
   async recordReference(idempotencyKey: string, reference: string): Promise<readonly string[]> {

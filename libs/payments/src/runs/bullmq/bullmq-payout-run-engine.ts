@@ -80,6 +80,11 @@ const MAX_STALLED = 1_000_000;
 /** Items read per round trip. */
 const PAGE = 1000;
 
+/** The BullMQ queue of a run. */
+function queueName(runId: string): string {
+  return `run-${runId}`;
+}
+
 /** A job id from the item's key: the same item is never added twice to its run's queue. */
 export function payoutRunJobId(idempotencyKey: string): string {
   // BullMQ refuses ids with `:` or all digits; item ids may hold either.
@@ -241,17 +246,16 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private async attachNow(runId: string): Promise<AttachedRun | undefined> {
     const record = await this.context.store.getRun(runId);
     if (!record || this.closed) return undefined;
-    const name = `run-${runId}`;
-    const queue = new Queue<ItemJobData>(name, {
-      connection: this.bullConnection,
-      prefix: this.prefix,
-    });
+    // A run retired meanwhile by another instance: a new queue here would write BullMQ's keys
+    // again, and no instance would remove them.
+    if ((await this.client.sismember(this.activeKey, runId)) === 0) return undefined;
+    const queue = this.queueOf(runId);
     const rate = (await this.pace.current(runId)) ?? record.ratePerSecond;
     // The run's limits are BullMQ's, for every worker of the queue together.
     await queue.setGlobalConcurrency(record.concurrency);
     const { max, duration } = limiterOf(rate);
     await queue.setGlobalRateLimit(max, duration);
-    const worker = new Worker<ItemJobData>(name, (job) => this.process(runId, job), {
+    const worker = new Worker<ItemJobData>(queueName(runId), (job) => this.process(runId, job), {
       connection: this.bullConnection,
       prefix: this.prefix,
       autorun: false,
@@ -436,7 +440,13 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     this.ticking = (async () => {
       try {
         const active = new Set(await this.client.smembers(this.activeKey));
-        for (const runId of active) if (!this.closed) await this.attach(runId);
+        for (const runId of active) {
+          if (this.closed) break;
+          const run = await this.attach(runId);
+          if (!run && !this.closed && !(await this.context.store.getRun(runId))) {
+            await this.retireDeleted(runId);
+          }
+        }
         for (const run of [...this.runs.values()]) {
           if (this.closed) break;
           if (!active.has(run.runId)) {
@@ -487,13 +497,41 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     );
   }
 
-  /** Nothing left to send or follow: off the list of runs in progress; BullMQ's keys go. */
+  /** Nothing left to send or follow: BullMQ's keys go, then the run leaves the list. */
   private async retire(run: AttachedRun): Promise<void> {
-    if ((await this.client.srem(this.activeKey, run.runId)) === 1) {
-      await run.queue.obliterate({ force: true });
-      await this.pace.forget(run.runId);
-    }
+    await this.removeQueue(run.runId, run.queue);
     await this.detach(run);
+  }
+
+  /**
+   * A run listed in progress whose record is gone (`deleteRun` while no instance held it): its
+   * queue and jobs go as a finished run's do.
+   */
+  private async retireDeleted(runId: string): Promise<void> {
+    const queue = this.queueOf(runId);
+    try {
+      await this.removeQueue(runId, queue);
+    } finally {
+      await queue.close();
+    }
+  }
+
+  /**
+   * Removes the run's queue and pace, and only then the run from the list of runs in progress:
+   * should a step fail or the process die, the next tick on any instance does it again
+   * (`obliterate` of a removed queue changes nothing).
+   */
+  private async removeQueue(runId: string, queue: Queue<ItemJobData>): Promise<void> {
+    await queue.obliterate({ force: true });
+    await this.pace.forget(runId);
+    await this.client.srem(this.activeKey, runId);
+  }
+
+  private queueOf(runId: string): Queue<ItemJobData> {
+    return new Queue<ItemJobData>(queueName(runId), {
+      connection: this.bullConnection,
+      prefix: this.prefix,
+    });
   }
 
   private async detach(run: AttachedRun): Promise<void> {

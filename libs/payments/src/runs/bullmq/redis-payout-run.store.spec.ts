@@ -75,6 +75,60 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
   });
 
+  it('leaves nothing for ever of a creation that died before its run was written', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'killed:' });
+    const runId = 'killed-mid-creation';
+    // The process dies as the run itself is to be written: every item is in Redis by then.
+    const createScript = jest
+      .spyOn(
+        client as unknown as { malipoRunsCreateRun: () => Promise<number> },
+        'malipoRunsCreateRun',
+      )
+      .mockRejectedValue(new Error('killed'));
+    try {
+      const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
+      await expect(store.createRun(runRecord(runId), items)).rejects.toThrow('killed');
+      const keys = await client.keys('killed:*');
+      expect(keys.length).toBeGreaterThan(1_200);
+      // Items hold phone numbers: each key goes with the creation's claim, none stays.
+      const withoutExpiry = [];
+      for (const key of keys) if ((await client.pttl(key)) < 0) withoutExpiry.push(key);
+      expect(withoutExpiry).toEqual([]);
+      expect(await store.getRun(runId)).toBeUndefined();
+    } finally {
+      createScript.mockRestore();
+      await store.close();
+      await client.quit();
+    }
+  });
+
+  it('writes no run whose creation outlived its claim: its first items may have expired', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'slow:' });
+    const runId = 'slow-creation';
+    const commands = client as unknown as {
+      malipoRunsCreateRun: (...args: unknown[]) => Promise<number>;
+    };
+    const createScript = commands.malipoRunsCreateRun.bind(client);
+    const spy = jest.spyOn(commands, 'malipoRunsCreateRun').mockImplementation(async (...args) => {
+      // The claim lapsed and another creation of the id took it meanwhile.
+      await client.set(`slow:{${runId}}:claim`, 'another creation');
+      return createScript(...args);
+    });
+    try {
+      await expect(store.createRun(runRecord(runId), [itemRecord(runId, 'a')])).rejects.toThrow(
+        'was not created: writing its items took longer than 10 minutes',
+      );
+      expect(await store.getRun(runId)).toBeUndefined();
+      expect(await client.pttl(`slow:{${runId}}:item:a`)).toBeGreaterThan(0);
+    } finally {
+      spy.mockRestore();
+      await store.close();
+      await client.quit();
+    }
+  });
+
   it('writes a run whole: a run hash an older version left half-written is no bar to the id', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'half:' });
@@ -109,7 +163,13 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       finishedRunTtlSeconds: 3600,
     });
     const runId = 'expiring';
-    await store.createRun(runRecord(runId), [itemRecord(runId, 'a'), itemRecord(runId, 'b')]);
+    // More items than the scripts read in one page.
+    const more = Array.from({ length: 1_100 }, (_, index) => itemRecord(runId, `more${index}`));
+    await store.createRun(runRecord(runId), [
+      itemRecord(runId, 'a'),
+      itemRecord(runId, 'b'),
+      ...more,
+    ]);
     await store.updateItem(runId, 'a', { state: 'in_doubt', reason: 'r' });
     await store.updateItem(runId, 'b', { state: 'refused', reason: 'r' });
     for (const key of await client.keys('ttl:*')) expect(await client.ttl(key)).toBe(-1);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
 import type { MinorTotal } from '../../money';
@@ -88,22 +89,48 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * KEYS: run hash. ARGV: its fixed part (JSON), then field, value pairs of the rest. Writes the run
- * whole in one step, or nothing when a run is there (0). A hash with no state is what an older
- * version left when it died between two writes: never a run to readers, it is written over.
+ * Lua: `fn` over the key of every item of the run whose `order` index is KEYS[2], their key prefix
+ * `prefix`, read a page at a time.
  */
-const CREATE_RUN_SCRIPT = `
+const EACH_ITEM_FUNCTION = `
+local function eachItem(prefix, fn)
+  local page = 1000
+  local start = 0
+  while true do
+    local ids = redis.call('ZRANGE', KEYS[2], start, start + page - 1)
+    for _, id in ipairs(ids) do fn(prefix .. id) end
+    if #ids < page then return end
+    start = start + page
+  end
+end
+`;
+
+/**
+ * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the items'
+ * key prefix, the run's fixed part (JSON), then field, value pairs of the rest. Writes the run
+ * whole in one step, or nothing: 0 when a run is there, -1 when the creation's claim lapsed (its
+ * items may have expired). The items were written to expire with the claim, so that a creation
+ * that died leaves nothing behind; with the run they stop expiring, all in this step.
+ * A hash with no state is what an older version left when it died between two writes: never a
+ * run to readers, it is written over.
+ */
+const CREATE_RUN_SCRIPT = `${EACH_ITEM_FUNCTION}
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'static', ARGV[1], unpack(ARGV, 2))
+redis.call('HSET', KEYS[1], 'static', ARGV[3], unpack(ARGV, 4))
+for index = 2, #KEYS do redis.call('PERSIST', KEYS[index]) end
+eachItem(ARGV[2], function(key) redis.call('PERSIST', key) end)
 return 1
 `;
 
 /**
- * KEYS: run hash. ARGV: allowed states ('' for any), unfinished only (1/0), updatedAt, state,
- * finishedAt, rateLimited ('' keeps each). Changes the run only when it meets the condition.
+ * KEYS: run hash, order, claim, totals, then the state sets. ARGV: allowed states ('' for any),
+ * unfinished only (1/0), updatedAt, state, finishedAt, rateLimited ('' keeps each), seconds a
+ * finished run's keys live ('' for ever), the items' key prefix. Changes the run only when it
+ * meets the condition; a change that finishes it sets its keys' expiry in the same step.
  */
-const UPDATE_RUN_SCRIPT = `
+const UPDATE_RUN_SCRIPT = `${EACH_ITEM_FUNCTION}
 local fields = redis.call('HMGET', KEYS[1], 'state', 'finishedAt')
 if not fields[1] then return false end
 if ARGV[1] ~= '' then
@@ -118,6 +145,10 @@ redis.call('HSET', KEYS[1], 'updatedAt', ARGV[3])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'finishedAt', ARGV[5]) end
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rateLimited', ARGV[6]) end
+if ARGV[5] ~= '' and ARGV[7] ~= '' then
+  for index = 1, #KEYS do redis.call('EXPIRE', KEYS[index], ARGV[7]) end
+  eachItem(ARGV[8], function(key) redis.call('EXPIRE', key, ARGV[7]) end)
+end
 return redis.call('HGETALL', KEYS[1])
 `;
 
@@ -155,7 +186,9 @@ function fieldsOf(reply: string[] | Record<string, string>): Record<string, stri
  * - `totals`: count and minor units per state and currency, moved in the same script as each
  *   item change, so `summary` reads one hash, never the items.
  *
- * Once a run finished, its keys expire after `finishedRunTtlSeconds` (default 30 days).
+ * Until its run is written, a creation's keys expire with its claim (10 minutes), so that one that
+ * died leaves nothing behind; once a run finished, its keys expire after `finishedRunTtlSeconds`
+ * (default 30 days), set in the same step as the finish.
  *
  * `updateItem` and `updateRun` are Lua scripts: a change with `from` / `when` is atomic across
  * instances, so one worker wins an item.
@@ -183,17 +216,26 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       'payout runs can neither be read nor moved on until it is back',
     ));
     this.client.defineCommand('malipoRunsUpdateItem', { numberOfKeys: 3, lua: UPDATE_ITEM_SCRIPT });
-    this.client.defineCommand('malipoRunsUpdateRun', { numberOfKeys: 1, lua: UPDATE_RUN_SCRIPT });
-    this.client.defineCommand('malipoRunsCreateRun', { numberOfKeys: 1, lua: CREATE_RUN_SCRIPT });
+    const runKeys = 4 + PAYOUT_RUN_ITEM_STATES.length;
+    this.client.defineCommand('malipoRunsUpdateRun', {
+      numberOfKeys: runKeys,
+      lua: UPDATE_RUN_SCRIPT,
+    });
+    this.client.defineCommand('malipoRunsCreateRun', {
+      numberOfKeys: runKeys,
+      lua: CREATE_RUN_SCRIPT,
+    });
     this.commands = this.client as unknown as RunStoreCommands;
   }
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
     const runKey = this.key(run.runId, 'run');
     const claimKey = this.key(run.runId, 'claim');
+    const claim = randomUUID();
     // Claimed before any item is written: two creations of one id never mix their items. The
-    // claim is a lease until the run is written, so that a creation that died frees the id.
-    if ((await this.client.set(claimKey, '1', 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
+    // claim is a lease until the run is written, so that a creation that died frees the id; what
+    // it wrote expires with it.
+    if ((await this.client.set(claimKey, claim, 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
       throw new Error(`The payout run ${run.runId} exists already, or is being created`);
     }
     // A run there already (its claim gone some other way) keeps its items.
@@ -221,20 +263,32 @@ export class RedisPayoutRunStore implements PayoutRunStore {
           ...(reason === undefined ? {} : { reason }),
           ...(reference === undefined ? {} : { reference }),
         });
+        chunk.pexpire(this.key(run.runId, `item:${item.itemId}`), CREATE_CLAIM_LEASE_MS);
         chunk.zadd(this.key(run.runId, 'order'), position, item.itemId);
         chunk.zadd(this.key(run.runId, `state:${state}`), position, item.itemId);
         const field = `${state}:${item.currency}`;
         totals.set(`${field}:count`, (totals.get(`${field}:count`) ?? 0) + 1);
         totals.set(`${field}:minor`, (totals.get(`${field}:minor`) ?? 0) + minor);
       });
+      for (const key of this.runKeys(run.runId).slice(1)) {
+        if (key !== claimKey) chunk.pexpire(key, CREATE_CLAIM_LEASE_MS);
+      }
       await chunk.exec();
     }
-    if (totals.size > 0) await this.client.hset(this.key(run.runId, 'totals'), totals);
+    if (totals.size > 0) {
+      await this.client
+        .multi()
+        .hset(this.key(run.runId, 'totals'), totals)
+        .pexpire(this.key(run.runId, 'totals'), CREATE_CLAIM_LEASE_MS)
+        .exec();
+    }
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
     // Written last, and whole: until then the run does not exist for readers, whatever its items
     // say; a creation killed before this step left no run behind.
     const created = await this.commands.malipoRunsCreateRun(
-      runKey,
+      ...this.runKeys(run.runId),
+      claim,
+      this.key(run.runId, 'item:'),
       JSON.stringify(fixed satisfies StaticRun),
       'state',
       state,
@@ -244,8 +298,12 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       rateLimited,
       ...(finishedAt === undefined ? [] : ['finishedAt', finishedAt]),
     );
+    if (created === -1) {
+      throw new Error(
+        `The payout run ${run.runId} was not created: writing its items took longer than ${CREATE_CLAIM_LEASE_MS / 60_000} minutes`,
+      );
+    }
     if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
-    await this.client.persist(claimKey);
   }
 
   /**
@@ -281,17 +339,17 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   ): Promise<PayoutRunRecord | undefined> {
     if (when.states !== undefined && when.states.length === 0) return undefined;
     const reply = await this.commands.malipoRunsUpdateRun(
-      this.key(runId, 'run'),
+      ...this.runKeys(runId),
       (when.states ?? []).join(','),
       when.unfinished ? '1' : '0',
       new Date().toISOString(),
       change.state ?? '',
       change.finishedAt ?? '',
       change.rateLimited === undefined ? '' : String(change.rateLimited),
+      this.finishedRunTtlSeconds === 0 ? '' : this.finishedRunTtlSeconds,
+      this.key(runId, 'item:'),
     );
-    if (!reply) return undefined;
-    if (change.finishedAt !== undefined) await this.expireRun(runId);
-    return this.runOf(fieldsOf(reply));
+    return reply ? this.runOf(fieldsOf(reply)) : undefined;
   }
 
   async getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined> {
@@ -411,7 +469,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     return this.closing;
   }
 
-  /** The keys of a run apart from its items'. */
+  /** The keys of a run apart from its items': the run hash, `order`, `claim`, `totals`, the state sets. */
   private runKeys(runId: string): string[] {
     return [
       this.key(runId, 'run'),
@@ -420,24 +478,6 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       this.key(runId, 'totals'),
       ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
     ];
-  }
-
-  /** Every key of a finished run expires after `finishedRunTtlSeconds`. */
-  private async expireRun(runId: string): Promise<void> {
-    if (this.finishedRunTtlSeconds === 0) return;
-    const keys = this.runKeys(runId);
-    for (let start = 0, first = true; first || start > 0; first = false) {
-      const itemIds = await this.client.zrange(
-        this.key(runId, 'order'),
-        start,
-        start + CREATE_CHUNK - 1,
-      );
-      keys.push(...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)));
-      start = itemIds.length === CREATE_CHUNK ? start + CREATE_CHUNK : 0;
-      const pipeline = this.client.pipeline();
-      for (const key of keys.splice(0)) pipeline.expire(key, this.finishedRunTtlSeconds);
-      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
-    }
   }
 
   private key(runId: string, name: string): string {
