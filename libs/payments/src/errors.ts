@@ -19,6 +19,8 @@ export abstract class PaymentsError extends Error {}
  */
 export class PaymentsValidationError extends PaymentsError {
   override readonly name = 'PaymentsValidationError';
+  /** Always false: nothing was sent. */
+  readonly mayHaveExecuted = false;
 
   constructor(
     /** What was validated: a request class name, or `PaymentsModuleOptions`. */

@@ -9,6 +9,7 @@ import {
 } from './payments.constants';
 import { InFlightCount, MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
 import { deriveFingerprintKey, deriveKey, PaymentsJournal } from './journal/payments-journal';
+import type { JournalIntent } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
@@ -214,18 +215,15 @@ export class OperationRunner implements BeforeApplicationShutdown {
     idempotencyKey: string,
     callOptions: InternalCallOptions | undefined,
   ): Promise<TResponse> {
-    const amount: unknown = (prepared as { amount?: unknown }).amount;
-    const currency: unknown = encoded.body?.currency;
-    const decision = await journal.begin({
-      idempotencyKey,
-      operation: operation.name,
-      target: operation.requestClass.name,
-      encoded,
-      amount: typeof amount === 'number' ? amount : undefined,
-      currency: typeof currency === 'string' ? currency : undefined,
-      budgetMs: this.sendBudgetMs,
-      resend: callOptions?.resend === true,
-    });
+    const decision = await journal.begin(
+      this.journalIntent(
+        operation,
+        prepared,
+        encoded,
+        idempotencyKey,
+        callOptions?.resend === true,
+      ),
+    );
     if (!decision.send) return this.replay(operation, prepared, decision.entry);
     let response: TResponse;
     try {
@@ -236,6 +234,57 @@ export class OperationRunner implements BeforeApplicationShutdown {
     }
     await journal.accepted(decision, response as JsonObject);
     return response;
+  }
+
+  /** What the journal writes of a call before it is sent. */
+  private journalIntent<TRequest extends object>(
+    operation: PaymentsOperation<TRequest, unknown>,
+    prepared: TRequest,
+    encoded: EncodedRequest,
+    idempotencyKey: string,
+    resend: boolean,
+  ): JournalIntent {
+    const amount: unknown = (prepared as { amount?: unknown }).amount;
+    const currency: unknown = encoded.body?.currency;
+    return {
+      idempotencyKey,
+      operation: operation.name,
+      target: operation.requestClass.name,
+      encoded,
+      amount: typeof amount === 'number' ? amount : undefined,
+      currency: typeof currency === 'string' ? currency : undefined,
+      budgetMs: this.sendBudgetMs,
+      resend,
+    };
+  }
+
+  /**
+   * Journals `request` under `idempotencyKey` as `in_doubt` with `reason`, sending nothing, unless
+   * the key holds an entry already; resolves the entry the key holds afterwards. Payout runs hold
+   * the key of an item whose worker stopped before it journaled the send (docs/payout-runs.md).
+   * @throws PaymentsValidationError for a request that breaks a rule; Error without a journal.
+   * @internal
+   */
+  holdInDoubt(
+    operation: PaymentsOperation<object, unknown>,
+    request: object,
+    idempotencyKey: string,
+    reason: string,
+  ): Promise<PaymentsJournalEntry> {
+    if (this.journal === undefined) return Promise.reject(new Error('No payments journal'));
+    let intent: JournalIntent;
+    try {
+      const prepared = prepareRequest(operation, request, this.defaults);
+      const encoded = encodeRequest(operation, prepared, {
+        idempotencyKey,
+        correlate: this.options.correlateCallbacks,
+      });
+      intent = this.journalIntent(operation, prepared, encoded, idempotencyKey, false);
+    } catch (error: unknown) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+      return Promise.reject(error);
+    }
+    return this.journal.hold(intent, reason);
   }
 
   /** The answer of an earlier call under the key, from the journal: `replayed: true`, nothing sent. */

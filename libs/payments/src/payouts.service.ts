@@ -10,6 +10,8 @@ import type {
   PanAfricanPayoutResponse,
 } from './dto/responses';
 import { OPERATIONS } from './operations';
+import type { PaymentsOperation } from './operations';
+import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { OperationRunner } from './operation-runner';
 
@@ -27,6 +29,20 @@ export class PayoutsService {
    */
   deriveKey(purpose: string): Buffer {
     return this.runner.deriveKey(purpose);
+  }
+
+  /**
+   * Journals a payout as `in_doubt` under `idempotencyKey` without sending it, unless the key holds
+   * an entry: payout runs fence an item whose worker stopped before it journaled the send.
+   * @internal
+   */
+  holdInDoubt(
+    operation: PaymentsOperation<object, unknown>,
+    request: object,
+    idempotencyKey: string,
+    reason: string,
+  ): Promise<PaymentsJournalEntry> {
+    return this.runner.holdInDoubt(operation, request, idempotencyKey, reason);
   }
 
   /** Client defaults (section 2.2). */

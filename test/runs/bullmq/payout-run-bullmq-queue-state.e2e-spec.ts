@@ -1,5 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { PaymentsJournalError, PaymentsReconciler, PayoutsService } from '@malipo/nestjs';
+import type { MpesaPayoutRequest } from '@malipo/nestjs';
 import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
@@ -160,6 +162,52 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       await client.quit();
       await own.close();
     }
+  });
+
+  it('holds the key of an item taken over before its worker journaled it: that worker cannot send it, a person settles it', async () => {
+    const runId = await pausedRun(10);
+    // A worker wrote `sending` for emp-3 and stopped before it journaled the send (it may only
+    // have stalled); BullMQ gives its job to another worker.
+    const taken = await store.updateItem(runId, 'emp-3', { state: 'sending', sends: 1 }, [
+      'queued',
+    ]);
+    expect(taken).toBeDefined();
+    await instance.runs.resume(runId);
+    const item = await waitFor(
+      async () => {
+        const { items } = await instance.runs.items(runId, { state: 'in_doubt' });
+        return items.find((found) => found.itemId === 'emp-3');
+      },
+      'the item taken over',
+      60_000,
+    );
+    expect(item.reason).toContain('the journal holds the key');
+    const reconciler = instance.app.get(PaymentsReconciler);
+    expect(await reconciler.get(item.idempotencyKey)).toMatchObject({ state: 'in_doubt' });
+
+    // The stalled worker wakes up and sends: the journal stops it before the wire.
+    const payouts = instance.app.get(PayoutsService);
+    const stalled: unknown = await payouts
+      .mpesa(taken!.request as MpesaPayoutRequest, { idempotencyKey: item.idempotencyKey })
+      .catch((error: unknown) => error);
+    expect(stalled).toBeInstanceOf(PaymentsJournalError);
+    expect(stalled).toMatchObject({ code: 'IN_DOUBT' });
+
+    // A person finds it never left and says so: the item is settled, refused.
+    await reconciler.resolve(item.idempotencyKey, {
+      outcome: 'refused',
+      note: 'not in the ledger; ops ticket 42',
+    });
+    await waitFor(
+      async () => {
+        const { items } = await instance.runs.items(runId, { state: 'refused' });
+        return items.find((found) => found.itemId === 'emp-3');
+      },
+      'the item settled refused',
+      60_000,
+    );
+    const ledger = await sandbox.control.transactions();
+    expect(ledger.filter((tx) => tx.idempotencyKey === item.idempotencyKey)).toEqual([]);
   });
 
   it('cancel() takes over an item a dead worker left sending: in doubt with a reason, never sent', async () => {

@@ -69,6 +69,31 @@ describe('PaymentsJournal', () => {
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('REAL00000001eW'));
   });
 
+  it('holds a key with no entry in doubt, so that a send under it is stopped; an entry there stays', async () => {
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+    });
+    const held = await journal.hold(payoutIntent('taken-over'), 'its worker stopped');
+    expect(held).toMatchObject({
+      state: 'in_doubt',
+      reason: 'its worker stopped',
+      amount: 500,
+      currency: 'KES',
+      calls: [],
+      fingerprint: journal.fingerprint('payouts.mpesa', payoutIntent('taken-over').encoded),
+    });
+    await expect(journal.begin(payoutIntent('taken-over'))).rejects.toMatchObject({
+      code: 'IN_DOUBT',
+    });
+
+    const { journal: other, store: otherStore } = await sent('sent-first');
+    const before = await otherStore.get('sent-first');
+    expect(await other.hold(payoutIntent('sent-first'), 'too late')).toEqual(before);
+    expect(await otherStore.get('sent-first')).toEqual(before);
+  });
+
   it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {
     const { journal, store, decision } = await sent('salary-9');
     for (const reference of ['R1', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6']) {

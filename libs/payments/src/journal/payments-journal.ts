@@ -14,6 +14,7 @@ import type {
   PaymentsJournalCall,
   PaymentsJournalEntry,
   PaymentsJournalResolution,
+  PaymentsJournalState,
   PaymentsJournalStore,
 } from './payments-journal.interfaces';
 
@@ -289,25 +290,54 @@ export class PaymentsJournal {
     const at = new Date(nowMs).toISOString();
     const deadlineAt = new Date(nowMs + intent.budgetMs).toISOString();
     const callId = randomUUID();
-    const fresh: Mutable<PaymentsJournalEntry> = {
-      idempotencyKey: intent.idempotencyKey,
-      operation: intent.operation,
-      account: this.account,
-      fingerprint: this.fingerprint(intent.operation, intent.encoded),
-      state: 'started',
-      version: 1,
-      startedAt: at,
-      updatedAt: at,
-      deadlineAt,
-      calls: [{ callId, startedAt: at }],
-    };
-    if (intent.amount !== undefined) fresh.amount = intent.amount;
-    if (intent.currency !== undefined) fresh.currency = intent.currency;
+    const fresh = this.newEntry(intent, 'started', at, deadlineAt, [{ callId, startedAt: at }]);
     const created = await this.createEntry(intent, fresh);
     if (created.created) {
       return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
     }
     return this.beginAgain(intent, fresh, created.entry);
+  }
+
+  /** A new entry of `intent`, version 1, written at `at`. */
+  private newEntry(
+    intent: JournalIntent,
+    state: PaymentsJournalState,
+    at: string,
+    deadlineAt: string,
+    calls: PaymentsJournalEntry['calls'],
+  ): Mutable<PaymentsJournalEntry> {
+    const entry: Mutable<PaymentsJournalEntry> = {
+      idempotencyKey: intent.idempotencyKey,
+      operation: intent.operation,
+      account: this.account,
+      fingerprint: this.fingerprint(intent.operation, intent.encoded),
+      state,
+      version: 1,
+      startedAt: at,
+      updatedAt: at,
+      deadlineAt,
+      calls,
+    };
+    if (intent.amount !== undefined) entry.amount = intent.amount;
+    if (intent.currency !== undefined) entry.currency = intent.currency;
+    return entry;
+  }
+
+  /**
+   * Holds a key whose send was taken over (its worker stopped before it wrote an entry): writes
+   * the entry `in_doubt` with `reason` and no send, so that the worker, should it only have
+   * stalled, finds it and never sends (`IN_DOUBT`), and a person can resolve it. Resolves the
+   * entry the key holds afterwards: this one, or the one the worker wrote first.
+   * @throws PaymentsJournalError (`JOURNAL_UNAVAILABLE`) when the store fails.
+   */
+  async hold(intent: JournalIntent, reason: string): Promise<PaymentsJournalEntry> {
+    const at = new Date(this.now()).toISOString();
+    const held = this.newEntry(intent, 'in_doubt', at, at, []);
+    held.reason = reason;
+    const created = await this.storeCall(intent, 'create', () =>
+      this.store.create(this.sealed(held)),
+    );
+    return created.entry;
   }
 
   /** The store's `create` before a send: its failure stops the call with `JOURNAL_UNAVAILABLE`. */

@@ -109,4 +109,63 @@ describe('InProcessPayoutRunEngine', () => {
       jest.useRealTimers();
     }
   });
+
+  it('finishes a run whose store failed mid-item: each item sent once, none left queued or sending', async () => {
+    const store = new InMemoryPayoutRunStore();
+    const count = 30;
+    await store.createRun(
+      runRecord('r', { ratePerSecond: 1000, concurrency: 4 }),
+      Array.from({ length: count }, (_, index) => itemRecord('r', `item-${index}`)),
+    );
+    // The store stalls for a while: each of its item writes meanwhile fails, before or after the
+    // send (a command timeout), and none is carried out.
+    let writes = 0;
+    const updateItem = store.updateItem.bind(store);
+    jest.spyOn(store, 'updateItem').mockImplementation((...args) => {
+      writes += 1;
+      if (writes > 6 && writes <= 30) return Promise.reject(new Error('Command timed out'));
+      return updateItem(...args);
+    });
+    const sent: string[] = [];
+    const payments = {
+      payouts: {
+        mpesa: (_request: object, options: { idempotencyKey: string }) => {
+          sent.push(options.idempotencyKey);
+          return Promise.resolve({ transactionReference: `REF-${sent.length}` });
+        },
+      },
+      // The journal: what was sent succeeded (its webhook came).
+      reconciler: {
+        get: (key: string) =>
+          Promise.resolve(
+            sent.includes(key)
+              ? { idempotencyKey: key, state: 'succeeded', reference: `REF-${key}` }
+              : undefined,
+          ),
+      },
+    } as unknown as PayoutRunsPayments;
+    const engine = new InProcessPayoutRunEngine({
+      store,
+      payments,
+      emit: () => undefined,
+      settlementPollMs: 20,
+      progressIntervalMs: 60_000,
+      followInDoubtMs: 60_000,
+    });
+    try {
+      await engine.start('r');
+      for (let waited = 0; (await store.getRun('r'))?.finishedAt === undefined;) {
+        if ((waited += 20) > 30_000) throw new Error('the run never finished');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const { items } = await store.listItems('r', { limit: count });
+      expect(items.filter((item) => item.state !== 'succeeded').map((item) => item.state)).toEqual(
+        [],
+      );
+      expect(new Set(sent).size).toBe(count);
+      expect(sent).toHaveLength(count);
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -25,6 +25,8 @@ interface ActiveRun {
   readonly sending: Set<Promise<void>>;
   /** Items `accepted` or `in_doubt`: their journal entries are read until they settle. */
   readonly watched: Set<string>;
+  /** Items whose send ended in a store failure: read again at each poll until the store answers. */
+  readonly recovering: Set<string>;
   finished: boolean;
   /** When it finished (ms since the epoch): in-doubt items are followed `followInDoubtMs` more. */
   finishedAt?: number;
@@ -33,6 +35,11 @@ interface ActiveRun {
 }
 
 const PAGE = 1000;
+
+/** Nothing of the run left to send, follow or read again here. */
+function isIdle(run: ActiveRun): boolean {
+  return run.watched.size === 0 && run.sending.size === 0 && run.recovering.size === 0;
+}
 
 /**
  * Runs in this process (docs/payout-runs.md, "Embedded engine"): one instance, state in its
@@ -71,7 +78,9 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       pumping: false,
       sending: new Set(),
       watched: new Set(),
-      finished: false,
+      recovering: new Set(),
+      finished: record.finishedAt !== undefined,
+      ...(record.finishedAt === undefined ? {} : { finishedAt: Date.parse(record.finishedAt) }),
       rateLimited: record.rateLimited,
     };
     this.runs.set(runId, run);
@@ -99,6 +108,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     }
     this.pump(run);
     await this.checkFinished(run);
+    if (run.finished && isIdle(run)) this.forget(run);
   }
 
   /*
@@ -181,7 +191,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
           const sending = this.send(run, itemId, paced).then((requested) => {
             run.pacer.release(paced, requested);
             run.sending.delete(sending);
-            if (run.finished && run.watched.size === 0 && run.sending.size === 0) this.forget(run);
+            if (run.finished && isIdle(run)) this.forget(run);
           });
           run.sending.add(sending);
         }
@@ -235,17 +245,55 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       if (run.queue.length === 0) await this.checkFinished(run);
     } catch (error) {
       this.logger.error(
-        `Payout run ${run.runId}: item ${itemId} could not be recorded (${error instanceof Error ? error.message : 'error'}); the journal holds its send`,
+        `Payout run ${run.runId}: item ${itemId} could not be recorded (${error instanceof Error ? error.message : 'error'}); it is read again every ${this.deps.settlementPollMs} ms until the store answers`,
       );
+      run.recovering.add(itemId);
+      this.startPolling();
     }
     return requested;
   }
 
   private watch(run: ActiveRun, itemId: string): void {
     run.watched.add(itemId);
+    this.startPolling();
+  }
+
+  private startPolling(): void {
     if (this.pollTimer || this.closed) return;
     this.pollTimer = setInterval(() => void this.poll(), this.deps.settlementPollMs);
     this.pollTimer.unref();
+  }
+
+  /**
+   * Goes on with items whose send ended in a store failure, from what the store holds now:
+   * `queued` is sent again; `sending` is taken over from the journal, as after a crash, except
+   * that a send the journal holds `refused` goes again (this process's send has ended, so unlike
+   * a dead worker's it cannot still go out); `accepted` and `in_doubt` are followed.
+   */
+  private async recover(run: ActiveRun): Promise<void> {
+    for (const itemId of [...run.recovering]) {
+      const found = await this.deps.store.getItem(run.runId, itemId);
+      if (found?.state === 'sending') {
+        const entry = await this.deps.payments.reconciler.get(found.idempotencyKey);
+        if (entry?.state === 'refused') {
+          await this.deps.store.updateItem(run.runId, itemId, { state: 'queued' }, ['sending']);
+        } else {
+          await takeOverPayoutRunItem(this.deps, found);
+        }
+      }
+      const item =
+        found?.state === 'sending' ? await this.deps.store.getItem(run.runId, itemId) : found;
+      run.recovering.delete(itemId);
+      if (item?.state === 'queued') {
+        if (run.state === 'cancelled')
+          await refuseCancelledPayoutRunItem(this.deps, run.runId, itemId);
+        else run.queue.push(itemId);
+      } else if (item && UNSETTLED_ITEM_STATES.includes(item.state)) {
+        this.watch(run, itemId);
+      }
+    }
+    this.pump(run);
+    if (run.queue.length === 0) await this.checkFinished(run);
   }
 
   /**
@@ -265,6 +313,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
           this.forget(run);
           continue;
         }
+        if (run.recovering.size > 0) await this.recover(run);
         if (run.watched.size === 0) continue;
         const due = [...run.watched].filter((itemId) => this.schedule.isDue(run.runId, itemId));
         if (due.length === 0) continue;
@@ -272,7 +321,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
         this.progress.schedule(run.runId);
         await this.checkFinished(run);
       }
-      if ([...this.runs.values()].every((run) => run.watched.size === 0)) {
+      if ([...this.runs.values()].every((run) => run.watched.size + run.recovering.size === 0)) {
         clearInterval(this.pollTimer);
         this.pollTimer = undefined;
       }
@@ -292,7 +341,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     }
     run.watched.delete(itemId);
     this.schedule.forget(run.runId, itemId);
-    if (run.finished && run.watched.size === 0) this.forget(run);
+    if (run.finished && isIdle(run)) this.forget(run);
   }
 
   /** Nothing left to send or follow here: the run is let go (the store still has it). */
@@ -310,7 +359,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       run.finished = true;
       run.finishedAt = Date.now();
       this.progress.cancel(run.runId);
-      if (run.watched.size === 0 && run.sending.size === 0) this.forget(run);
+      if (isIdle(run)) this.forget(run);
     }
   }
 }

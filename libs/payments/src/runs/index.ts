@@ -43,6 +43,7 @@ export type {
 } from './payout-run.interfaces';
 export {
   PayoutRunConflictError,
+  PayoutRunCreationError,
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,

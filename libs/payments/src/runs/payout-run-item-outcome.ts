@@ -19,15 +19,20 @@ export type PayoutRunSendFailure =
 /** The state a journal entry puts its item in, when the journal knows more than the run. */
 export function itemStateOfEntry(
   entry: PaymentsJournalEntry,
-): Extract<PayoutRunItemState, 'accepted' | 'succeeded' | 'failed' | 'in_doubt'> | undefined {
+):
+  | Extract<PayoutRunItemState, 'accepted' | 'succeeded' | 'failed' | 'refused' | 'in_doubt'>
+  | undefined {
   switch (entry.state) {
     case 'succeeded':
     case 'failed':
     case 'in_doubt':
     case 'accepted':
       return entry.state;
+    case 'refused':
+      // A person found it never executed: final. Otherwise it may be sent again.
+      return entry.settledBy === 'manual' ? 'refused' : undefined;
     default:
-      // `started` (a send in flight) and `refused` (may be sent again) say nothing new.
+      // `started` (a send in flight) says nothing new.
       return undefined;
   }
 }

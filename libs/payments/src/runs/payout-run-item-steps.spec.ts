@@ -23,12 +23,18 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
     itemRecord('r', 'a', state, { idempotencyKey: 'run-r-key', sends: 1, updatedAt: AT }),
   ]);
   const sent: object[] = [];
+  const held: { key: string; reason: string }[] = [];
   const events: PayoutRunEvent[] = [];
   const payments = {
     payouts: {
       mpesa: (request: object) => {
         sent.push(request);
         return Promise.resolve({ transactionReference: 'REF' });
+      },
+      // The journal's hold of a key with no entry: written in doubt, with the reason.
+      holdInDoubt: (_operation: object, _request: object, key: string, reason: string) => {
+        held.push({ key, reason });
+        return Promise.resolve({ idempotencyKey: key, state: 'in_doubt', reason });
       },
     },
     reconciler: { get: () => Promise.resolve(entry && { idempotencyKey: 'run-r-key', ...entry }) },
@@ -41,7 +47,7 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
     progressIntervalMs: 1000,
     followInDoubtMs: 1000,
   };
-  return { store, context, sent, events };
+  return { store, context, sent, held, events };
 }
 
 describe('payout-run item steps', () => {
@@ -216,6 +222,42 @@ describe('payout-run item steps', () => {
       expect(events).toEqual([expect.objectContaining({ event: 'item.settled' })]);
     },
   );
+
+  it('takes over a sending item whose key has no entry by holding the key in doubt in the journal', async () => {
+    const { store, context, sent, held } = await world('sending');
+    await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!);
+    expect(held).toEqual([
+      { key: 'run-r-key', reason: expect.stringContaining('the journal holds the key') as string },
+    ]);
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'in_doubt',
+      reason: held[0].reason,
+    });
+    expect(sent).toEqual([]);
+  });
+
+  it('settles an in-doubt item refused once a person resolved its entry refused, not before', async () => {
+    for (const [entry, expected] of [
+      [
+        { state: 'refused', settledBy: 'manual', reason: 'resolved by hand: never left' },
+        'refused',
+      ],
+      [{ state: 'refused', reason: 'not sent: JOURNAL_UNAVAILABLE' }, 'in_doubt'],
+    ] as const) {
+      const { store, context, events } = await world('in_doubt', entry);
+      const unsettled = await followPayoutRunItem(context, 'r', 'a');
+      expect([unsettled, (await store.getItem('r', 'a'))?.state]).toEqual([
+        expected === 'in_doubt',
+        expected,
+      ]);
+      if (expected === 'refused') {
+        expect(await store.getItem('r', 'a')).toMatchObject({
+          reason: 'resolved by hand: never left',
+        });
+        expect(events).toEqual([expect.objectContaining({ event: 'item.settled' })]);
+      }
+    }
+  });
 
   it('takes over a sending item whose entry is final or accepted in that state', async () => {
     const { store, context } = await world('sending', { state: 'accepted', reference: 'R1' });

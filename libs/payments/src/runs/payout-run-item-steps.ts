@@ -203,19 +203,27 @@ export function reasonOfEntry(
  * (killed, or its hold on the item lapsed: it may be alive and still about to send). It is
  * **never sent again**: the journal under its key says what happened (docs/payout-runs.md,
  * "Crashes with BullMQ"). Only an entry the service answered (`accepted`, `succeeded`,
- * `failed`) or one already `in_doubt` gives the item its state; any other (`started`, `refused`,
- * none at all) makes the item `in_doubt`: a stalled worker may still write the entry and send,
- * so neither says the payout will not happen. Its webhook, the run's reading of the journal or a
- * person through `PaymentsReconciler.resolve()` settles it later.
+ * `failed`), one already `in_doubt` or one a person resolved gives the item its state; any other
+ * makes the item `in_doubt`. When the key has no entry, one is written `in_doubt` first: should
+ * the worker only have stalled, it then finds the key held and never sends, and a person can
+ * settle the entry (and so the item) with `PaymentsReconciler.resolve()`.
  */
 export async function takeOverPayoutRunItem(
   context: PayoutRunEngineContext,
   item: PayoutRunItemRecord,
 ): Promise<void> {
-  const entry = await context.payments.reconciler.get(item.idempotencyKey);
-  const journaled = entry && itemStateOfEntry(entry);
   const check =
     'check the payout in the ledger, then settle it with PaymentsReconciler.resolve(key, { outcome, note })';
+  let entry = await context.payments.reconciler.get(item.idempotencyKey);
+  if (!entry && item.request !== undefined) {
+    entry = await context.payments.payouts.holdInDoubt(
+      PAYOUT_RUN_KINDS[item.operation].operation,
+      item.request,
+      item.idempotencyKey,
+      `its worker stopped while sending it, before it journaled the send; the journal holds the key so that the worker, should it only have stalled, never sends it: ${check} (refused if it never executed)`,
+    );
+  }
+  const journaled = entry && itemStateOfEntry(entry);
   let change: PayoutRunItemChange;
   if (entry && journaled !== undefined) {
     const reason = reasonOfEntry(entry, journaled);

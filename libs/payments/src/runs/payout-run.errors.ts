@@ -12,6 +12,8 @@ import type {
  */
 export class PayoutRunRefusedError extends PaymentsError {
   override readonly name = 'PayoutRunRefusedError';
+  /** Always false: nothing was sent. */
+  readonly mayHaveExecuted = false;
 
   constructor(
     readonly problems: readonly PayoutRunItemProblem[],
@@ -57,6 +59,8 @@ export class PayoutRunStateError extends PaymentsError {
  */
 export class PayoutRunConflictError extends PaymentsError {
   override readonly name = 'PayoutRunConflictError';
+  /** Always false: this call sent nothing. */
+  readonly mayHaveExecuted = false;
 
   constructor(
     readonly runId: string,
@@ -64,6 +68,30 @@ export class PayoutRunConflictError extends PaymentsError {
   ) {
     super(
       `A payout run ${runId} exists with other ${field}: nothing was sent; give this payroll its own runId`,
+    );
+  }
+}
+
+/**
+ * The run's store, journal or engine failed in `create()` after every check passed: the run may
+ * have been stored, and when `mayHaveExecuted` is true it may have started paying. Call `create()`
+ * again with this `runId` and the same items once the store is back: it answers the run, starts
+ * it if it was not started, and pays nobody twice. **Never retry with another `runId`**: that is
+ * another run, and it would pay everyone again. The store's own error is the `cause`.
+ */
+export class PayoutRunCreationError extends PaymentsError {
+  override readonly name = 'PayoutRunCreationError';
+
+  constructor(
+    readonly runId: string,
+    /** True once the run was handed to the engine: some of its payouts may have gone out. */
+    readonly mayHaveExecuted: boolean,
+    cause: unknown,
+  ) {
+    super(
+      `The payout run ${runId} ${mayHaveExecuted ? 'may have started paying' : 'may have been stored, not started'}: ` +
+        `its store failed; call create() again with runId ${runId} and the same items, never with another runId`,
+      { cause },
     );
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import {
   PayoutRunConflictError,
+  PayoutRunCreationError,
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
@@ -19,6 +20,7 @@ import type {
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
 import { inBatches } from './payout-run-settlement-schedule';
+import { PaymentsError } from '../errors';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
@@ -100,6 +102,15 @@ function runLimit(
   return value;
 }
 
+/** One call of `create()` past its checks: what it creates, and whether it started the run. */
+interface RunCreation {
+  readonly runId: string;
+  readonly items: readonly PreparedPayoutRunItem[];
+  readonly itemsDigest: string;
+  /** Handed to the engine (this call or the first): its payouts may have gone out. */
+  started: boolean;
+}
+
 /**
  * How long a creation that lost its run id to another waits for that one to write its run (a
  * run of many items takes seconds), then how often it looks.
@@ -134,6 +145,8 @@ export class PayoutRunsService {
    *   currency (both figures); nothing was sent and no run was kept.
    * @throws PayoutRunConflictError when a run with this `runId` exists with other items.
    * @throws ServiceAPIError when the balance could not be read; nothing was sent.
+   * @throws PayoutRunCreationError when the store, the journal or the engine failed after the
+   *   checks: create again with its `runId` and the same items.
    */
   async create(options: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
     const concurrency = runLimit('concurrency', options.concurrency, this.options.concurrency);
@@ -145,18 +158,36 @@ export class PayoutRunsService {
     const runId = options.runId === undefined ? randomUUID() : checkRunId(options.runId);
     const prepared = this.prepare(runId, options.items, options.allowDuplicates === true);
     if (!prepared.ok) throw new PayoutRunRefusedError(prepared.problems);
-    const itemsDigest = digestOf(prepared.items);
-    const existing = await this.existing(runId, itemsDigest);
+    const creation: RunCreation = {
+      runId,
+      items: prepared.items,
+      itemsDigest: digestOf(prepared.items),
+      started: false,
+    };
+    try {
+      return await this.createChecked(creation, options, concurrency, ratePerSecond);
+    } catch (error) {
+      if (error instanceof PaymentsError) throw error;
+      throw new PayoutRunCreationError(runId, creation.started, error);
+    }
+  }
+
+  /** {@link create} once every item passed its checks. */
+  private async createChecked(
+    creation: RunCreation,
+    options: CreatePayoutRunOptions,
+    concurrency: number,
+    ratePerSecond: number,
+  ): Promise<CreatedPayoutRun> {
+    const { runId, itemsDigest, items } = creation;
+    const existing = await this.existing(creation);
     if (existing) return existing;
     const balances = await this.payments.balances.all();
-    let { check, shortfalls } = checkPayoutRunBalance(prepared.items, balances);
+    let { check, shortfalls } = checkPayoutRunBalance(items, balances);
     if (shortfalls.length > 0 && options.allowBalanceShortfall !== true) {
       // A run created again after a crash (same ids, same keys): what the journal holds already
       // left the balance, or will not be sent again; only the rest must be covered.
-      ({ check, shortfalls } = checkPayoutRunBalance(
-        await this.notJournaled(prepared.items),
-        balances,
-      ));
+      ({ check, shortfalls } = checkPayoutRunBalance(await this.notJournaled(items), balances));
       if (shortfalls.length > 0) throw new PayoutRunRefusedError([], shortfalls);
     }
     const now = new Date().toISOString();
@@ -174,7 +205,7 @@ export class PayoutRunsService {
           rateLimited: 0,
           itemsDigest,
         },
-        prepared.items.map((item): PayoutRunItemRecord => ({
+        items.map((item): PayoutRunItemRecord => ({
           runId,
           itemId: item.itemId,
           operation: item.operation,
@@ -190,12 +221,18 @@ export class PayoutRunsService {
     } catch (error) {
       // Two creations of one id at once (a double click): the store let one in, which may still
       // be writing its items. Its run is answered (or refused as another run) once written.
-      const raced = await this.raced(runId, itemsDigest);
+      const raced = await this.raced(creation);
       if (raced) return raced;
       throw error;
     }
-    await this.engine.start(runId);
+    await this.start(creation);
     return { ...(await this.get(runId)), existing: false };
+  }
+
+  /** Hands the run to the engine: from here on, its payouts may go out. */
+  private start(creation: RunCreation): Promise<void> {
+    creation.started = true;
+    return this.engine.start(creation.runId);
   }
 
   /**
@@ -273,9 +310,9 @@ export class PayoutRunsService {
   }
 
   /** {@link existing} once the creation that won the run id wrote its run, or undefined. */
-  private async raced(runId: string, itemsDigest: string): Promise<CreatedPayoutRun | undefined> {
+  private async raced(creation: RunCreation): Promise<CreatedPayoutRun | undefined> {
     for (let waited = 0; waited <= RACED_CREATION_WAIT_MS; waited += RACED_CREATION_POLL_MS) {
-      const existing = await this.existing(runId, itemsDigest);
+      const existing = await this.existing(creation);
       if (existing) return existing;
       await new Promise((resolve) => setTimeout(resolve, RACED_CREATION_POLL_MS));
     }
@@ -283,16 +320,21 @@ export class PayoutRunsService {
   }
 
   /** The run of this id when it holds these items; throws when it holds others. */
-  private async existing(
-    runId: string,
-    itemsDigest: string,
-  ): Promise<CreatedPayoutRun | undefined> {
+  private async existing(creation: RunCreation): Promise<CreatedPayoutRun | undefined> {
+    const { runId } = creation;
     const record = await this.store.getRun(runId);
     if (!record) return undefined;
-    if (record.itemsDigest !== itemsDigest) throw new PayoutRunConflictError(runId, 'items');
+    if (record.itemsDigest !== creation.itemsDigest) {
+      throw new PayoutRunConflictError(runId, 'items');
+    }
     // Started again in case the first call stopped between storing and starting it: an engine
     // leaves a run it works on already as it is.
-    if (record.finishedAt === undefined) await this.engine.start(runId);
+    if (record.finishedAt === undefined) await this.start(creation);
+    else if (Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs) {
+      // Finished, nothing left to send: its accepted and in-doubt items are followed through the
+      // journal for `followInDoubtMs` after the finish, by this process too (after a restart).
+      await this.engine.start(runId);
+    }
     return { ...(await this.get(runId)), existing: true };
   }
 

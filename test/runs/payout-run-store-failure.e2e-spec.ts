@@ -1,0 +1,118 @@
+import { InMemoryPayoutRunStore, PayoutRunCreationError } from '@malipo/nestjs/runs';
+import type { PayoutRunRecord } from '@malipo/nestjs/runs';
+import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+
+/**
+ * The run's store failing inside `create()`, after every check passed: a typed error that says
+ * whether the run may have started paying and names its runId, and a retry with that runId takes
+ * the run up without paying anyone twice. And a finished run created again after the process
+ * that followed it died: its items in doubt are followed again (sandbox over loopback).
+ */
+describe('payout runs when their store or process fails (e2e, sandbox over loopback)', () => {
+  /** An in-memory store that can be made to fail its next `createRun` and the read after it. */
+  class FlakyStore extends InMemoryPayoutRunStore {
+    failCreate = 0;
+    failGet = 0;
+
+    override createRun(...args: Parameters<InMemoryPayoutRunStore['createRun']>) {
+      if (this.failCreate > 0) {
+        this.failCreate -= 1;
+        // An outage: the next read fails too.
+        this.failGet += 1;
+        return Promise.reject(new Error('Command timed out'));
+      }
+      return super.createRun(...args);
+    }
+
+    override getRun(runId: string): Promise<PayoutRunRecord | undefined> {
+      if (this.failGet > 0) {
+        this.failGet -= 1;
+        return Promise.reject(new Error('Command timed out'));
+      }
+      return super.getRun(runId);
+    }
+  }
+
+  let harness: PayoutRunsHarness;
+  const store = new FlakyStore();
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start({ store });
+  });
+  afterAll(() => harness?.close());
+  beforeEach(() => harness.sandbox.control.reset());
+
+  const payouts = async () =>
+    (await harness.sandbox.control.transactions()).map((tx) => tx.idempotencyKey);
+
+  it('a store down as the run is stored: not started, and the same runId creates it later', async () => {
+    const items = harness.mpesaItems(5);
+    store.failCreate = 1;
+    const error: unknown = await harness.runs
+      .create({ runId: 'stored-later', items })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayoutRunCreationError);
+    expect(error).toMatchObject({ runId: 'stored-later', mayHaveExecuted: false });
+    expect((error as Error).message).toContain('call create() again with runId stored-later');
+    expect((error as Error).cause).toEqual(new Error('Command timed out'));
+    expect(await payouts()).toEqual([]);
+
+    const created = await harness.runs.create({ runId: 'stored-later', items });
+    expect(created.existing).toBe(false);
+    await eventually(
+      async () => ((await harness.runs.get('stored-later')).finishedAt ? true : undefined),
+      'the run finished',
+    );
+    expect((await payouts()).sort()).toEqual(
+      items.map((item) => harness.runs.itemKey('stored-later', item.itemId)).sort(),
+    );
+  });
+
+  it('a store that fails once the run started: may have executed, and the same runId answers it', async () => {
+    const items = harness.mpesaItems(5);
+    // The read after the start, to answer the caller, fails.
+    const runs = harness.runs;
+    const get = jest.spyOn(runs, 'get').mockRejectedValueOnce(new Error('Command timed out'));
+    let error: unknown;
+    try {
+      error = await runs.create({ runId: 'started', items }).catch((e: unknown) => e);
+    } finally {
+      get.mockRestore();
+    }
+    expect(error).toBeInstanceOf(PayoutRunCreationError);
+    expect(error).toMatchObject({ runId: 'started', mayHaveExecuted: true });
+    expect((error as Error).message).toContain('may have started paying');
+
+    await eventually(
+      async () => ((await runs.get('started')).finishedAt ? true : undefined),
+      'the run finished',
+    );
+    const again = await runs.create({ runId: 'started', items });
+    expect(again.existing).toBe(true);
+    const keys = await payouts();
+    expect(keys).toHaveLength(5);
+    expect(new Set(keys).size).toBe(5);
+  });
+
+  it('a finished run created again follows its items in doubt through the journal once more', async () => {
+    const items = harness.mpesaItems(3).slice(1);
+    const runId = 'followed-again';
+    await harness.runs.create({ runId, items });
+    await eventually(async () => {
+      const run = await harness.runs.get(runId);
+      return run.finishedAt && run.counts.succeeded === 2 ? true : undefined;
+    }, 'the run finished, every item paid');
+    // As a process that died before its last look left it: in doubt in the run, while the journal
+    // holds the payout succeeded (its webhook settled it).
+    const [item] = items;
+    expect(
+      await store.updateItem(runId, item.itemId, { state: 'in_doubt', reason: 'r' }, ['succeeded']),
+    ).toBeDefined();
+
+    await eventually(async () => {
+      expect((await harness.runs.create({ runId, items })).existing).toBe(true);
+      return (await store.getItem(runId, item.itemId))?.state === 'succeeded' ? true : undefined;
+    }, 'the item followed again and settled from the journal');
+    expect(await payouts()).toHaveLength(2);
+  });
+});
