@@ -1,4 +1,8 @@
-import { InMemoryPayoutRunStore, PayoutRunCreationError } from '@malipo/nestjs/runs';
+import {
+  InMemoryPayoutRunStore,
+  PayoutRunCreationError,
+  PayoutRunNotFoundError,
+} from '@malipo/nestjs/runs';
 import type { PayoutRunRecord } from '@malipo/nestjs/runs';
 import { eventually, PayoutRunsHarness } from './payout-runs-harness';
 
@@ -68,31 +72,38 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     );
   });
 
-  it('a store that fails once the run started: may have executed, and the same runId answers it', async () => {
-    const items = harness.mpesaItems(5);
-    // The read after the start, to answer the caller, fails.
-    const runs = harness.runs;
-    const get = jest.spyOn(runs, 'get').mockRejectedValueOnce(new Error('Command timed out'));
-    let error: unknown;
-    try {
-      error = await runs.create({ runId: 'started', items }).catch((e: unknown) => e);
-    } finally {
-      get.mockRestore();
-    }
-    expect(error).toBeInstanceOf(PayoutRunCreationError);
-    expect(error).toMatchObject({ runId: 'started', mayHaveExecuted: true });
-    expect((error as Error).message).toContain('may have started paying');
+  it.each([
+    ['the store', new Error('Command timed out')],
+    ['the library', new PayoutRunNotFoundError('started')],
+  ])(
+    'a failure of %s once the run started: may have executed, and the same runId answers it',
+    async (_, failure) => {
+      const runId = `started-${failure.name}`;
+      const items = harness.mpesaItems(5);
+      // The read after the start, to answer the caller, fails.
+      const runs = harness.runs;
+      const get = jest.spyOn(runs, 'get').mockRejectedValueOnce(failure);
+      let error: unknown;
+      try {
+        error = await runs.create({ runId, items }).catch((e: unknown) => e);
+      } finally {
+        get.mockRestore();
+      }
+      expect(error).toBeInstanceOf(PayoutRunCreationError);
+      expect(error).toMatchObject({ runId, mayHaveExecuted: true, cause: failure });
+      expect((error as Error).message).toContain('may have started paying');
 
-    await eventually(
-      async () => ((await runs.get('started')).finishedAt ? true : undefined),
-      'the run finished',
-    );
-    const again = await runs.create({ runId: 'started', items });
-    expect(again.existing).toBe(true);
-    const keys = await payouts();
-    expect(keys).toHaveLength(5);
-    expect(new Set(keys).size).toBe(5);
-  });
+      await eventually(
+        async () => ((await runs.get(runId)).finishedAt ? true : undefined),
+        'the run finished',
+      );
+      const again = await runs.create({ runId, items });
+      expect(again.existing).toBe(true);
+      const keys = await payouts();
+      expect(keys).toHaveLength(5);
+      expect(new Set(keys).size).toBe(5);
+    },
+  );
 
   it('a finished run created again follows its items in doubt through the journal once more', async () => {
     const items = harness.mpesaItems(3).slice(1);

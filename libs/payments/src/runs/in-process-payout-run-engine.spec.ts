@@ -168,4 +168,39 @@ describe('InProcessPayoutRunEngine', () => {
       await engine.close();
     }
   });
+
+  it('holds no half-loaded run when its start failed: the next start sends its items', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('r', { ratePerSecond: 100 }), [itemRecord('r', 'item')]);
+    jest.spyOn(store, 'listItems').mockRejectedValueOnce(new Error('Command timed out'));
+    const sent: string[] = [];
+    const payments = {
+      payouts: {
+        mpesa: (_request: object, options: { idempotencyKey: string }) => {
+          sent.push(options.idempotencyKey);
+          return Promise.resolve({ transactionReference: 'REF' });
+        },
+      },
+      reconciler: { get: () => Promise.resolve(undefined) },
+    } as unknown as PayoutRunsPayments;
+    const engine = new InProcessPayoutRunEngine({
+      store,
+      payments,
+      emit: () => undefined,
+      settlementPollMs: 60_000,
+      progressIntervalMs: 60_000,
+      followInDoubtMs: 0,
+    });
+    try {
+      await expect(engine.start('r')).rejects.toThrow('Command timed out');
+      await engine.start('r');
+      for (let waited = 0; (await store.getItem('r', 'item'))?.state !== 'accepted';) {
+        if ((waited += 10) > 30_000) throw new Error('the item was never sent');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(sent).toEqual(['run-r-item']);
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -84,12 +84,26 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       rateLimited: record.rateLimited,
     };
     this.runs.set(runId, run);
+    try {
+      await this.load(run);
+    } catch (error) {
+      // Not held here then: the next start() (create() again) loads it anew.
+      this.forget(run);
+      throw error;
+    }
+    this.pump(run);
+    await this.checkFinished(run);
+    if (run.finished && isIdle(run)) this.forget(run);
+  }
+
+  /** Queues the run's `queued` items, takes over its `sending` ones, watches the unsettled. */
+  private async load(run: ActiveRun): Promise<void> {
     for (
       let cursor: string | undefined, first = true;
       first || cursor !== undefined;
       first = false
     ) {
-      const page = await this.deps.store.listItems(runId, {
+      const page = await this.deps.store.listItems(run.runId, {
         states: ['queued', 'sending', ...UNSETTLED_ITEM_STATES],
         limit: PAGE,
         ...(cursor === undefined ? {} : { cursor }),
@@ -106,9 +120,6 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       }
       cursor = page.nextCursor;
     }
-    this.pump(run);
-    await this.checkFinished(run);
-    if (run.finished && isIdle(run)) this.forget(run);
   }
 
   /*
@@ -266,28 +277,21 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
 
   /**
    * Goes on with items whose send ended in a store failure, from what the store holds now:
-   * `queued` is sent again; `sending` is taken over from the journal, as after a crash, except
-   * that a send the journal holds `refused` goes again (this process's send has ended, so unlike
-   * a dead worker's it cannot still go out); `accepted` and `in_doubt` are followed.
+   * `queued` is sent again, `sending` is taken over from the journal (this process's send has
+   * ended: what the journal says was not sent goes again), `accepted` and `in_doubt` are followed.
    */
   private async recover(run: ActiveRun): Promise<void> {
     for (const itemId of [...run.recovering]) {
-      const found = await this.deps.store.getItem(run.runId, itemId);
-      if (found?.state === 'sending') {
-        const entry = await this.deps.payments.reconciler.get(found.idempotencyKey);
-        if (entry?.state === 'refused') {
-          await this.deps.store.updateItem(run.runId, itemId, { state: 'queued' }, ['sending']);
-        } else {
-          await takeOverPayoutRunItem(this.deps, found);
-        }
+      let item = await this.deps.store.getItem(run.runId, itemId);
+      if (item?.state === 'sending') {
+        await takeOverPayoutRunItem(this.deps, item, { senderEnded: true });
+        item = await this.deps.store.getItem(run.runId, itemId);
       }
-      const item =
-        found?.state === 'sending' ? await this.deps.store.getItem(run.runId, itemId) : found;
       run.recovering.delete(itemId);
       if (item?.state === 'queued') {
-        if (run.state === 'cancelled')
+        if (run.state === 'cancelled') {
           await refuseCancelledPayoutRunItem(this.deps, run.runId, itemId);
-        else run.queue.push(itemId);
+        } else run.queue.push(itemId);
       } else if (item && UNSETTLED_ITEM_STATES.includes(item.state)) {
         this.watch(run, itemId);
       }

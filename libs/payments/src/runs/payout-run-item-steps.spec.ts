@@ -236,6 +236,25 @@ describe('payout-run item steps', () => {
     expect(sent).toEqual([]);
   });
 
+  it('puts back an item whose own send ended in a store failure when the journal says it was not sent', async () => {
+    for (const [entry, expected] of [
+      [undefined, 'queued'],
+      [{ state: 'refused', reason: 'not sent: JOURNAL_UNAVAILABLE' }, 'queued'],
+      [{ state: 'refused', settledBy: 'manual', reason: 'resolved by hand: no' }, 'refused'],
+      [{ state: 'started' }, 'in_doubt'],
+      [{ state: 'accepted', reference: 'R1' }, 'accepted'],
+    ] as const) {
+      const { store, context, sent, held } = await world('sending', entry);
+      await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!, { senderEnded: true });
+      expect([entry?.state, (await store.getItem('r', 'a'))?.state]).toEqual([
+        entry?.state,
+        expected,
+      ]);
+      expect(sent).toEqual([]);
+      expect(held).toEqual([]);
+    }
+  });
+
   it('settles an in-doubt item refused once a person resolved its entry refused, not before', async () => {
     for (const [entry, expected] of [
       [

@@ -207,14 +207,23 @@ export function reasonOfEntry(
  * makes the item `in_doubt`. When the key has no entry, one is written `in_doubt` first: should
  * the worker only have stalled, it then finds the key held and never sends, and a person can
  * settle the entry (and so the item) with `PaymentsReconciler.resolve()`.
+ *
+ * With `senderEnded` (the engine's own send of it ended in a store failure, so nothing of it can
+ * still go out), an item the journal holds nothing of, or `refused` other than by a person, was
+ * not sent: it is `queued` again.
  */
 export async function takeOverPayoutRunItem(
   context: PayoutRunEngineContext,
   item: PayoutRunItemRecord,
+  { senderEnded = false }: { senderEnded?: boolean } = {},
 ): Promise<void> {
   const check =
     'check the payout in the ledger, then settle it with PaymentsReconciler.resolve(key, { outcome, note })';
   let entry = await context.payments.reconciler.get(item.idempotencyKey);
+  if (senderEnded && (!entry || (entry.state === 'refused' && entry.settledBy !== 'manual'))) {
+    await context.store.updateItem(item.runId, item.itemId, { state: 'queued' }, ['sending']);
+    return;
+  }
   if (!entry && item.request !== undefined) {
     entry = await context.payments.payouts.holdInDoubt(
       PAYOUT_RUN_KINDS[item.operation].operation,

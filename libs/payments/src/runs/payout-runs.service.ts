@@ -167,7 +167,9 @@ export class PayoutRunsService {
     try {
       return await this.createChecked(creation, options, concurrency, ratePerSecond);
     } catch (error) {
-      if (error instanceof PaymentsError) throw error;
+      // Refusals and a balance that could not be read come before any start; after the run was
+      // handed to the engine, every failure says that it may be paying.
+      if (error instanceof PaymentsError && !creation.started) throw error;
       throw new PayoutRunCreationError(runId, creation.started, error);
     }
   }

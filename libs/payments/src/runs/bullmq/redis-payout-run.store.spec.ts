@@ -79,11 +79,11 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'killed:' });
     const runId = 'killed-mid-creation';
-    // The process dies as the run itself is to be written: every item is in Redis by then.
+    // The process dies as the run's items are to be kept: every item is in Redis by then.
     const createScript = jest
       .spyOn(
-        client as unknown as { malipoRunsCreateRun: () => Promise<number> },
-        'malipoRunsCreateRun',
+        client as unknown as { malipoRunsPersistItems: () => Promise<number> },
+        'malipoRunsPersistItems',
       )
       .mockRejectedValue(new Error('killed'));
     try {
@@ -108,20 +108,57 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'slow:' });
     const runId = 'slow-creation';
     const commands = client as unknown as {
-      malipoRunsCreateRun: (...args: unknown[]) => Promise<number>;
+      malipoRunsPersistItems: (...args: unknown[]) => Promise<number>;
     };
-    const createScript = commands.malipoRunsCreateRun.bind(client);
-    const spy = jest.spyOn(commands, 'malipoRunsCreateRun').mockImplementation(async (...args) => {
-      // The claim lapsed and another creation of the id took it meanwhile.
-      await client.set(`slow:{${runId}}:claim`, 'another creation');
-      return createScript(...args);
-    });
+    const createScript = commands.malipoRunsPersistItems.bind(client);
+    const spy = jest
+      .spyOn(commands, 'malipoRunsPersistItems')
+      .mockImplementation(async (...args) => {
+        // The claim lapsed and another creation of the id took it meanwhile.
+        await client.set(`slow:{${runId}}:claim`, 'another creation');
+        return createScript(...args);
+      });
     try {
       await expect(store.createRun(runRecord(runId), [itemRecord(runId, 'a')])).rejects.toThrow(
         'was not created: writing its items took longer than 10 minutes',
       );
       expect(await store.getRun(runId)).toBeUndefined();
       expect(await client.pttl(`slow:{${runId}}:item:a`)).toBeGreaterThan(0);
+    } finally {
+      spy.mockRestore();
+      await store.close();
+      await client.quit();
+    }
+  });
+
+  it('stops writing items once its claim went to another creation: nothing mixes into that run', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'overtaken:' });
+    const runId = 'overtaken';
+    const commands = client as unknown as {
+      malipoRunsCreateItems: (...args: unknown[]) => Promise<number>;
+    };
+    const writeItems = commands.malipoRunsCreateItems.bind(client);
+    let chunks = 0;
+    const spy = jest
+      .spyOn(commands, 'malipoRunsCreateItems')
+      .mockImplementation(async (...args) => {
+        chunks += 1;
+        // After the first chunk the claim lapsed, and another creation of the id took it.
+        if (chunks === 2) await client.set(`overtaken:{${runId}}:claim`, 'another creation');
+        return writeItems(...args);
+      });
+    try {
+      const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
+      await expect(store.createRun(runRecord(runId), items)).rejects.toThrow(
+        'writing its items took longer than 10 minutes',
+      );
+      expect(chunks).toBe(2);
+      expect(await client.exists(`overtaken:{${runId}}:item:i499`)).toBe(1);
+      expect(await client.pttl(`overtaken:{${runId}}:item:i499`)).toBeGreaterThan(0);
+      expect(await client.exists(`overtaken:{${runId}}:item:i500`)).toBe(0);
+      expect(await client.exists(`overtaken:{${runId}}:totals`)).toBe(0);
+      expect(await store.getRun(runId)).toBeUndefined();
     } finally {
       spy.mockRestore();
       await store.close();
@@ -183,5 +220,57 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
     await store.close();
     await client.quit();
+  });
+
+  it("sets a finished run's items' expiry a page at a time, and a read goes on after a failure", async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({
+      client,
+      keyPrefix: 'pages:',
+      finishedRunTtlSeconds: 600,
+    });
+    const runId = 'paged';
+    const items = Array.from({ length: 2_500 }, (_, index) => itemRecord(runId, `i${index}`));
+    await store.createRun(runRecord(runId), items);
+    const commands = client as unknown as {
+      malipoRunsExpireItems: (...args: unknown[]) => Promise<number>;
+    };
+    const expirePage = commands.malipoRunsExpireItems.bind(client);
+    let pages = 0;
+    const spy = jest.spyOn(commands, 'malipoRunsExpireItems').mockImplementation((...args) => {
+      pages += 1;
+      // Redis fails the finish's second page.
+      return pages === 2 ? Promise.reject(new Error('Command timed out')) : expirePage(...args);
+    });
+    const withoutExpiry = async () => {
+      let count = 0;
+      for (const item of items) {
+        if ((await client.pttl(`pages:{${runId}}:item:${item.itemId}`)) < 0) count += 1;
+      }
+      return count;
+    };
+    try {
+      expect(
+        await store.updateRun(
+          runId,
+          { state: 'completed', finishedAt: 'now' },
+          { unfinished: true },
+        ),
+      ).toMatchObject({ state: 'completed', finishedAt: 'now' });
+      expect(await withoutExpiry()).toBe(1_500);
+      expect(await client.pttl(`pages:{${runId}}:run`)).toBeGreaterThan(0);
+
+      expect(await store.getRun(runId)).toMatchObject({ finishedAt: 'now' });
+      for (let waited = 0; (await client.hexists(`pages:{${runId}}:run`, 'expiring')) === 1;) {
+        if ((waited += 10) > 30_000) throw new Error('the expiry never went on');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(await withoutExpiry()).toBe(0);
+      expect(pages).toBeGreaterThanOrEqual(4);
+    } finally {
+      spy.mockRestore();
+      await store.close();
+      await client.quit();
+    }
   });
 });

@@ -33,6 +33,8 @@ export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
 
 /** Items written per round trip when a run is created. */
 const CREATE_CHUNK = 500;
+/** Items whose expiry one script sets when a run finished: Redis is held about 5 ms. */
+const EXPIRE_PAGE = 1000;
 
 /**
  * How long a creation holds a run id before its run is written: a creation that died (its
@@ -89,48 +91,74 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * Lua: `fn` over the key of every item of the run whose `order` index is KEYS[2], their key prefix
- * `prefix`, read a page at a time.
+ * KEYS: claim, order, totals. ARGV: the claim's token, lease (ms), the items' key prefix, the
+ * state sets' key prefix, the totals as a JSON array of field, value ('' for none), then one JSON
+ * array per item: id, position, state, then its hash's field, value pairs (strings). Writes a
+ * chunk of a creation's items, each key expiring with the claim, only while the claim is the
+ * creation's own: 0 when it lapsed (a creation slower than its lease must not write into the
+ * next one's run).
  */
-const EACH_ITEM_FUNCTION = `
-local function eachItem(prefix, fn)
-  local page = 1000
-  local start = 0
-  while true do
-    local ids = redis.call('ZRANGE', KEYS[2], start, start + page - 1)
-    for _, id in ipairs(ids) do fn(prefix .. id) end
-    if #ids < page then return end
-    start = start + page
-  end
+const CREATE_ITEMS_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local items = {}
+for index = 6, #ARGV do items[#items + 1] = cjson.decode(ARGV[index]) end
+local totals = ARGV[5] ~= '' and cjson.decode(ARGV[5]) or nil
+local sets = {}
+for _, item in ipairs(items) do
+  local key = ARGV[3] .. item[1]
+  redis.call('HSET', key, unpack(item, 4))
+  redis.call('PEXPIRE', key, ARGV[2])
+  redis.call('ZADD', KEYS[2], item[2], item[1])
+  local set = ARGV[4] .. item[3]
+  redis.call('ZADD', set, item[2], item[1])
+  sets[set] = true
 end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+for set in pairs(sets) do redis.call('PEXPIRE', set, ARGV[2]) end
+if totals then
+  redis.call('HSET', KEYS[3], unpack(totals))
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return 1
 `;
 
 /**
- * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the items'
- * key prefix, the run's fixed part (JSON), then field, value pairs of the rest. Writes the run
- * whole in one step, or nothing: 0 when a run is there, -1 when the creation's claim lapsed (its
- * items may have expired). The items were written to expire with the claim, so that a creation
- * that died leaves nothing behind; with the run they stop expiring, all in this step.
+ * KEYS: claim. ARGV: the claim's token, the items' key prefix, then item ids. Stops the expiry of
+ * a creation's items, a page at a time before its run is written, only while the claim is the
+ * creation's own (0 when it lapsed).
+ */
+const PERSIST_ITEMS_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for index = 3, #ARGV do redis.call('PERSIST', ARGV[2] .. ARGV[index]) end
+return 1
+`;
+
+/**
+ * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the run's
+ * fixed part (JSON), then field, value pairs of the rest. Writes the run whole in one step, or
+ * nothing: 0 when a run is there, -1 when the creation's claim lapsed. The run's other keys stop
+ * expiring in the same step (its items did, page by page, just before).
  * A hash with no state is what an older version left when it died between two writes: never a
  * run to readers, it is written over.
  */
-const CREATE_RUN_SCRIPT = `${EACH_ITEM_FUNCTION}
+const CREATE_RUN_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'static', ARGV[3], unpack(ARGV, 4))
+redis.call('HSET', KEYS[1], 'static', ARGV[2], unpack(ARGV, 3))
 for index = 2, #KEYS do redis.call('PERSIST', KEYS[index]) end
-eachItem(ARGV[2], function(key) redis.call('PERSIST', key) end)
 return 1
 `;
 
 /**
  * KEYS: run hash, order, claim, totals, then the state sets. ARGV: allowed states ('' for any),
  * unfinished only (1/0), updatedAt, state, finishedAt, rateLimited ('' keeps each), seconds a
- * finished run's keys live ('' for ever), the items' key prefix. Changes the run only when it
- * meets the condition; a change that finishes it sets its keys' expiry in the same step.
+ * finished run's keys live ('' for ever). Changes the run only when it meets the condition. A
+ * change that finishes it sets the expiry of these keys in the same step, and marks where the
+ * expiry of its items stands (`expiring`, item 0): they follow a page at a time (EXPIRE_ITEMS),
+ * so that no script holds Redis for a whole run.
  */
-const UPDATE_RUN_SCRIPT = `${EACH_ITEM_FUNCTION}
+const UPDATE_RUN_SCRIPT = `
 local fields = redis.call('HMGET', KEYS[1], 'state', 'finishedAt')
 if not fields[1] then return false end
 if ARGV[1] ~= '' then
@@ -147,15 +175,38 @@ if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'finishedAt', ARGV[5]) end
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rateLimited', ARGV[6]) end
 if ARGV[5] ~= '' and ARGV[7] ~= '' then
   for index = 1, #KEYS do redis.call('EXPIRE', KEYS[index], ARGV[7]) end
-  eachItem(ARGV[8], function(key) redis.call('EXPIRE', key, ARGV[7]) end)
+  redis.call('HSET', KEYS[1], 'expiring', 0)
 end
 return redis.call('HGETALL', KEYS[1])
+`;
+
+/**
+ * KEYS: run hash, order. ARGV: seconds the items live, the items' key prefix, page size. Sets the
+ * expiry of the next page of a finished run's items from its `expiring` mark, and moves the mark
+ * on, or removes it after the last page. Resolves the next position, or -1 when done.
+ */
+const EXPIRE_ITEMS_SCRIPT = `
+local cursor = redis.call('HGET', KEYS[1], 'expiring')
+if not cursor then return -1 end
+cursor = tonumber(cursor)
+local page = tonumber(ARGV[3])
+local ids = redis.call('ZRANGE', KEYS[2], cursor, cursor + page - 1)
+for _, id in ipairs(ids) do redis.call('EXPIRE', ARGV[2] .. id, ARGV[1]) end
+if #ids < page then
+  redis.call('HDEL', KEYS[1], 'expiring')
+  return -1
+end
+redis.call('HSET', KEYS[1], 'expiring', cursor + #ids)
+return cursor + #ids
 `;
 
 interface RunStoreCommands {
   malipoRunsUpdateItem(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
+  malipoRunsCreateItems(...args: (string | number)[]): Promise<number>;
+  malipoRunsPersistItems(...args: (string | number)[]): Promise<number>;
+  malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
 }
 
 /** What a run hash holds that never changes after creation. */
@@ -188,7 +239,8 @@ function fieldsOf(reply: string[] | Record<string, string>): Record<string, stri
  *
  * Until its run is written, a creation's keys expire with its claim (10 minutes), so that one that
  * died leaves nothing behind; once a run finished, its keys expire after `finishedRunTtlSeconds`
- * (default 30 days), set in the same step as the finish.
+ * (default 30 days): the run's own in the step that finishes it, its items a page at a time after
+ * (docs/payout-runs.md, "Engines").
  *
  * `updateItem` and `updateRun` are Lua scripts: a change with `from` / `when` is atomic across
  * instances, so one worker wins an item.
@@ -201,6 +253,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private readonly prefix: string;
   private readonly finishedRunTtlSeconds: number;
   private closing?: Promise<void>;
+  /** Runs whose items' expiry this store is setting now. */
+  private readonly expiring = new Set<string>();
 
   constructor(options: RedisPayoutRunStoreOptions = {}) {
     this.prefix = options.keyPrefix ?? 'malipo:runs:';
@@ -220,6 +274,18 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     this.client.defineCommand('malipoRunsUpdateRun', {
       numberOfKeys: runKeys,
       lua: UPDATE_RUN_SCRIPT,
+    });
+    this.client.defineCommand('malipoRunsPersistItems', {
+      numberOfKeys: 1,
+      lua: PERSIST_ITEMS_SCRIPT,
+    });
+    this.client.defineCommand('malipoRunsExpireItems', {
+      numberOfKeys: 2,
+      lua: EXPIRE_ITEMS_SCRIPT,
+    });
+    this.client.defineCommand('malipoRunsCreateItems', {
+      numberOfKeys: 3,
+      lua: CREATE_ITEMS_SCRIPT,
     });
     this.client.defineCommand('malipoRunsCreateRun', {
       numberOfKeys: runKeys,
@@ -244,43 +310,55 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     }
     await this.removeUnfinishedCreation(run.runId);
     const totals = new Map<string, number>();
-    for (let start = 0; start < items.length; start += CREATE_CHUNK) {
-      const chunk = this.client.multi();
-      items.slice(start, start + CREATE_CHUNK).forEach((item, offset) => {
-        const position = start + offset;
-        const { state, sends, updatedAt, reason, reference, request, ...fixed } = item;
-        const minor = itemMinorUnits(item);
-        chunk.hset(this.key(run.runId, `item:${item.itemId}`), {
-          d: JSON.stringify(fixed),
-          ...(request === undefined ? {} : { rq: JSON.stringify(request) }),
-          id: item.itemId,
-          pos: position,
-          currency: item.currency,
-          minor,
-          state,
-          sends,
-          updatedAt,
-          ...(reason === undefined ? {} : { reason }),
-          ...(reference === undefined ? {} : { reference }),
-        });
-        chunk.pexpire(this.key(run.runId, `item:${item.itemId}`), CREATE_CLAIM_LEASE_MS);
-        chunk.zadd(this.key(run.runId, 'order'), position, item.itemId);
-        chunk.zadd(this.key(run.runId, `state:${state}`), position, item.itemId);
-        const field = `${state}:${item.currency}`;
-        totals.set(`${field}:count`, (totals.get(`${field}:count`) ?? 0) + 1);
-        totals.set(`${field}:minor`, (totals.get(`${field}:minor`) ?? 0) + minor);
-      });
-      for (const key of this.runKeys(run.runId).slice(1)) {
-        if (key !== claimKey) chunk.pexpire(key, CREATE_CLAIM_LEASE_MS);
-      }
-      await chunk.exec();
+    for (const item of items) {
+      const field = `${item.state}:${item.currency}`;
+      totals.set(`${field}:count`, (totals.get(`${field}:count`) ?? 0) + 1);
+      totals.set(`${field}:minor`, (totals.get(`${field}:minor`) ?? 0) + itemMinorUnits(item));
     }
-    if (totals.size > 0) {
-      await this.client
-        .multi()
-        .hset(this.key(run.runId, 'totals'), totals)
-        .pexpire(this.key(run.runId, 'totals'), CREATE_CLAIM_LEASE_MS)
-        .exec();
+    for (let start = 0; start < items.length; start += CREATE_CHUNK) {
+      const last = start + CREATE_CHUNK >= items.length;
+      const chunk = items.slice(start, start + CREATE_CHUNK).map((item, offset) => {
+        const { state, sends, updatedAt, reason, reference, request, ...fixed } = item;
+        return JSON.stringify([
+          item.itemId,
+          start + offset,
+          state,
+          ...Object.entries({
+            d: JSON.stringify(fixed),
+            ...(request === undefined ? {} : { rq: JSON.stringify(request) }),
+            id: item.itemId,
+            pos: start + offset,
+            currency: item.currency,
+            minor: itemMinorUnits(item),
+            state,
+            sends,
+            updatedAt,
+            ...(reason === undefined ? {} : { reason }),
+            ...(reference === undefined ? {} : { reference }),
+          }).flatMap(([field, value]) => [field, String(value)]),
+        ]);
+      });
+      const written = await this.commands.malipoRunsCreateItems(
+        claimKey,
+        this.key(run.runId, 'order'),
+        this.key(run.runId, 'totals'),
+        claim,
+        CREATE_CLAIM_LEASE_MS,
+        this.key(run.runId, 'item:'),
+        this.key(run.runId, 'state:'),
+        last ? JSON.stringify([...totals].flatMap(([field, value]) => [field, String(value)])) : '',
+        ...chunk,
+      );
+      if (written !== 1) throw this.lapsed(run.runId);
+    }
+    for (let start = 0; start < items.length; start += CREATE_CHUNK) {
+      const persisted = await this.commands.malipoRunsPersistItems(
+        claimKey,
+        claim,
+        this.key(run.runId, 'item:'),
+        ...items.slice(start, start + CREATE_CHUNK).map((item) => item.itemId),
+      );
+      if (persisted !== 1) throw this.lapsed(run.runId);
     }
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
     // Written last, and whole: until then the run does not exist for readers, whatever its items
@@ -288,7 +366,6 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     const created = await this.commands.malipoRunsCreateRun(
       ...this.runKeys(run.runId),
       claim,
-      this.key(run.runId, 'item:'),
       JSON.stringify(fixed satisfies StaticRun),
       'state',
       state,
@@ -298,12 +375,15 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       rateLimited,
       ...(finishedAt === undefined ? [] : ['finishedAt', finishedAt]),
     );
-    if (created === -1) {
-      throw new Error(
-        `The payout run ${run.runId} was not created: writing its items took longer than ${CREATE_CLAIM_LEASE_MS / 60_000} minutes`,
-      );
-    }
+    if (created === -1) throw this.lapsed(run.runId);
     if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
+  }
+
+  /** A creation that outlived its claim: what it wrote expires, and no run is written. */
+  private lapsed(runId: string): Error {
+    return new Error(
+      `The payout run ${runId} was not created: writing its items took longer than ${CREATE_CLAIM_LEASE_MS / 60_000} minutes`,
+    );
   }
 
   /**
@@ -329,7 +409,33 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   }
 
   async getRun(runId: string): Promise<PayoutRunRecord | undefined> {
-    return this.runOf(await this.client.hgetall(this.key(runId, 'run')));
+    const fields = await this.client.hgetall(this.key(runId, 'run'));
+    // A finish whose items' expiry was cut short (the process died, Redis failed) goes on here.
+    if (fields.expiring !== undefined && !this.expiring.has(runId)) {
+      this.expireItems(runId).catch(() => undefined);
+    }
+    return this.runOf(fields);
+  }
+
+  /**
+   * Sets the expiry of a finished run's items, a page per script, from where its `expiring` mark
+   * stands; another instance doing the same meanwhile only repeats a page.
+   */
+  private async expireItems(runId: string): Promise<void> {
+    this.expiring.add(runId);
+    try {
+      for (let next = 0; next !== -1;) {
+        next = await this.commands.malipoRunsExpireItems(
+          this.key(runId, 'run'),
+          this.key(runId, 'order'),
+          this.finishedRunTtlSeconds,
+          this.key(runId, 'item:'),
+          EXPIRE_PAGE,
+        );
+      }
+    } finally {
+      this.expiring.delete(runId);
+    }
   }
 
   async updateRun(
@@ -347,9 +453,12 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       change.finishedAt ?? '',
       change.rateLimited === undefined ? '' : String(change.rateLimited),
       this.finishedRunTtlSeconds === 0 ? '' : this.finishedRunTtlSeconds,
-      this.key(runId, 'item:'),
     );
-    return reply ? this.runOf(fieldsOf(reply)) : undefined;
+    if (!reply) return undefined;
+    const fields = fieldsOf(reply);
+    // The run is finished whatever becomes of this: a failure here is taken up by the next read.
+    if (fields.expiring !== undefined) await this.expireItems(runId).catch(() => undefined);
+    return this.runOf(fields);
   }
 
   async getItem(runId: string, itemId: string): Promise<PayoutRunItemRecord | undefined> {
