@@ -255,6 +255,23 @@ describe('payout-run item steps', () => {
     }
   });
 
+  it('takes over a sending item in doubt, unheld, when its stored request no longer passes the rules', async () => {
+    const { store, context, sent } = await world('sending');
+    (context.payments.payouts as unknown as { holdInDoubt: () => Promise<never> }).holdInDoubt =
+      () =>
+        Promise.reject(
+          new PaymentsValidationError('MpesaPayoutRequest', [
+            { field: 'username', rule: 'isNotEmpty', message: 'username must not be empty' },
+          ]),
+        );
+    await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!);
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'in_doubt',
+      reason: expect.stringContaining('before the journal entry was written') as string,
+    });
+    expect(sent).toEqual([]);
+  });
+
   it('settles an in-doubt item refused once a person resolved its entry refused, not before', async () => {
     for (const [entry, expected] of [
       [

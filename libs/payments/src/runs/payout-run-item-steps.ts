@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ON_WIRE } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
+import { PaymentsValidationError } from '../errors';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-run-item-outcome';
@@ -225,12 +226,18 @@ export async function takeOverPayoutRunItem(
     return;
   }
   if (!entry && item.request !== undefined) {
-    entry = await context.payments.payouts.holdInDoubt(
-      PAYOUT_RUN_KINDS[item.operation].operation,
-      item.request,
-      item.idempotencyKey,
-      `its worker stopped while sending it, before it journaled the send; the journal holds the key so that the worker, should it only have stalled, never sends it: ${check} (refused if it never executed)`,
-    );
+    try {
+      entry = await context.payments.payouts.holdInDoubt(
+        PAYOUT_RUN_KINDS[item.operation].operation,
+        item.request,
+        item.idempotencyKey,
+        `its worker stopped while sending it, before it journaled the send; the journal holds the key so that the worker, should it only have stalled, never sends it: ${check} (refused if it never executed)`,
+      );
+    } catch (error) {
+      // The stored request no longer passes the rules here (the defaults changed since): the
+      // worker's send would fail them too; the item goes in doubt without a held key.
+      if (!(error instanceof PaymentsValidationError)) throw error;
+    }
   }
   const journaled = entry && itemStateOfEntry(entry);
   let change: PayoutRunItemChange;
