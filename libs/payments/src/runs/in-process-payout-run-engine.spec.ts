@@ -1,10 +1,31 @@
 import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
+import { waitFor } from '../../spec-support/wait-for';
+import type { PayoutRunEngineContext } from './payout-run-engine';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { InProcessPayoutRunEngine } from './in-process-payout-run-engine';
 import { ON_WIRE } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunsPayments } from './payout-runs-payments';
+
+/** An engine over `store` and `payments` that looks at its runs once a minute unless told. */
+function engineOf(
+  store: InMemoryPayoutRunStore,
+  payments: PayoutRunsPayments,
+  options: Partial<
+    Pick<PayoutRunEngineContext, 'emit' | 'settlementPollMs' | 'followInDoubtMs'>
+  > = {},
+): InProcessPayoutRunEngine {
+  return new InProcessPayoutRunEngine({
+    store,
+    payments,
+    emit: () => undefined,
+    settlementPollMs: 60_000,
+    progressIntervalMs: 60_000,
+    followInDoubtMs: 0,
+    ...options,
+  });
+}
 
 describe('InProcessPayoutRunEngine', () => {
   it('takes over, never re-sends, the items a dead process left sending in a store that outlived it', async () => {
@@ -30,21 +51,16 @@ describe('InProcessPayoutRunEngine', () => {
           ),
       },
     } as unknown as PayoutRunsPayments;
-    const engine = new InProcessPayoutRunEngine({
-      store,
-      payments,
-      emit: (event) => events.push(event),
-      settlementPollMs: 60_000,
-      progressIntervalMs: 60_000,
-      followInDoubtMs: 0,
-    });
+    const engine = engineOf(store, payments, { emit: (event) => events.push(event) });
     try {
       await engine.start('r');
       // The queued item's send ends the run's sending; a busy machine only makes it later.
-      for (let waited = 0; (await store.getItem('r', 'never-sent'))?.state !== 'accepted';) {
-        if ((waited += 10) > 30_000) throw new Error('the queued item was never sent');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitFor(
+        async () =>
+          (await store.getItem('r', 'never-sent'))?.state === 'accepted' ? true : undefined,
+        'the queued item sent',
+        30_000,
+      );
       expect(sent).toEqual(['run-r-never-sent']);
       expect(await store.getItem('r', 'was-sending')).toMatchObject({
         state: 'in_doubt',
@@ -85,14 +101,7 @@ describe('InProcessPayoutRunEngine', () => {
       },
       reconciler: { get: () => Promise.resolve(undefined) },
     } as unknown as PayoutRunsPayments;
-    const engine = new InProcessPayoutRunEngine({
-      store,
-      payments,
-      emit: () => undefined,
-      settlementPollMs: 600_000,
-      progressIntervalMs: 600_000,
-      followInDoubtMs: 0,
-    });
+    const engine = engineOf(store, payments);
     try {
       await engine.start('r');
       await jest.advanceTimersByTimeAsync(10_000);
@@ -144,20 +153,10 @@ describe('InProcessPayoutRunEngine', () => {
           ),
       },
     } as unknown as PayoutRunsPayments;
-    const engine = new InProcessPayoutRunEngine({
-      store,
-      payments,
-      emit: () => undefined,
-      settlementPollMs: 20,
-      progressIntervalMs: 60_000,
-      followInDoubtMs: 60_000,
-    });
+    const engine = engineOf(store, payments, { settlementPollMs: 20, followInDoubtMs: 60_000 });
     try {
       await engine.start('r');
-      for (let waited = 0; (await store.getRun('r'))?.finishedAt === undefined;) {
-        if ((waited += 20) > 30_000) throw new Error('the run never finished');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor(async () => (await store.getRun('r'))?.finishedAt, 'the run finished', 30_000);
       const { items } = await store.listItems('r', { limit: count });
       expect(items.filter((item) => item.state !== 'succeeded').map((item) => item.state)).toEqual(
         [],
@@ -183,21 +182,15 @@ describe('InProcessPayoutRunEngine', () => {
       },
       reconciler: { get: () => Promise.resolve(undefined) },
     } as unknown as PayoutRunsPayments;
-    const engine = new InProcessPayoutRunEngine({
-      store,
-      payments,
-      emit: () => undefined,
-      settlementPollMs: 60_000,
-      progressIntervalMs: 60_000,
-      followInDoubtMs: 0,
-    });
+    const engine = engineOf(store, payments);
     try {
       await expect(engine.start('r')).rejects.toThrow('Command timed out');
       await engine.start('r');
-      for (let waited = 0; (await store.getItem('r', 'item'))?.state !== 'accepted';) {
-        if ((waited += 10) > 30_000) throw new Error('the item was never sent');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitFor(
+        async () => ((await store.getItem('r', 'item'))?.state === 'accepted' ? true : undefined),
+        'the item sent',
+        30_000,
+      );
       expect(sent).toEqual(['run-r-item']);
     } finally {
       await engine.close();
