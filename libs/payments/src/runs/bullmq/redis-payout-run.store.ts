@@ -270,7 +270,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       'payout runs can neither be read nor moved on until it is back',
     ));
     this.client.defineCommand('malipoRunsUpdateItem', { numberOfKeys: 3, lua: UPDATE_ITEM_SCRIPT });
-    const runKeys = 4 + PAYOUT_RUN_ITEM_STATES.length;
+    // The run scripts take every key of the run but its items, as `runKeys` lists them.
+    const runKeys = this.runKeys('').length;
     this.client.defineCommand('malipoRunsUpdateRun', {
       numberOfKeys: runKeys,
       lua: UPDATE_RUN_SCRIPT,
