@@ -3,6 +3,8 @@ import { Redis } from 'ioredis';
 import { PaymentsJournalError, PaymentsReconciler, PayoutsService } from '@malipo/nestjs';
 import type { MpesaPayoutRequest } from '@malipo/nestjs';
 import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
+import { PAYOUT_RUN_ENGINE } from '../../../libs/payments/src/runs/payout-runs.constants';
+import type { PayoutRunEngine } from '../../../libs/payments/src/runs/payout-run-engine';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
@@ -159,6 +161,38 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       }
     } finally {
       await ownStore.close();
+      await client.quit();
+      await own.close();
+    }
+  });
+
+  it('writes no queue again for a run another instance retired meanwhile (a late pause or resume)', async () => {
+    const own = await RedisServer.start();
+    const client = new Redis(own.url);
+    const late = await startRunsInstance({
+      redisUrl: own.url,
+      sandboxUrl: sandbox.url,
+      ...sandbox.credentials,
+    });
+    try {
+      const { runId } = await late.runs.create({
+        items: mpesaItems(5, `${late.url}/webhooks/payments`),
+        concurrency: 4,
+        ratePerSecond: 50,
+      });
+      await waitFor(
+        async () => ((await late.runs.get(runId)).state === 'completed' ? true : undefined),
+        'the run completed',
+        60_000,
+      );
+      await waitFor(queueGone(client, runId), "the completed run's queue removed", 60_000);
+      // A pause that read the run running just before it was retired reaches the engine now.
+      const engine = late.app.get<PayoutRunEngine>(PAYOUT_RUN_ENGINE);
+      await engine.pause(runId);
+      await engine.resume(runId);
+      expect(await queueLeftOf(client, runId)).toEqual({ queueKeys: 0, listed: 0 });
+    } finally {
+      await late.close();
       await client.quit();
       await own.close();
     }
