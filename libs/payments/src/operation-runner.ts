@@ -166,10 +166,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     try {
       prepared = prepareRequest(operation, request, this.defaults);
       idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
-      encoded = encodeRequest(operation, prepared, {
-        idempotencyKey,
-        correlate: this.options.correlateCallbacks,
-      });
+      encoded = this.encode(operation, prepared, idempotencyKey);
       // A generated UUID is never reused, so only a caller's key is checked; a GET sends no key.
       // With a journal, the journal holds every POST's key and fingerprint, durably: it checks.
       if (
@@ -236,6 +233,18 @@ export class OperationRunner implements BeforeApplicationShutdown {
     return response;
   }
 
+  /** `prepared` as it goes on the wire under `idempotencyKey`. */
+  private encode<TRequest extends object>(
+    operation: PaymentsOperation<TRequest, unknown>,
+    prepared: TRequest,
+    idempotencyKey: string,
+  ): EncodedRequest {
+    return encodeRequest(operation, prepared, {
+      idempotencyKey,
+      correlate: this.options.correlateCallbacks,
+    });
+  }
+
   /** What the journal writes of a call before it is sent. */
   private journalIntent<TRequest extends object>(
     operation: PaymentsOperation<TRequest, unknown>,
@@ -274,11 +283,9 @@ export class OperationRunner implements BeforeApplicationShutdown {
     if (this.journal === undefined) return Promise.reject(new Error('No payments journal'));
     let intent: JournalIntent;
     try {
+      // Prepared and encoded as `execute()` does, so the entry's fingerprint is the send's.
       const prepared = prepareRequest(operation, request, this.defaults);
-      const encoded = encodeRequest(operation, prepared, {
-        idempotencyKey,
-        correlate: this.options.correlateCallbacks,
-      });
+      const encoded = this.encode(operation, prepared, idempotencyKey);
       intent = this.journalIntent(operation, prepared, encoded, idempotencyKey, false);
     } catch (error: unknown) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
