@@ -343,6 +343,11 @@ describe('transport: retries, errors, debug logging', () => {
         { success: true, transaction_reference: 'TX-1', amount: '1000' },
         'amount',
       ],
+      [
+        'status as an object',
+        { success: true, transaction_reference: 'TX-1', status: { code: 200 } },
+        'status',
+      ],
     ])('rejects a 200 with %s as INVALID_RESPONSE, not retried', async (_label, body, field) => {
       server.reply({ status: 200, body });
 
@@ -352,6 +357,23 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error.message).toContain(field);
       expect(error.message).toContain('may have been executed');
       expect(server.requests).toHaveLength(1);
+    });
+
+    it("accepts a 2xx whose status is a number (the service's SDK allows one), as its text", async () => {
+      const body = {
+        success: true,
+        correlator_id: '9BD100000001eW',
+        message: 'Transaction request sent successfully',
+        status: 200,
+        channel: '',
+        amount: 0,
+      };
+      server.reply({ status: 200, body });
+
+      const response = await client().payouts.mpesa(MPESA_PAYOUT.request);
+
+      expect(response).toMatchObject({ transactionReference: '9BD100000001eW', status: '200' });
+      expect(response._raw).toEqual(body);
     });
 
     it.each([

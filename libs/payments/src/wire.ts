@@ -248,6 +248,8 @@ export type ResponseDecoding = AcceptanceDecoding | RecordDecoding;
 /** JSON type of a value; objects and arrays name their members' shapes. */
 export type WireShape =
   | 'string'
+  /** A string, or a finite number read as its decimal text. */
+  | 'text'
   | 'number'
   | 'boolean'
   | 'unknown'
@@ -257,7 +259,9 @@ export type WireShape =
 const RESPONSE_FIELD_SHAPES: Record<ResponseField, WireShape> = {
   success: 'boolean',
   message: 'string',
-  status: 'string',
+  // The real service's SDK types every answer's `status` as a string or a number
+  // (docs/wire-contract.md, "Status strings"): a number must not make an accepted call unreadable.
+  status: 'text',
   transactionReference: 'string',
   trackingId: 'string',
   reference: 'string',
@@ -302,6 +306,11 @@ export function camelCase(key: string): string {
  */
 function decodeShape(value: unknown, shape: WireShape, path: string, invalid: string[]): unknown {
   if (value === null || shape === 'unknown') return value;
+  if (shape === 'text') {
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    if (typeof value !== 'string') invalid.push(path);
+    return value;
+  }
   if (typeof shape === 'string') {
     if (typeof value !== shape) invalid.push(path);
     return value;
