@@ -48,6 +48,8 @@ export class PaymentsValidationError extends PaymentsError {
  * - `IN_DOUBT`: an earlier call under this key may have executed and its outcome is not known;
  * - `IN_PROGRESS`: a call under this key is being sent now (here or by another instance);
  * - `ALREADY_FAILED`: the call under this key failed at the service: a new attempt needs a new key;
+ * - `ALREADY_REFUSED`: the key was held for a payout-run takeover and a person settled it refused:
+ *   nothing goes out under it again unless the caller passes `{ resend: true }`;
  * - `JOURNAL_UNAVAILABLE`: the journal could not be written, so the call was not sent.
  */
 export type PaymentsErrorCode =
@@ -63,6 +65,7 @@ export type PaymentsErrorCode =
   | 'IN_DOUBT'
   | 'IN_PROGRESS'
   | 'ALREADY_FAILED'
+  | 'ALREADY_REFUSED'
   | 'JOURNAL_UNAVAILABLE';
 
 /** What a {@link ServiceAPIError} knows about the failed call. */
@@ -162,7 +165,7 @@ export class AuthenticationError extends ServiceAPIError {
 /** Codes of a {@link PaymentsJournalError}. */
 export type PaymentsJournalErrorCode = Extract<
   PaymentsErrorCode,
-  'IN_DOUBT' | 'IN_PROGRESS' | 'ALREADY_FAILED' | 'JOURNAL_UNAVAILABLE'
+  'IN_DOUBT' | 'IN_PROGRESS' | 'ALREADY_FAILED' | 'ALREADY_REFUSED' | 'JOURNAL_UNAVAILABLE'
 >;
 
 /**

@@ -35,10 +35,10 @@ type Reply =
  * `PaymentsValidationError` is a 400 naming the fields; a `ServiceAPIError` (including
  * `AuthenticationError`) is a 502 with a safe message, the library's `code`, and, when the call
  * may have executed, `mayHaveExecuted` and the `idempotencyKey` to retry with; a
- * `PaymentsJournalError` is a 409 (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`) or a 503
- * (`JOURNAL_UNAVAILABLE`). Bodies never carry
- * the service's answer, a stack or a credential. Use it with `app.useGlobalFilters(new
- * PaymentsExceptionFilter())` or `@UseFilters(PaymentsExceptionFilter)`.
+ * `PaymentsJournalError` is a 409 (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `ALREADY_REFUSED`)
+ * or a 503 (`JOURNAL_UNAVAILABLE`). Bodies never carry the service's answer, a stack or a
+ * credential. Use it with `app.useGlobalFilters(new PaymentsExceptionFilter())` or
+ * `@UseFilters(PaymentsExceptionFilter)`.
  */
 @Catch(PaymentsValidationError, ServiceAPIError)
 export class PaymentsExceptionFilter implements ExceptionFilter {

@@ -198,7 +198,7 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     }
   });
 
-  it('holds the key of an item taken over before its worker journaled it: that worker cannot send it, a person settles it', async () => {
+  it('holds the key of an item taken over before its worker journaled it: that worker cannot send it, before or after a person settles it', async () => {
     const runId = await pausedRun(10);
     // A worker wrote `sending` for emp-3 and stopped before it journaled the send (it may only
     // have stalled); BullMQ gives its job to another worker.
@@ -240,6 +240,12 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       'the item settled refused',
       60_000,
     );
+    // The stalled worker wakes up again after the person's answer: the key stays closed.
+    const late: unknown = await payouts
+      .mpesa(taken!.request as MpesaPayoutRequest, { idempotencyKey: item.idempotencyKey })
+      .catch((error: unknown) => error);
+    expect(late).toBeInstanceOf(PaymentsJournalError);
+    expect(late).toMatchObject({ code: 'ALREADY_REFUSED', mayHaveExecuted: false });
     const ledger = await sandbox.control.transactions();
     expect(ledger.filter((tx) => tx.idempotencyKey === item.idempotencyKey)).toEqual([]);
   });

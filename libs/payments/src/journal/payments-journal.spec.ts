@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { PaymentsJournal } from './payments-journal';
 
@@ -92,6 +93,42 @@ describe('PaymentsJournal', () => {
     const before = await otherStore.get('sent-first');
     expect(await other.hold(payoutIntent('sent-first'), 'too late')).toEqual(before);
     expect(await otherStore.get('sent-first')).toEqual(before);
+  });
+
+  it('keeps a held key a person settled refused closed to sends, unless the caller says resend', async () => {
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+    });
+    await journal.hold(payoutIntent('held'), 'its worker stopped');
+    await journal.resolve('held', { outcome: 'refused', note: 'not in the ledger; ticket 7' });
+
+    // The stopped worker, should it only have stalled, wakes up and sends.
+    const stalled = await journal.begin(payoutIntent('held')).catch((error: unknown) => error);
+    expect(stalled).toMatchObject({
+      code: 'ALREADY_REFUSED',
+      mayHaveExecuted: false,
+      entry: { state: 'refused', settledBy: 'manual' },
+    });
+    expect(await store.get('held')).toMatchObject({ state: 'refused', calls: [] });
+
+    const meant = await journal.begin(payoutIntent('held', true));
+    expect(meant.send).toBe(true);
+    // Any other refused entry (it was sent, and refused) is sent again as a retry.
+    const { journal: other, decision } = await sent('refused-by-the-service');
+    await other.failed(
+      decision,
+      new ServiceAPIError('refused', {
+        operation: 'payouts.mpesa',
+        idempotencyKey: 'refused-by-the-service',
+        code: 'SERVICE_ERROR',
+        attempts: 1,
+        status: 400,
+        mayHaveExecuted: false,
+      }),
+    );
+    expect((await other.begin(payoutIntent('refused-by-the-service'))).send).toBe(true);
   });
 
   it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {

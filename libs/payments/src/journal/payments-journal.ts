@@ -281,7 +281,8 @@ export class PaymentsJournal {
   /**
    * Journals the intent before a send, or decides from what the key already holds.
    * @throws PaymentsValidationError (`idempotencyKey`, `reused`) for another request under the key.
-   * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `JOURNAL_UNAVAILABLE`).
+   * @throws PaymentsJournalError (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `ALREADY_REFUSED`,
+   * `JOURNAL_UNAVAILABLE`).
    */
   async begin(intent: JournalIntent): Promise<JournalDecision> {
     // The path of every call: one entry built as a literal and one `create`, no closures, spreads
@@ -395,6 +396,10 @@ export class PaymentsJournal {
           if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
           break;
         case 'refused':
+          // A held key a person settled refused: its stopped worker may still wake up and send.
+          if (held.calls.length === 0 && !intent.resend) {
+            throw this.stopped(intent, 'ALREADY_REFUSED', current, false);
+          }
           break;
       }
       // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
@@ -891,6 +896,8 @@ export class PaymentsJournal {
       IN_PROGRESS: 'a call under this idempotencyKey is being sent now',
       ALREADY_FAILED:
         'the call under this idempotencyKey failed at the service: a new attempt needs a new idempotencyKey',
+      ALREADY_REFUSED:
+        'this idempotencyKey was held when its payout-run item was taken over, and a person settled it refused: a new attempt needs a new idempotencyKey; pass { resend: true } only to send under it anyway',
       JOURNAL_UNAVAILABLE: 'the payments journal could not be written',
     };
     return new PaymentsJournalError(`${intent.operation} was not sent: ${why[code]}`, {

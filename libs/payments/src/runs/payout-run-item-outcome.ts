@@ -52,6 +52,8 @@ export function classifySendFailure(error: unknown): PayoutRunSendFailure {
     switch (error.code) {
       case 'ALREADY_FAILED':
         return { kind: 'settle', state: 'failed', reason: 'the journal holds it as failed' };
+      case 'ALREADY_REFUSED':
+        return { kind: 'settle', state: 'refused', reason: 'a person settled its key refused' };
       case 'JOURNAL_UNAVAILABLE':
         return {
           kind: 'settle',
