@@ -9,15 +9,17 @@ export function amountsDiffer(a: number, b: number): boolean {
 }
 
 /**
- * Record statuses (`transactionDetails.status`, compared trimmed and lower-case) of a transaction
+ * Record statuses (`transactionDetails.status`, compared trimmed and as written) of a transaction
  * that succeeded. Only the value docs/wire-contract.md records ("Transaction status", "Status
- * strings"): a success handler must never run on a word we merely guess means paid. A word that
- * is in neither set is "not final", so an unforeseen one delays an event (503), never misroutes it.
+ * strings"): a success handler must never run on a word we merely guess means paid. `SUCCESS`
+ * is the service's word for "accepted" on its answers, so no other casing counts. A word that is
+ * in neither set is "not final", so an unforeseen one delays an event (503), never misroutes it.
  */
 const RECORD_SUCCESS_STATUSES: ReadonlySet<string> = new Set(['success']);
 
 /**
- * Record statuses of a transaction that ended without the money moving: the sandbox's `failed`
+ * Record statuses (compared trimmed and lower-case) of a transaction that ended without the money
+ * moving: the sandbox's `failed`
  * (docs/wire-contract.md records only "success" for the real service) and the usual words for a
  * payment that will not succeed any more. Left out on purpose: `error` and `timeout`, which may
  * name a step the service retries.
@@ -53,8 +55,8 @@ export function recordFigures(record: TransactionStatus): {
 export function recordOutcome(record: TransactionStatus): 'succeeded' | 'failed' | undefined {
   const status: unknown = record.transactionDetails?.status;
   if (typeof status !== 'string') return undefined;
-  const word = status.trim().toLowerCase();
+  const word = status.trim();
   if (RECORD_SUCCESS_STATUSES.has(word)) return 'succeeded';
-  if (RECORD_FAILURE_STATUSES.has(word)) return 'failed';
+  if (RECORD_FAILURE_STATUSES.has(word.toLowerCase())) return 'failed';
   return undefined;
 }

@@ -479,7 +479,7 @@ describe('PaymentsWebhookModule', () => {
     const standard = standardWith(register);
 
     it('hands the service record to the handlers as event.confirmation', async () => {
-      status.settle('9BD103739849eR', 'SUCCESS', 10);
+      status.settle('9BD103739849eR', 'success', 10);
       const { deliver, handlers } = await standard();
 
       expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
@@ -487,7 +487,7 @@ describe('PaymentsWebhookModule', () => {
         code: '9BD103739849eR',
         amount: 10,
         currency: 'KES',
-        transactionDetails: { status: 'SUCCESS' },
+        transactionDetails: { status: 'success' },
       });
     });
 
@@ -743,6 +743,11 @@ describe('PaymentsWebhookModule', () => {
         EXAMPLES.kenyaFailure,
       ],
       ['a record that is queued', (r) => status.settle(r, 'QUEUED', 10), EXAMPLES.kenyaFailure],
+      [
+        "a success whose record reads SUCCESS (the service's word for accepted)",
+        () => status.settle('9BD103739849eR', 'SUCCESS', 10),
+        EXAMPLES.kenyaSuccess,
+      ],
       ['a record with an empty status', (r) => status.settle(r, '', 10), EXAMPLES.kenyaFailure],
       [
         'a record without a status',
