@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Redis, type RedisOptions } from 'ioredis';
+import { type Command, Redis, type RedisOptions } from 'ioredis';
 
 /** How a Redis-backed part of the library gets its client: one you made, or what to connect with. */
 export interface RedisConnectionOptions {
@@ -34,13 +34,45 @@ export function connectRedis(
     if (options.url !== undefined || options.connection !== undefined) {
       throw new Error(`${owner}: give either client, or url/connection`);
     }
+    redactCredentialErrors(options.client);
     return { client: options.client, ownsClient: false };
   }
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
     options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
+  redactCredentialErrors(client);
   watchConnection(client, owner, whenDown);
   return { client, ownsClient: true };
+}
+
+/** Commands whose arguments carry the password. */
+const CREDENTIAL_COMMANDS: ReadonlySet<string> = new Set(['auth', 'hello']);
+
+const guarded = new WeakSet<Redis>();
+
+/**
+ * ioredis puts a failed command's arguments on its error (`error.command.args`): for a refused
+ * `AUTH`, the password, which would then reach every caller whose command waited for the
+ * connection, and any `cause` or log that shows the error's fields. The error of an `AUTH` or
+ * `HELLO` of `client` has its arguments replaced before anyone sees it.
+ */
+function redactCredentialErrors(client: Redis): void {
+  if (guarded.has(client)) return;
+  guarded.add(client);
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
+    if (CREDENTIAL_COMMANDS.has(command.name.toLowerCase())) {
+      const reject = command.reject;
+      command.reject = (error: Error) => {
+        (error as Error & { command?: unknown }).command = {
+          name: command.name,
+          args: ['[REDACTED]'],
+        };
+        reject(error);
+      };
+    }
+    return send(command, stream);
+  };
 }
 
 /**
