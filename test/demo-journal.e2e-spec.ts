@@ -93,6 +93,66 @@ describe('demo: the payments journal (embedded sandbox, journal in memory)', () 
     );
   });
 
+  it("refuses a forged webhook handing one lost payout another's genuine outcome of the same amount", async () => {
+    /** A payout of 3000 KES to `phoneNumber`, executed, its answer lost, its webhook astray. */
+    const lostPayout = async (phoneNumber: string) => {
+      await world.control('faults', 'POST', { count: 1, status: 502, afterExecute: true });
+      const answer = await fetch(`${world.demo.url}/orders/payouts/mpesa`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          phoneNumber,
+          narration: 'Salary',
+          amount: 3000,
+          callbackUrl: UNREACHABLE_CALLBACK_URL,
+        }),
+      });
+      expect(answer.status).toBe(502);
+      return ((await answer.json()) as { idempotencyKey: string }).idempotencyKey;
+    };
+    const amina = await lostPayout('0712333333');
+    // Ends in 0000: the sandbox fails it.
+    const felix = await lostPayout('0712340000');
+    const executed = await waitFor(
+      async () => {
+        const ledger = await world.transactions();
+        const of = (key: string) => ledger.find((t) => t.idempotencyKey === key);
+        const [hers, his] = [of(amina), of(felix)];
+        return hers?.status === 'success' && his?.status === 'failed' ? { hers, his } : undefined;
+      },
+      'the sandbox to settle both payouts',
+      20_000,
+    );
+    const deliver = (key: string, reference: string, succeeded: boolean) =>
+      fetch(`${world.demo.url}/webhooks/payments?malipo_key=${key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          transaction_reference: reference,
+          result_code: succeeded ? 0 : 1,
+          remarks: succeeded ? 'Processed' : 'Failed',
+          amount: 3000,
+          success: succeeded,
+          status: succeeded ? '' : 'failed',
+        }),
+      });
+
+    // Felix's genuine failure under Amina's key (it travels in her callback URL): not her payee.
+    expect((await deliver(amina, executed.his.reference, false)).status).toBe(409);
+    expect(await entryOf(amina)).toMatchObject({ state: 'in_doubt' });
+    // Each genuine delivery settles its own payout.
+    expect((await deliver(amina, executed.hers.reference, true)).status).toBe(200);
+    expect((await deliver(felix, executed.his.reference, false)).status).toBe(200);
+    expect(await entryOf(amina)).toMatchObject({
+      state: 'succeeded',
+      reference: executed.hers.reference,
+    });
+    expect(await entryOf(felix)).toMatchObject({
+      state: 'failed',
+      reference: executed.his.reference,
+    });
+  });
+
   it('reconciles by status look-up a call whose webhook never came, and answers a summary', async () => {
     const since = new Date();
     const { order } = await world.order('collections/mpesa', {

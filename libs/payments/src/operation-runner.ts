@@ -255,6 +255,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
   ): JournalIntent {
     const amount: unknown = (prepared as { amount?: unknown }).amount;
     const currency: unknown = encoded.body?.currency;
+    const phoneNumber: unknown = (prepared as { phoneNumber?: unknown }).phoneNumber;
     return {
       idempotencyKey,
       operation: operation.name,
@@ -262,6 +263,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       encoded,
       amount: typeof amount === 'number' ? amount : undefined,
       currency: typeof currency === 'string' ? currency : undefined,
+      phoneNumber: typeof phoneNumber === 'string' ? phoneNumber : undefined,
       budgetMs: this.sendBudgetMs,
       resend,
     };

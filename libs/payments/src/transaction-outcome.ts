@@ -41,13 +41,16 @@ export function recordFigures(record: TransactionStatus): {
   currency?: string;
   createdAt?: string;
   status?: string;
+  phoneNumber?: string;
 } {
   const status: unknown = record.transactionDetails?.status;
+  const phoneNumber: unknown = record.transactionDetails?.phoneNumber;
   return {
     ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
     ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
     ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
     ...(typeof status === 'string' ? { status } : {}),
+    ...(typeof phoneNumber === 'string' && phoneNumber !== '' ? { phoneNumber } : {}),
   };
 }
 

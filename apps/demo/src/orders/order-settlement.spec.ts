@@ -54,7 +54,8 @@ class Provider {
           code: decodeURIComponent(lookup[1]),
           amount: record.amount,
           type: 'receipt',
-          transaction_details: { status: record.status, phone_number: '+254700000000' },
+          // The phone number of the calls below, as the service writes it.
+          transaction_details: { status: record.status, phone_number: '+254712345678' },
           // Created when the call executed: a record older than the call is another call's.
           created_at: new Date().toISOString(),
         });

@@ -451,6 +451,58 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect((await store.get('salary-14'))?.state).toBe('failed');
   });
 
+  it("settles a lost answer's entry by key alone only with a record of its own payee", async () => {
+    const payments = client();
+    // Two payouts of one amount to two people, both executed, both answers lost.
+    server.reply({ status: 502 });
+    await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-amina' }));
+    server.reply({ status: 502 });
+    await rejection(
+      payments.payouts.mpesa(
+        { ...PAYOUT, phoneNumber: '0712340000' },
+        { idempotencyKey: 'salary-felix' },
+      ),
+    );
+    expect(await store.get('salary-amina')).toMatchObject({
+      state: 'in_doubt',
+      payee: expect.any(String),
+    });
+    expect(JSON.stringify(await store.get('salary-amina'))).not.toContain('712345678');
+    const felixFailed = {
+      reference: 'FELIX0000001eW',
+      outcome: 'failed',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      kind: 'payout',
+      createdAt: new Date().toISOString(),
+      phoneNumber: '+254712340000',
+      by: 'webhook',
+    } as const;
+
+    // Felix's genuine failure posted under Amina's key: another phone number, so not her call.
+    expect(
+      await payments.reconciler.settle({ ...felixFailed, idempotencyKey: 'salary-amina' }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('phone number') });
+    expect(await store.get('salary-amina')).toMatchObject({ state: 'in_doubt' });
+    // Each genuine record, written however the service writes the number, settles its own call.
+    expect(
+      await payments.reconciler.settle({ ...felixFailed, idempotencyKey: 'salary-felix' }),
+    ).toMatchObject({ result: 'settled' });
+    expect(
+      await payments.reconciler.settle({
+        ...felixFailed,
+        idempotencyKey: 'salary-amina',
+        reference: 'AMINA0000001eW',
+        outcome: 'succeeded',
+        phoneNumber: '254712345678',
+      }),
+    ).toMatchObject({ result: 'settled' });
+    expect(await store.get('salary-amina')).toMatchObject({
+      state: 'succeeded',
+      reference: 'AMINA0000001eW',
+    });
+  });
+
   it('settles nothing by key alone while the call is being sent: its reference is not known yet', async () => {
     const payments = client();
     const forged = {

@@ -66,6 +66,11 @@ export interface PaymentsJournalEntry {
    * the store.
    */
   readonly fingerprint: string;
+  /**
+   * HMAC-SHA256 (base64) of the last 9 digits of the request's phone number, keyed as
+   * `fingerprint`: a record of another person's payment cannot settle the entry.
+   */
+  readonly payee?: string;
   readonly state: PaymentsJournalState;
   /** Incremented by each change; stores replace an entry only over the version they hold. */
   readonly version: number;

@@ -50,6 +50,12 @@ const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
  */
 const MAX_DEFERRED_EVENTS = 5;
 
+/**
+ * Digits of a phone number its payee fingerprint keeps: the national number of most African
+ * networks, without the country code or trunk prefix it may be written with.
+ */
+const PAYEE_DIGITS = 9;
+
 /** Sends remembered as never sent (their `create` failed); the oldest are forgotten first. */
 const MAX_UNSENT_CALLS = 10_000;
 
@@ -78,6 +84,8 @@ export interface JournalIntent {
   readonly encoded: EncodedRequest;
   readonly amount?: number;
   readonly currency?: string;
+  /** The request's phone number: only its keyed fingerprint is kept (`payee`). */
+  readonly phoneNumber?: string;
   /** How long the send may take, retries included (ms). */
   readonly budgetMs: number;
   readonly resend: boolean;
@@ -117,6 +125,8 @@ export interface JournalSettlement {
   readonly by: 'webhook' | 'status';
   /** The record's status word. */
   readonly status?: string;
+  /** The phone number of the service's record (`transaction_details.phone_number`). */
+  readonly phoneNumber?: string;
 }
 
 /**
@@ -200,6 +210,19 @@ export class PaymentsJournal {
   fingerprint(operation: PaymentsOperationName, encoded: EncodedRequest): string {
     return createHmac('sha256', this.options.fingerprintKey)
       .update(canonicalJson([operation, encoded.method, encoded.url, encoded.body ?? null]))
+      .digest('base64');
+  }
+
+  /**
+   * Keyed fingerprint of a phone number's last {@link PAYEE_DIGITS} digits, so that `0712345678`
+   * and `+254712345678` match; undefined for anything with fewer digits.
+   */
+  payeeOf(phoneNumber: unknown): string | undefined {
+    if (typeof phoneNumber !== 'string') return undefined;
+    const digits = phoneNumber.replace(/\D/g, '');
+    if (digits.length < PAYEE_DIGITS) return undefined;
+    return createHmac('sha256', this.options.fingerprintKey)
+      .update(`payee:${digits.slice(-PAYEE_DIGITS)}`)
       .digest('base64');
   }
 
@@ -321,6 +344,8 @@ export class PaymentsJournal {
     };
     if (intent.amount !== undefined) entry.amount = intent.amount;
     if (intent.currency !== undefined) entry.currency = intent.currency;
+    const payee = this.payeeOf(intent.phoneNumber);
+    if (payee !== undefined) entry.payee = payee;
     return entry;
   }
 
@@ -665,7 +690,7 @@ export class PaymentsJournal {
         );
       }
       if (reference !== undefined && entry.reference === undefined) {
-        const mismatch = record && recordMismatch(entry, record);
+        const mismatch = record && this.recordMismatch(entry, record);
         if (mismatch !== undefined) {
           throw new Error(
             `The journal entry ${idempotencyKey} cannot take ${reference}: ${mismatch}`,
@@ -731,8 +756,28 @@ export class PaymentsJournal {
       return false;
     }
     if (entry.amount === undefined || settlement.amount === undefined) return false;
-    if (recordMismatch(entry, settlement) !== undefined) return false;
+    if (this.recordMismatch(entry, settlement) !== undefined) return false;
     return (await this.store.findByReference(settlement.reference)) === undefined;
+  }
+
+  /**
+   * What of the service's record says it is not the execution of the entry's call: its figures
+   * ({@link figuresMismatch}), or, unless it is the record of the entry's own reference, a phone
+   * number other than the call's (another payment of the same amount, which a forger may pair
+   * with this call's key while the entry has no reference).
+   */
+  private recordMismatch(
+    entry: PaymentsJournalEntry,
+    settlement: JournalSettlement,
+  ): string | undefined {
+    const mismatch = figuresMismatch(entry, settlement);
+    if (mismatch !== undefined || entry.payee === undefined) return mismatch;
+    if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
+    const payee = this.payeeOf(settlement.phoneNumber);
+    if (payee !== undefined && payee !== entry.payee) {
+      return "the service's record is of another phone number than the entry's call";
+    }
+    return undefined;
   }
 
   /** Why `settlement` cannot settle `entry`, or undefined when it agrees with it. */
@@ -747,7 +792,7 @@ export class PaymentsJournal {
     if (entry.reference !== undefined && entry.reference !== settlement.reference) {
       return `the entry has reference ${entry.reference}, the event ${settlement.reference}`;
     }
-    const mismatch = recordMismatch(entry, settlement);
+    const mismatch = this.recordMismatch(entry, settlement);
     if (mismatch !== undefined) return mismatch;
     if (
       FINAL_JOURNAL_STATES.has(entry.state) &&
@@ -926,11 +971,11 @@ export function neverExecuted(entry: PaymentsJournalEntry): boolean {
 const CLOCK_SKEW_MS = 10 * 60 * 1000;
 
 /**
- * What of the service's record says it is not the execution of the entry's call: another amount,
- * kind or currency, or a transaction created before the call was first sent (a genuine record of
- * an older call, which a forger may pair with this call's key).
+ * What of the service's record's figures says it is not the execution of the entry's call:
+ * another amount, kind or currency, or a transaction created before the call was first sent (a
+ * genuine record of an older call, which a forger may pair with this call's key).
  */
-function recordMismatch(
+function figuresMismatch(
   entry: PaymentsJournalEntry,
   settlement: JournalSettlement,
 ): string | undefined {
