@@ -8,6 +8,7 @@ import type { PaymentsJournalEntry } from '../journal/payments-journal.interface
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
+import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
 import {
   DEFAULT_PENDING_RECHECK_DELAYS_MS,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
@@ -56,6 +57,11 @@ function contradiction(
       'outcome-mismatch',
       `the event ${event.succeeded ? 'succeeded' : 'failed'}, the record has ${shownStatus(record)}`,
     ];
+  }
+  const sent: unknown = event._raw[WEBHOOK_WIRE_FIELDS.amount.key];
+  if (sent !== undefined && sent !== null && typeof event.amount !== 'number') {
+    // `"7000000"`: left out of the typed event, it would pass unchecked into `_raw`.
+    return ['amount-mismatch', 'the event has an amount that is not a number'];
   }
   const amount: unknown = record.amount;
   if (

@@ -514,6 +514,11 @@ describe('PaymentsWebhookModule', () => {
         { ...EXAMPLES.kenyaSuccess, amount: 10000 },
       ],
       [
+        'an amount that is not a number',
+        () => status.settle('9BD103739849eR', 'success', 10),
+        { ...EXAMPLES.kenyaSuccess, amount: '7000000' },
+      ],
+      [
         'a record of another reference',
         () =>
           status.answer('9BD103739849eR', {
