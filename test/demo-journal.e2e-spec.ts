@@ -6,6 +6,8 @@ import { startDemo } from '../apps/demo/src/demo';
 import type { RunningSandbox } from '../apps/sandbox/src/sandbox';
 import { startSandbox } from '../apps/sandbox/src/sandbox';
 import { waitFor } from '../libs/payments/spec-support/wait-for';
+import KENYA_FAILURE from '../libs/payments/spec-support/real-service/webhooks/kenya-failure.json';
+import KENYA_SUCCESS from '../libs/payments/spec-support/real-service/webhooks/kenya-success.json';
 import { DemoWithSandbox } from './support/demo-with-sandbox';
 import { sandboxControl } from './support/sandbox-control';
 
@@ -123,17 +125,15 @@ describe('demo: the payments journal (embedded sandbox, journal in memory)', () 
       'the sandbox to settle both payouts',
       20_000,
     );
+    /** The service's own delivery of `reference`, in the real Kenyan shape, under `key`. */
     const deliver = (key: string, reference: string, succeeded: boolean) =>
       fetch(`${world.demo.url}/webhooks/payments?malipo_key=${key}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
+          ...(succeeded ? KENYA_SUCCESS : KENYA_FAILURE),
           transaction_reference: reference,
-          result_code: succeeded ? 0 : 1,
-          remarks: succeeded ? 'Processed' : 'Failed',
           amount: 3000,
-          success: succeeded,
-          status: succeeded ? '' : 'failed',
         }),
       });
 
