@@ -1,11 +1,13 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { BalancesService } from '../balances.service';
+import type { PaymentsClient } from '../payments-client';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { PayoutsService } from '../payouts.service';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import {
   getBalancesToken,
+  getPaymentsClientToken,
   getPaymentsReconcilerToken,
   getPayoutsToken,
 } from '../payments.decorators';
@@ -29,12 +31,19 @@ export class PayoutRunsPayments implements OnModuleInit {
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** Fails the boot, not a run, when the payments module or its journal is missing. */
+  /**
+   * Fails the boot, not a run, when the payments module, its journal or its `defaultUsername` is
+   * missing.
+   */
   onModuleInit(): void {
     const { account } = this.options;
     const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
     let services: NonNullable<typeof this.services>;
+    let username: string | undefined;
     try {
+      username = this.moduleRef.get<PaymentsClient>(getPaymentsClientToken(account), {
+        strict: false,
+      }).defaults.username;
       services = {
         payouts: this.moduleRef.get<PayoutsService>(getPayoutsToken(account), { strict: false }),
         balances: this.moduleRef.get<BalancesService>(getBalancesToken(account), {
@@ -55,6 +64,14 @@ export class PayoutRunsPayments implements OnModuleInit {
       throw new Error(
         `PayoutRunsModule needs the payments journal: the ${which} has no journal option ` +
           '(InMemoryPaymentsJournal, RedisPaymentsJournal or your own store; docs/payout-runs.md).',
+      );
+    }
+    // Every run's balance check reads the wallets of this username (`balances.all()`).
+    if (!username) {
+      throw new Error(
+        `PayoutRunsModule checks the balance of the account before each run, by its ` +
+          `defaultUsername: the ${which} has none. Set defaultUsername to the account's username ` +
+          'at the service (docs/payout-runs.md).',
       );
     }
     this.services = services;
