@@ -196,3 +196,19 @@ export class PaymentsJournalError extends ServiceAPIError {
     return { ...super.toJSON(), entry: this.entry };
   }
 }
+
+/**
+ * `PaymentsReconciler` could not do what was asked, and changed nothing: a resolution the entry or
+ * the service's record refuses (no such entry, final already, being sent, another reference), a
+ * look-up or a journal store that failed, or no journal at all. `message` says which.
+ */
+export class PaymentsReconcilerError extends PaymentsError {
+  override readonly name = 'PaymentsReconcilerError';
+  /** The entry it was about, when one. */
+  readonly idempotencyKey?: string;
+
+  constructor(message: string, details: { idempotencyKey?: string; cause?: unknown } = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    if (details.idempotencyKey !== undefined) this.idempotencyKey = details.idempotencyKey;
+  }
+}

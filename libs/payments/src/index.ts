@@ -76,6 +76,7 @@ export {
   AuthenticationError,
   PaymentsError,
   PaymentsJournalError,
+  PaymentsReconcilerError,
   PaymentsValidationError,
   ServiceAPIError,
 } from './errors';

@@ -1,6 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TransactionStatus } from './dto/lookups';
-import { ServiceAPIError } from './errors';
+import {
+  PaymentsError,
+  PaymentsReconcilerError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from './errors';
 import type {
   JournalSettleResult,
   JournalSettlement,
@@ -37,11 +42,31 @@ export interface PaymentsReconcileOptions {
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
 
-function toDate(value: Date | string | undefined, field: string): Date | undefined {
+function toDate(value: Date | string | undefined, field: string, target: string): Date | undefined {
   if (value === undefined) return undefined;
   const date = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(date.getTime())) throw new TypeError(`${field} must be a date`);
+  if (Number.isNaN(date.getTime())) {
+    throw new PaymentsValidationError(target, [
+      { field, rule: 'isDate', message: `${field} must be a date` },
+    ]);
+  }
   return date;
+}
+
+/**
+ * `work`, its failure a {@link PaymentsError}: the library's own as they are, anything else (a
+ * journal store that failed) a `PaymentsReconcilerError` naming `what`, its cause kept.
+ */
+async function typedFailure<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PaymentsError) throw error;
+    throw new PaymentsReconcilerError(
+      `The payments journal store failed (${what}): ${error instanceof Error ? error.message : 'error'}`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -65,16 +90,22 @@ export class PaymentsReconciler {
   }
 
   /** The entry of `idempotencyKey`, as it stands now. */
-  async get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
-    const journal = this.journal();
-    const entry = await journal.store.get(idempotencyKey);
-    return entry && journal.view(entry);
+  get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
+    return typedFailure('get', async () => {
+      const journal = this.journal();
+      const entry = await journal.store.get(idempotencyKey);
+      return entry && journal.view(entry);
+    });
   }
 
   /** Entries matching `filter`, oldest first, each as it stands now. */
-  async entries(filter: PaymentsJournalFilter = {}): Promise<PaymentsJournalEntry[]> {
+  entries(filter: PaymentsJournalFilter = {}): Promise<PaymentsJournalEntry[]> {
+    return typedFailure('list', () => this.listed(filter));
+  }
+
+  private async listed(filter: PaymentsJournalFilter): Promise<PaymentsJournalEntry[]> {
     const journal = this.journal();
-    const since = toDate(filter.since, 'since');
+    const since = toDate(filter.since, 'since', 'PaymentsJournalFilter');
     const states =
       filter.state === undefined
         ? undefined
@@ -111,12 +142,24 @@ export class PaymentsReconciler {
    * no look-up by idempotency key): its webhook, matched by `malipo_key`, settles it. Look-ups that
    * fail leave their entry as it was.
    */
-  async reconcile(options: PaymentsReconcileOptions = {}): Promise<PaymentsReconcileSummary> {
+  reconcile(options: PaymentsReconcileOptions = {}): Promise<PaymentsReconcileSummary> {
+    return typedFailure('reconcile', () => this.reconcilePass(options));
+  }
+
+  private async reconcilePass(
+    options: PaymentsReconcileOptions,
+  ): Promise<PaymentsReconcileSummary> {
     const journal = this.journal();
-    const since = toDate(options.since, 'since');
+    const since = toDate(options.since, 'since', 'PaymentsReconcileOptions');
     const concurrency = options.concurrency ?? 4;
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-      throw new TypeError('concurrency must be a positive integer');
+      throw new PaymentsValidationError('PaymentsReconcileOptions', [
+        {
+          field: 'concurrency',
+          rule: 'isPositiveInteger',
+          message: 'concurrency must be a positive integer',
+        },
+      ]);
     }
     const open = await journal.store.list({ ...(since ? { since } : {}), states: OPEN_STATES });
     let changed = 0;
@@ -167,10 +210,18 @@ export class PaymentsReconciler {
    * service's record must be final with that outcome and agree with the entry (amount, currency,
    * time). The service's record of the entry's reference later outranks the resolution (a webhook
    * or look-up that says otherwise settles it again).
-   * @throws Error naming what stops it (no such entry, final already, in flight, another reference,
-   *   a record that disagrees, a look-up that failed).
+   * @throws PaymentsValidationError for a malformed resolution; PaymentsReconcilerError naming what
+   *   stops it (no such entry, final already, in flight, another reference, a record that
+   *   disagrees, a look-up or the store that failed).
    */
-  async resolve(
+  resolve(
+    idempotencyKey: string,
+    resolution: PaymentsJournalResolution,
+  ): Promise<PaymentsJournalEntry> {
+    return typedFailure('resolve', () => this.resolveNow(idempotencyKey, resolution));
+  }
+
+  private async resolveNow(
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
@@ -187,17 +238,18 @@ export class PaymentsReconciler {
     try {
       record = await this.transactions.status(reference);
     } catch (error) {
-      throw new Error(
+      throw new PaymentsReconcilerError(
         `The reference ${reference} could not be checked with the service ` +
           `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
-        { cause: error },
+        { idempotencyKey, cause: error },
       );
     }
     const found = recordOutcome(record);
     const known = record.code === reference;
     if (known && found !== undefined && found !== outcome) {
-      throw new Error(
+      throw new PaymentsReconcilerError(
         `The service's record of ${reference} says ${found}, not ${outcome}: nothing was resolved`,
+        { idempotencyKey },
       );
     }
     if (!known || found === undefined) {
@@ -208,7 +260,10 @@ export class PaymentsReconciler {
       // own (the service's answer gave it) may be settled by hand while the service is silent,
       // and the service's record of it outranks the person once it says otherwise.
       if (entry.reference === undefined) {
-        throw new Error(`The service's record of ${reference} is ${status}: nothing was resolved`);
+        throw new PaymentsReconcilerError(
+          `The service's record of ${reference} is ${status}: nothing was resolved`,
+          { idempotencyKey },
+        );
       }
       this.logger.warn(
         `The journal entry ${idempotencyKey} is resolved ${outcome} by hand while the service's ` +
@@ -381,7 +436,7 @@ export class PaymentsReconciler {
   private journal(): PaymentsJournal {
     const journal = this.runner.journal;
     if (journal === undefined) {
-      throw new Error(
+      throw new PaymentsReconcilerError(
         'PaymentsReconciler needs the payments journal: set the journal option of PaymentsModule ' +
           '(new InMemoryPaymentsJournal(), or RedisPaymentsJournal from @malipo/nestjs/redis)',
       );

@@ -2,7 +2,12 @@ import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases
 import { RecordingServer } from '../../spec-support/recording-server';
 import type { RecordedRequest } from '../../spec-support/recording-server';
 import { createPaymentsClient } from '../create-payments-client';
-import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import {
+  PaymentsJournalError,
+  PaymentsReconcilerError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from '../errors';
 import { ON_WIRE } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsExceptionFilter } from '../payments-exception.filter';
@@ -568,10 +573,19 @@ describe('the payments journal, through a client over loopback HTTP', () => {
 
     await expect(
       payments.reconciler.resolve('salary-15', { outcome: 'refused', note: '' }),
-    ).rejects.toThrow('note is required');
-    await expect(
+    ).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'note', rule: 'isNotEmpty' }],
+      message: expect.stringContaining('note is required'),
+    });
+    const noEntry = await rejection(
       payments.reconciler.resolve('nobody', { outcome: 'failed', note: 'ops' }),
-    ).rejects.toThrow('no entry');
+    );
+    expect(noEntry).toBeInstanceOf(PaymentsReconcilerError);
+    expect(noEntry).toMatchObject({
+      idempotencyKey: 'nobody',
+      message: expect.stringContaining('no entry'),
+    });
 
     // Checked with the service: salary-15 never executed; salary-16 did, and succeeded.
     const refused = await payments.reconciler.resolve('salary-15', {
@@ -734,7 +748,14 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(await payments.reconciler.entries({ state: 'succeeded' })).toEqual([]);
     expect(await payments.reconciler.entries({ since: new Date(Date.now() + 60_000) })).toEqual([]);
     expect(await payments.reconciler.entries({ since: before.toISOString() })).toHaveLength(2);
-    await expect(payments.reconciler.entries({ since: 'not a date' })).rejects.toThrow(/since/);
+    await expect(payments.reconciler.entries({ since: 'not a date' })).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'since', rule: 'isDate' }],
+    });
+    await expect(payments.reconciler.reconcile({ concurrency: 0 })).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'concurrency', rule: 'isPositiveInteger' }],
+    });
   });
 
   it('a client without a journal says so from its reconciler, and sends as before', async () => {
@@ -746,10 +767,35 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
     clients.push(payments);
     expect(payments.reconciler.enabled).toBe(false);
+    await expect(payments.reconciler.inDoubt()).rejects.toThrow(PaymentsReconcilerError);
     await expect(payments.reconciler.inDoubt()).rejects.toThrow(/journal option/);
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
     expect(posts()).toHaveLength(2);
+  });
+
+  it('rejects with a PaymentsReconcilerError, its cause kept, when the store fails', async () => {
+    const down = new Error('connection lost');
+    const failing: PaymentsJournalStore = {
+      create: () => Promise.reject(down),
+      replace: () => Promise.reject(down),
+      get: () => Promise.reject(down),
+      findByReference: () => Promise.reject(down),
+      list: () => Promise.reject(down),
+    };
+    const payments = client({ journal: failing });
+    for (const failed of [
+      await rejection(payments.reconciler.inDoubt()),
+      await rejection(payments.reconciler.get('k')),
+      await rejection(payments.reconciler.reconcile()),
+      await rejection(payments.reconciler.resolve('k', { outcome: 'refused', note: 'ops' })),
+    ]) {
+      expect(failed).toBeInstanceOf(PaymentsReconcilerError);
+      expect(failed).toMatchObject({
+        cause: down,
+        message: expect.stringContaining('connection lost'),
+      });
+    }
   });
 
   it('refuses a journal that is not a store, naming the option', () => {

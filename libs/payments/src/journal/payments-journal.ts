@@ -1,6 +1,11 @@
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import {
+  PaymentsJournalError,
+  PaymentsReconcilerError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from '../errors';
 import type { PaymentsJournalErrorCode } from '../errors';
 import { canonicalJson } from '../idempotency-keys';
 import type { PaymentsOperationName } from '../operation-names';
@@ -622,40 +627,60 @@ export class PaymentsJournal {
   ): Promise<{ stored: PaymentsJournalEntry; entry: PaymentsJournalEntry }> {
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
-      throw new TypeError("resolution.outcome must be 'succeeded', 'failed' or 'refused'");
+      throw invalidResolution(
+        'outcome',
+        'isIn',
+        "outcome must be 'succeeded', 'failed' or 'refused'",
+      );
     }
     if (typeof note !== 'string' || note.trim() === '') {
-      throw new TypeError('resolution.note is required: who resolved it, and how they know');
+      throw invalidResolution(
+        'note',
+        'isNotEmpty',
+        'note is required: who resolved it, and how they know',
+      );
     }
     if (reference !== undefined && (typeof reference !== 'string' || reference === '')) {
-      throw new TypeError('resolution.reference must be a non-empty string');
+      throw invalidResolution('reference', 'isNotEmpty', 'reference must be a non-empty string');
     }
     if (outcome === 'refused' && reference !== undefined) {
-      throw new TypeError('a refused call has no reference: it did not execute');
+      throw invalidResolution(
+        'reference',
+        'isEmpty',
+        'a refused call has no reference: it did not execute',
+      );
     }
     const stored = await this.store.get(idempotencyKey);
-    if (stored === undefined) throw new Error(`The journal has no entry ${idempotencyKey}`);
+    if (stored === undefined)
+      throw this.unresolved(idempotencyKey, `The journal has no entry ${idempotencyKey}`);
     const entry = this.view(stored);
     if (FINAL_JOURNAL_STATES.has(entry.state)) {
-      throw new Error(`The journal entry ${idempotencyKey} is ${entry.state} already`);
+      throw this.unresolved(
+        idempotencyKey,
+        `The journal entry ${idempotencyKey} is ${entry.state} already`,
+      );
     }
     if (entry.state === 'started') {
-      throw new Error(
+      throw this.unresolved(
+        idempotencyKey,
         `The journal entry ${idempotencyKey} is being sent now: resolve it after its deadline (${entry.deadlineAt})`,
       );
     }
     if (entry.reference !== undefined && reference !== undefined && reference !== entry.reference) {
-      throw new Error(
+      throw this.unresolved(
+        idempotencyKey,
         `The journal entry ${idempotencyKey} has reference ${entry.reference}, not ${reference}`,
       );
     }
     if (outcome === 'refused' && entry.reference !== undefined) {
-      throw new Error(
+      throw this.unresolved(
+        idempotencyKey,
         `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
       );
     }
     if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
-      throw new Error(
+      throw this.unresolved(
+        idempotencyKey,
         `The journal entry ${idempotencyKey} has no reference: a call that ${outcome} has one at ` +
           "the service; resolve it with that reference, or as 'refused' if it did not execute",
       );
@@ -667,7 +692,8 @@ export class PaymentsJournal {
    * Settles an entry by hand (docs/journal.md, "By a person"): only one {@link resolvable} so, and
    * `succeeded` or `failed` with a reference given only with the service's record of it, which
    * must agree.
-   * @throws Error naming what stops it (no entry, final already, in flight, another reference).
+   * @throws PaymentsReconcilerError naming what stops it (no entry, final already, in flight,
+   *   another reference).
    */
   async resolve(
     idempotencyKey: string,
@@ -684,7 +710,8 @@ export class PaymentsJournal {
         entry.reference === undefined &&
         record?.reference !== reference
       ) {
-        throw new Error(
+        throw this.unresolved(
+          idempotencyKey,
           `The journal entry ${idempotencyKey} can be resolved ${outcome} only with the service's ` +
             'record of the reference given (PaymentsReconciler.resolve looks it up)',
         );
@@ -692,13 +719,15 @@ export class PaymentsJournal {
       if (reference !== undefined && entry.reference === undefined) {
         const mismatch = record && this.recordMismatch(entry, record);
         if (mismatch !== undefined) {
-          throw new Error(
+          throw this.unresolved(
+            idempotencyKey,
             `The journal entry ${idempotencyKey} cannot take ${reference}: ${mismatch}`,
           );
         }
         const holder = await this.store.findByReference(reference);
         if (holder !== undefined && holder.idempotencyKey !== idempotencyKey) {
-          throw new Error(
+          throw this.unresolved(
+            idempotencyKey,
             `The reference ${reference} belongs to the journal entry ${holder.idempotencyKey}`,
           );
         }
@@ -719,7 +748,15 @@ export class PaymentsJournal {
       };
       if (await this.store.replace(this.sealed(next))) return next;
     }
-    throw new Error(`The journal entry ${idempotencyKey} kept changing while being resolved`);
+    throw this.unresolved(
+      idempotencyKey,
+      `The journal entry ${idempotencyKey} kept changing while being resolved`,
+    );
+  }
+
+  /** What stops a person's resolution of `idempotencyKey`: nothing was resolved. */
+  private unresolved(idempotencyKey: string, message: string): PaymentsReconcilerError {
+    return new PaymentsReconcilerError(message, { idempotencyKey });
   }
 
   /**
@@ -1003,6 +1040,11 @@ function figuresMismatch(
     return `the service's record was created at ${settlement.createdAt}, before the call (${entry.startedAt})`;
   }
   return undefined;
+}
+
+/** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
+function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {
+  return new PaymentsValidationError('PaymentsJournalResolution', [{ field, rule, message }]);
 }
 
 /** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */
