@@ -67,7 +67,12 @@ const MAX_UNSENT_CALLS = 10_000;
 /** A type with its readonly fields writable, for an object still being built. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; an `unref` wait does not keep the process alive. */
+const sleep = (ms: number, unref = false) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    if (unref) timer.unref();
+  });
 
 /** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
 const EVENT_KIND_OF_OPERATION: Readonly<Partial<Record<PaymentsOperationName, string>>> = {
@@ -536,7 +541,7 @@ export class PaymentsJournal {
   failed(
     sent: JournalSendRef,
     error: unknown,
-    { retryDelaysMs = END_RETRY_DELAYS_MS, absentIsDone = false } = {},
+    { retryDelaysMs = END_RETRY_DELAYS_MS, undo = false } = {},
   ): Promise<void> {
     const known = error instanceof ServiceAPIError;
     const mayHaveExecuted = known ? error.mayHaveExecuted : true;
@@ -563,7 +568,7 @@ export class PaymentsJournal {
         }
         return { ...entry, version, updatedAt: at, state: outcome, reason, calls };
       },
-      absentIsDone,
+      undo,
     );
   }
 
@@ -857,8 +862,8 @@ export class PaymentsJournal {
 
   /**
    * Records a send's end with retries; a write that still fails is logged and given up. With
-   * `absentIsDone` (the undo of a create that failed), an entry that is not there was never
-   * written, which is what the undo wants.
+   * `undo` (of a create that failed), an entry that is not there was never written, which is what
+   * the undo wants.
    */
   private async endSend(
     sent: JournalSendRef,
@@ -866,7 +871,7 @@ export class PaymentsJournal {
     retryDelaysMs: readonly number[],
     /** The entry after the send's end, written at `at` as `version`. */
     change: (entry: PaymentsJournalEntry, at: string, version: number) => PaymentsJournalEntry,
-    absentIsDone = false,
+    undo = false,
   ): Promise<void> {
     const { idempotencyKey, callId } = sent;
     // The entry as this process wrote it before sending: most sends end with one write and no
@@ -877,7 +882,7 @@ export class PaymentsJournal {
         for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
           const entry = known ?? (await this.store.get(idempotencyKey));
           known = undefined;
-          if (entry === undefined && absentIsDone) return;
+          if (entry === undefined && undo) return;
           if (entry === undefined) throw new Error('the entry is gone');
           if (!holdsCall(entry, callId)) return;
           const next = change(entry, new Date(this.now()).toISOString(), entry.version + 1);
@@ -894,7 +899,9 @@ export class PaymentsJournal {
           return;
         }
       }
-      await sleep(retryDelaysMs[attempt]);
+      // Nobody awaits an undo: its waits must not keep a process that is done alive. One cut
+      // short leaves the entry as a process that died would (in doubt after its deadline).
+      await sleep(retryDelaysMs[attempt], undo);
     }
   }
 
@@ -951,7 +958,7 @@ export class PaymentsJournal {
         code: 'JOURNAL_UNAVAILABLE',
         mayHaveExecuted: false,
       }),
-      { retryDelaysMs: UNDO_RETRY_DELAYS_MS, absentIsDone: true },
+      { retryDelaysMs: UNDO_RETRY_DELAYS_MS, undo: true },
     );
   }
 
