@@ -3,6 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { PaymentsExceptionFilter } from '@malipo/nestjs';
+import { PayoutRunsExceptionFilter } from '@malipo/nestjs/runs';
 import { AppModule, WEBHOOK_ROUTE } from './app.module';
 import { setupOpenApi } from './openapi';
 
@@ -48,7 +49,8 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     },
   );
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
-  app.useGlobalFilters(new PaymentsExceptionFilter());
+  // A payout run's refusals, unknown runs and states that forbid an action, as HTTP answers.
+  app.useGlobalFilters(new PaymentsExceptionFilter(), new PayoutRunsExceptionFilter());
   setupOpenApi(app, environment.PAYMENTS_DEFAULT_CALLBACK_URL);
   await app.listen(port, host);
   return { app, url: `http://${host}:${port}`, close: () => app.close() };

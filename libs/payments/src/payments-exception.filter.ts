@@ -25,6 +25,16 @@ export interface PaymentsErrorResponse {
   retryAfterMs?: number;
 }
 
+/**
+ * Answers the HTTP request of `host` with `body` under its `statusCode`, on Express or Fastify.
+ * @internal The exception filters of the library's subpaths answer through it.
+ */
+export function replyWith(host: ArgumentsHost, body: { statusCode: number }): void {
+  const reply = host.switchToHttp().getResponse<Reply>();
+  if ('status' in reply) reply.status(body.statusCode).json(body);
+  else reply.code(body.statusCode).send(body);
+}
+
 /** What Express and Fastify replies have in common, so the filter needs neither. */
 type Reply =
   | { status(code: number): { json(body: unknown): unknown } }
@@ -45,10 +55,7 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
 
   catch(error: PaymentsValidationError | ServiceAPIError, host: ArgumentsHost): void {
-    const body = this.toResponse(error);
-    const reply = host.switchToHttp().getResponse<Reply>();
-    if ('status' in reply) reply.status(body.statusCode).json(body);
-    else reply.code(body.statusCode).send(body);
+    replyWith(host, this.toResponse(error));
   }
 
   /** The answer for `error` (exposed for apps that build their own reply). */

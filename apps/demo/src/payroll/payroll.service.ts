@@ -1,14 +1,7 @@
-import {
-  BadRequestException,
-  ConflictException,
-  Injectable,
-  NotFoundException,
-} from '@nestjs/common';
+import { BadRequestException, Injectable } from '@nestjs/common';
 import {
   PAYOUT_RUN_ITEM_STATES,
-  PayoutRunNotFoundError,
   PayoutRunRefusedError,
-  PayoutRunStateError,
   PayoutRunsService,
 } from '@malipo/nestjs/runs';
 import type { PayoutRun, PayoutRunItem, PayoutRunItemState } from '@malipo/nestjs/runs';
@@ -75,7 +68,7 @@ export class PayrollService {
    * items that need a person.
    */
   async progress(runId: string): Promise<PayrollProgress> {
-    const run = await this.answer(() => this.runs.get(runId));
+    const run = await this.runs.get(runId);
     const states = Object.fromEntries(
       PAYOUT_RUN_ITEM_STATES.map((state) => {
         const totals = Object.entries(run.totals.byState[state]);
@@ -106,29 +99,18 @@ export class PayrollService {
     };
   }
 
-  /** @throws NotFoundException, ConflictException when the run's state does not allow it. */
+  /**
+   * @throws PayoutRunNotFoundError, PayoutRunStateError when the run's state does not allow it
+   *   (answered 404 and 409 by `PayoutRunsExceptionFilter`).
+   */
   async act(runId: string, action: 'pause' | 'resume' | 'cancel'): Promise<PayrollProgress> {
-    await this.answer(() => this.runs[action](runId));
+    await this.runs[action](runId);
     return this.progress(runId);
   }
 
   /** The run's report, one line per item (the library's columns). */
   report(runId: string): Promise<string> {
-    return this.answer(() => this.runs.report(runId, 'csv'));
-  }
-
-  private async answer<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      if (error instanceof PayoutRunNotFoundError) {
-        throw new NotFoundException(
-          `No payout run ${error.runId}: runs live in the demo's memory and end with it`,
-        );
-      }
-      if (error instanceof PayoutRunStateError) throw new ConflictException(error.message);
-      throw error;
-    }
+    return this.runs.report(runId, 'csv');
   }
 }
 

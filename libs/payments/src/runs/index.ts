@@ -48,6 +48,8 @@ export {
   PayoutRunRefusedError,
   PayoutRunStateError,
 } from './payout-run.errors';
+export { PayoutRunsExceptionFilter } from './payout-runs-exception.filter';
+export type { PayoutRunError, PayoutRunErrorResponse } from './payout-runs-exception.filter';
 export { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 export type { InMemoryPayoutRunStoreOptions } from './in-memory-payout-run.store';
 export type {
