@@ -8,7 +8,12 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
 import { InFlightCount, MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
-import { deriveFingerprintKey, deriveKey, PaymentsJournal } from './journal/payments-journal';
+import {
+  deriveFingerprintKey,
+  deriveKey,
+  derivePayeeKey,
+  PaymentsJournal,
+} from './journal/payments-journal';
 import type { JournalIntent } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
@@ -131,6 +136,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       new PaymentsJournal(options.journal, {
         account: registrationName ?? DEFAULT_REGISTRATION_NAME,
         fingerprintKey: deriveFingerprintKey(this.keySecret()),
+        payeeKey: derivePayeeKey(this.keySecret()),
       });
   }
 

@@ -24,6 +24,7 @@ async function sent(key: string) {
   const journal = new PaymentsJournal(store, {
     account: 'default',
     fingerprintKey: Buffer.alloc(32, 1),
+    payeeKey: Buffer.alloc(32, 2),
     now: () => clock.nowMs,
   });
   const decision = await journal.begin(payoutIntent(key));
@@ -75,6 +76,7 @@ describe('PaymentsJournal', () => {
     const journal = new PaymentsJournal(store, {
       account: 'default',
       fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
     });
     const held = await journal.hold(payoutIntent('taken-over'), 'its worker stopped');
     expect(held).toMatchObject({
@@ -100,6 +102,7 @@ describe('PaymentsJournal', () => {
     const journal = new PaymentsJournal(store, {
       account: 'default',
       fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
     });
     await journal.hold(payoutIntent('held'), 'its worker stopped');
     await journal.resolve('held', { outcome: 'refused', note: 'not in the ledger; ticket 7' });
@@ -129,6 +132,57 @@ describe('PaymentsJournal', () => {
       }),
     );
     expect((await other.begin(payoutIntent('refused-by-the-service'))).send).toBe(true);
+  });
+
+  describe("the payee: a lost answer's entry settles only by a record of its own phone number", () => {
+    /** A payout to `phoneNumber` under `key` whose answer was lost, journaled with `payeeKey`. */
+    async function lost(store: InMemoryPaymentsJournal, key: string, phoneNumber: string) {
+      const journal = journalWith(store, 2);
+      const decision = await journal.begin({ ...payoutIntent(key), phoneNumber });
+      if (!decision.send) throw new Error('the call was not sent');
+      await journal.failed(decision, new Error('socket hang up'));
+      return journal;
+    }
+    function journalWith(store: InMemoryPaymentsJournal, payeeKey: number) {
+      return new PaymentsJournal(store, {
+        account: 'default',
+        fingerprintKey: Buffer.alloc(32, 1),
+        payeeKey: Buffer.alloc(32, payeeKey),
+      });
+    }
+    const record = (phoneNumber: string) =>
+      ({
+        idempotencyKey: 'salary-ng',
+        reference: 'NG0000000001eW',
+        outcome: 'succeeded',
+        amount: 500,
+        currency: 'KES',
+        kind: 'payout',
+        createdAt: new Date().toISOString(),
+        phoneNumber,
+        by: 'webhook',
+      }) as const;
+
+    it('tells apart two numbers that share their last nine digits (Nigeria)', async () => {
+      const journal = await lost(new InMemoryPaymentsJournal(), 'salary-ng', '+2348031234567');
+      expect(await journal.settle(record('+2347031234567'))).toMatchObject({
+        result: 'contradicted',
+      });
+      expect(await journal.settle(record('08031234567'))).toMatchObject({ result: 'settled' });
+    });
+
+    it('does not compare a number the record masks', async () => {
+      const journal = await lost(new InMemoryPaymentsJournal(), 'salary-ng', '+2348031234567');
+      expect(await journal.settle(record('234803***4567'))).toMatchObject({ result: 'settled' });
+    });
+
+    it('does not compare a fingerprint made with another key (a rotated secret)', async () => {
+      const store = new InMemoryPaymentsJournal();
+      await lost(store, 'salary-ng', '+2348031234567');
+      const rotated = journalWith(store, 3);
+      // Its own payee would not match under the new key: the entry is still settled.
+      expect(await rotated.settle(record('+2348031234567'))).toMatchObject({ result: 'settled' });
+    });
   });
 
   it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {

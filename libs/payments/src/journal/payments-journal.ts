@@ -10,6 +10,7 @@ import type { PaymentsJournalErrorCode } from '../errors';
 import { canonicalJson } from '../idempotency-keys';
 import type { PaymentsOperationName } from '../operation-names';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
+import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
@@ -54,12 +55,6 @@ const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
  * call is being sent, and only against an entry whose answer then never comes.
  */
 const MAX_DEFERRED_EVENTS = 5;
-
-/**
- * Digits of a phone number its payee fingerprint keeps: the national number of most African
- * networks, without the country code or trunk prefix it may be written with.
- */
-const PAYEE_DIGITS = 9;
 
 /** Sends remembered as never sent (their `create` failed); the oldest are forgotten first. */
 const MAX_UNSENT_CALLS = 10_000;
@@ -163,8 +158,10 @@ export type JournalSettleResult =
 export interface PaymentsJournalOptions {
   /** Registration name written on each entry. */
   readonly account: string;
-  /** Key of the fingerprints' HMAC. */
+  /** Key of the request fingerprints' HMAC. */
   readonly fingerprintKey: Buffer;
+  /** Key of the payee fingerprints' HMAC ({@link derivePayeeKey}). */
+  readonly payeeKey: Buffer;
   /** Milliseconds since the epoch. Default `Date.now`. */
   readonly now?: () => number;
 }
@@ -172,6 +169,11 @@ export interface PaymentsJournalOptions {
 /** The fingerprint key a client derives from its password when none is configured. */
 export function deriveFingerprintKey(secret: string): Buffer {
   return deriveKey(secret, 'malipo-payments-journal', 'request fingerprint v1');
+}
+
+/** The payee fingerprint key a client derives from its secret. */
+export function derivePayeeKey(secret: string): Buffer {
+  return deriveKey(secret, 'malipo-payments-journal', 'payee fingerprint v1');
 }
 
 /**
@@ -198,6 +200,11 @@ export class PaymentsJournal {
    * process recognises it as its own unsent call when the key comes again.
    */
   private readonly unsent = new Set<string>();
+  /**
+   * Names the payee key on each `payee`: a fingerprint made with another key (a rotated secret,
+   * another registration sharing the store) cannot be compared, and is not.
+   */
+  private readonly payeeKeyId: string;
 
   constructor(
     readonly store: PaymentsJournalStore,
@@ -205,6 +212,10 @@ export class PaymentsJournal {
   ) {
     this.now = options.now ?? Date.now;
     this.account = options.account;
+    this.payeeKeyId = createHmac('sha256', options.payeeKey)
+      .update('payee key id')
+      .digest('base64url')
+      .slice(0, 8);
   }
 
   /**
@@ -224,16 +235,15 @@ export class PaymentsJournal {
   }
 
   /**
-   * Keyed fingerprint of a phone number's last {@link PAYEE_DIGITS} digits, so that `0712345678`
-   * and `+254712345678` match; undefined for anything with fewer digits.
+   * Keyed fingerprint of a phone number's national number ({@link nationalNumber}), so that
+   * `0712345678` and `+254712345678` match, prefixed by the key's id; undefined for anything that
+   * is not a plain phone number.
    */
   payeeOf(phoneNumber: unknown): string | undefined {
-    if (typeof phoneNumber !== 'string') return undefined;
-    const digits = phoneNumber.replace(/\D/g, '');
-    if (digits.length < PAYEE_DIGITS) return undefined;
-    return createHmac('sha256', this.options.fingerprintKey)
-      .update(`payee:${digits.slice(-PAYEE_DIGITS)}`)
-      .digest('base64');
+    const national = typeof phoneNumber === 'string' ? nationalNumber(phoneNumber) : undefined;
+    if (national === undefined) return undefined;
+    const mac = createHmac('sha256', this.options.payeeKey).update(national).digest('base64');
+    return `${this.payeeKeyId}.${mac}`;
   }
 
   /**
@@ -813,7 +823,7 @@ export class PaymentsJournal {
     settlement: JournalSettlement,
   ): string | undefined {
     const mismatch = figuresMismatch(entry, settlement);
-    if (mismatch !== undefined || entry.payee === undefined) return mismatch;
+    if (mismatch !== undefined || !entry.payee?.startsWith(`${this.payeeKeyId}.`)) return mismatch;
     if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
     const payee = this.payeeOf(settlement.phoneNumber);
     if (payee !== undefined && payee !== entry.payee) {

@@ -9,6 +9,7 @@ import { OPERATIONS } from '../operations';
 import type { PaymentsCallOptions, WalletType } from '../payments-options.interface';
 import type { PayoutsService } from '../payouts.service';
 import type { PayoutRunOperation } from './payout-run.interfaces';
+import { nationalNumber } from '../phone-numbers';
 
 /** What a run needs to know of one kind of payout: the rest is the library's. */
 export interface PayoutRunKind {
@@ -28,11 +29,6 @@ export interface PayoutRunKind {
   readonly wallet: (request: object) => WalletType;
 }
 
-/** `0712345678` and `+254712345678` are one M-Pesa number. */
-function kenyanPhone(phone: string): string {
-  return phone.startsWith('0') ? `+254${phone.slice(1)}` : phone;
-}
-
 const walletOf = (request: object): WalletType =>
   (request as { walletType?: WalletType }).walletType ?? 'local';
 
@@ -41,7 +37,11 @@ export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind
   'payouts.mpesa': {
     operation: OPERATIONS.payoutsMpesa as PaymentsOperation<object, unknown>,
     send: (payouts, request, options) => payouts.mpesa(request as MpesaPayoutRequest, options),
-    receiver: (request) => `mpesa:${kenyanPhone((request as MpesaPayoutRequest).phoneNumber)}`,
+    receiver: (request) => {
+      // `0712345678` and `+254712345678` are one M-Pesa number.
+      const { phoneNumber } = request as MpesaPayoutRequest;
+      return `mpesa:${nationalNumber(phoneNumber) ?? phoneNumber}`;
+    },
     currency: () => 'KES',
     wallet: walletOf,
   },

@@ -27,6 +27,7 @@ function entry(
     amount: 150.5,
     currency: 'KES',
     fingerprint: `fp-${name}`,
+    payee: `kid.payee-${name}`,
     state: 'started',
     version: 1,
     startedAt: at,
