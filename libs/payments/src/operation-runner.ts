@@ -411,6 +411,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     await this.wire.close();
     // The wire settled every call; their last journal writes follow, then the store may close.
     await this.journaling.drained();
+    await this.journal?.close();
     await this.journal?.store.close?.();
   }
 

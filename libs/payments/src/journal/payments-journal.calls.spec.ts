@@ -774,6 +774,39 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(2);
   });
 
+  it('stops the undo of a failed write-ahead at close: nothing reaches the store after it closed', async () => {
+    const calls: string[] = [];
+    let releaseRead!: () => void;
+    const readUnderWay = new Promise<void>((resolve) => (releaseRead = resolve));
+    const down = () => Promise.reject(new Error('connection lost'));
+    const failing: PaymentsJournalStore = {
+      create: () => (calls.push('create'), down()),
+      // The undo's first read hangs until the test lets it fail.
+      get: () => (calls.push('get'), readUnderWay.then(down)),
+      replace: () => (calls.push('replace'), down()),
+      findByReference: () => Promise.resolve(undefined),
+      list: () => Promise.resolve([]),
+      close: () => (calls.push('close'), Promise.resolve()),
+    };
+    const payments = client({ journal: failing });
+    expect(await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'k' }))).toMatchObject({
+      code: 'JOURNAL_UNAVAILABLE',
+    });
+    expect(calls).toEqual(['create', 'get']);
+
+    let closed = false;
+    const closing = payments.close().then(() => (closed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The read under way is waited for: the store is not closed under it.
+    expect(closed).toBe(false);
+    releaseRead();
+    await closing;
+
+    // No retry after the close: its schedule (250 ms, 1 s, 3 s) was stopped, not sat out.
+    expect(calls).toEqual(['create', 'get', 'close']);
+    expect(posts()).toHaveLength(0);
+  });
+
   it('rejects with a PaymentsReconcilerError, its cause kept, when the store fails', async () => {
     const down = new Error('connection lost');
     const failing: PaymentsJournalStore = {

@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import {
   PaymentsJournalError,
@@ -62,12 +63,7 @@ const MAX_UNSENT_CALLS = 10_000;
 /** A type with its readonly fields writable, for an object still being built. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** Waits `ms`; an `unref` wait does not keep the process alive. */
-const sleep = (ms: number, unref = false) =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    if (unref) timer.unref();
-  });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
 const EVENT_KIND_OF_OPERATION: Readonly<Partial<Record<PaymentsOperationName, string>>> = {
@@ -200,6 +196,9 @@ export class PaymentsJournal {
    * process recognises it as its own unsent call when the key comes again.
    */
   private readonly unsent = new Set<string>();
+  /** Undos of failed creates still retrying: {@link close} stops them and waits for each. */
+  private readonly undos = new Set<Promise<void>>();
+  private readonly closing = new AbortController();
   /**
    * Names the payee key on each `payee`: a fingerprint made with another key (a rotated secret,
    * another registration sharing the store) cannot be compared, and is not.
@@ -225,6 +224,16 @@ export class PaymentsJournal {
    */
   private sealed<T extends PaymentsJournalEntry>(entry: T): T {
     return this.store instanceof InMemoryPaymentsJournal ? deepFrozenEntry(entry) : entry;
+  }
+
+  /**
+   * Stops the undos of failed creates still retrying, once the write each has under way ended, so
+   * that nothing is written after the store closes. An undo stopped so leaves its entry as a
+   * process that died would: in doubt after its deadline.
+   */
+  async close(): Promise<void> {
+    this.closing.abort();
+    await Promise.all(this.undos);
   }
 
   /** Keyed fingerprint of a request as it goes on the wire. */
@@ -909,9 +918,17 @@ export class PaymentsJournal {
           return;
         }
       }
-      // Nobody awaits an undo: its waits must not keep a process that is done alive. One cut
-      // short leaves the entry as a process that died would (in doubt after its deadline).
-      await sleep(retryDelaysMs[attempt], undo);
+      const waitMs = retryDelaysMs[attempt];
+      try {
+        // Nobody awaits an undo: close() stops its waits rather than sit out its schedule.
+        await (undo ? delay(waitMs, undefined, { signal: this.closing.signal }) : sleep(waitMs));
+      } catch {
+        this.logger.warn(
+          `The payments journal stopped marking the call ${idempotencyKey} unsent at close: ` +
+            'its entry counts as in doubt after its deadline',
+        );
+        return;
+      }
     }
   }
 
@@ -960,7 +977,7 @@ export class PaymentsJournal {
     if (this.unsent.size > MAX_UNSENT_CALLS) {
       this.unsent.delete(this.unsent.values().next().value as string);
     }
-    void this.failed(
+    const undo = this.failed(
       { idempotencyKey, callId },
       new PaymentsJournalError('not sent: the journal failed', {
         operation: 'journal',
@@ -970,6 +987,8 @@ export class PaymentsJournal {
       }),
       { retryDelaysMs: UNDO_RETRY_DELAYS_MS, undo: true },
     );
+    this.undos.add(undo);
+    void undo.then(() => this.undos.delete(undo));
   }
 
   /**
