@@ -88,6 +88,59 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     }
   });
 
+  it('created again, leaves out of the balance check a key held for a takeover and resolved refused', async () => {
+    const journal = new InMemoryPaymentsJournal();
+    const before = await PayoutRunsHarness.start({
+      journal,
+      sandbox: { initialBalances: { local: 50_000, USD: 100 } },
+    });
+    const items = before.mpesaItems(3).map((item) => ({
+      ...item,
+      request: { ...item.request, amount: 20_000 },
+    }));
+    const runId = 'payroll-2026-08';
+    try {
+      await before.runs.create({ runId, items, allowBalanceShortfall: true });
+      await eventually(async () => {
+        const run = await before.runs.get(runId);
+        return run.state === 'completed' ? run : undefined;
+      }, 'the first run to complete');
+    } finally {
+      await before.close();
+    }
+    // The item the service refused, as a takeover would have left it: held with no send, and
+    // resolved refused by a person. Its key stays closed (ALREADY_REFUSED): it is never sent again.
+    const [refused] = (await journal.list({ states: ['refused'] })).filter(
+      (entry) => entry.operation === 'payouts.mpesa',
+    );
+    await journal.replace({
+      ...refused,
+      version: refused.version + 1,
+      calls: [],
+      settledBy: 'manual',
+      note: 'ops: not in the ledger',
+    });
+
+    // 10,000 left: the held key, were it counted as sent again, would need 20,000.
+    const after = await PayoutRunsHarness.start({
+      journal,
+      sandbox: { initialBalances: { local: 10_000, USD: 100 } },
+    });
+    try {
+      const again = await after.runs.create({ runId, items });
+      expect(again).toMatchObject({ runId, existing: false });
+      const run = await eventually(async () => {
+        const current = await after.runs.get(runId);
+        return current.state === 'completed' ? current : undefined;
+      }, 'the run created again to complete');
+      expect(run.counts).toMatchObject({ succeeded: 2, refused: 1 });
+      const requests = await after.sandbox.control.requests();
+      expect(requests.filter((request) => request.method === 'POST')).toHaveLength(0);
+    } finally {
+      await after.close();
+    }
+  });
+
   it('on a Redis run store, answers a create() that lost the race once the winner wrote its run', async () => {
     const redis = await RedisServer.start();
     const store = new RedisPayoutRunStore({ url: redis.url });

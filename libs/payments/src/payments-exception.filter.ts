@@ -92,7 +92,7 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
 
   /**
    * A call the journal stopped before sending: 409 when the key's earlier call decides (in doubt,
-   * in progress, failed), 503 when the journal could not be written. No entry in the body: it
+   * in progress, failed, refused for good), 503 when the journal could not be written. No entry in the body: it
    * names the account and the fingerprint, which are not the app's clients' business.
    */
   private journalResponse(error: PaymentsJournalError): PaymentsErrorResponse {

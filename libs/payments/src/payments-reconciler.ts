@@ -204,8 +204,9 @@ export class PaymentsReconciler {
   /**
    * Settles an entry by hand, once a person has found out what became of the call (the service's
    * dashboard or support): `succeeded` or `failed` (with the reference, when the entry has none),
-   * or `refused` when it did not execute, after which its key may be sent again. Only an entry
-   * that is not final and not being sent; recorded as `settledBy: 'manual'` with the `note`. For
+   * or `refused` when it did not execute, after which its key may be sent again (a key held for a
+   * payout-run takeover only with `resend`: docs/journal.md). Only an entry that is not final and
+   * not being sent; recorded as `settledBy: 'manual'` with the `note`. For
    * `succeeded` and `failed` the reference (given, or the entry's own) is first looked up: the
    * service's record must be final with that outcome and agree with the entry (amount, currency,
    * time). The service's record of the entry's reference later outranks the resolution (a webhook

@@ -6,7 +6,8 @@ import type { PaymentsOperationName } from '../operation-names';
  *   once `deadlineAt` has passed;
  * - `accepted`: the service accepted it and gave its reference; the outcome is not known yet;
  * - `succeeded` | `failed`: the final outcome, from a confirmed webhook or a status look-up;
- * - `refused`: never executed (refused with a 4xx, or not sent): the same call may be sent again;
+ * - `refused`: never executed (refused with a 4xx, or not sent): the same call may be sent again
+ *   (a key held for a payout-run takeover only with `resend`);
  * - `in_doubt`: may have executed, with no reference or no final outcome: it needs a look.
  */
 export type PaymentsJournalState =

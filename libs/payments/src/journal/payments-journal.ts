@@ -451,7 +451,7 @@ export class PaymentsJournal {
           break;
         case 'refused':
           // A held key a person settled refused: its stopped worker may still wake up and send.
-          if (held.calls.length === 0 && !intent.resend) {
+          if (!sentAgainAsRetry(current) && !intent.resend) {
             throw this.stopped(intent, 'ALREADY_REFUSED', current, false);
           }
           break;
@@ -643,7 +643,8 @@ export class PaymentsJournal {
    * The entry a person may resolve as `resolution` says, as it stands now: it must exist, be
    * neither final nor being sent, and agree with the resolution (its reference, an executed call's
    * reference for `succeeded` and `failed`, none for `refused`).
-   * @throws TypeError for a malformed resolution; Error naming what stops it.
+   * @throws PaymentsValidationError for a malformed resolution; PaymentsReconcilerError naming
+   *   what stops it.
    */
   async resolvable(
     idempotencyKey: string,
@@ -1026,6 +1027,14 @@ export class PaymentsJournal {
       ...(entry === undefined ? {} : { entry }),
     });
   }
+}
+
+/**
+ * Whether a call under the key of `entry` is sent again without `resend`, as a retry: it is
+ * `refused`, and not a key held for a payout-run takeover (held keys have no send; docs/journal.md).
+ */
+export function sentAgainAsRetry(entry: PaymentsJournalEntry): boolean {
+  return entry.state === 'refused' && entry.calls.length > 0;
 }
 
 /**

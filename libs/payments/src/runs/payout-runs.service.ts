@@ -21,6 +21,7 @@ import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
 import { inBatches } from './payout-run-settlement-schedule';
 import { PaymentsError } from '../errors';
+import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
@@ -247,7 +248,7 @@ export class PayoutRunsService {
     const toSend: PreparedPayoutRunItem[] = [];
     await inBatches(items, async (item) => {
       const entry = await this.payments.reconciler.get(item.idempotencyKey);
-      if (entry === undefined || entry.state === 'refused') toSend.push(item);
+      if (entry === undefined || sentAgainAsRetry(entry)) toSend.push(item);
     });
     return toSend;
   }
