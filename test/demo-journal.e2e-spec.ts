@@ -197,6 +197,8 @@ describe('demo: the payments journal (embedded sandbox, journal in memory)', () 
     expect(succeeded.entries.every((entry) => entry.state === 'succeeded')).toBe(true);
     expect((await world.journal('?state=paid')).status).toBe(400);
     expect((await world.journal('?since=yesterday')).status).toBe(400);
+    // ISO 8601 to the validation pipe, no date to the reconciler: still the caller's mistake.
+    expect((await world.journal('?since=2026-W05')).status).toBe(400);
   });
 });
 

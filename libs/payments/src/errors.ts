@@ -198,17 +198,32 @@ export class PaymentsJournalError extends ServiceAPIError {
 }
 
 /**
- * `PaymentsReconciler` could not do what was asked, and changed nothing: a resolution the entry or
- * the service's record refuses (no such entry, final already, being sent, another reference), a
- * look-up or a journal store that failed, or no journal at all. `message` says which.
+ * Why `PaymentsReconciler` changed nothing:
+ * - `REFUSED`: the resolution is refused (no such entry, final already, being sent, another
+ *   reference, a record of the service that disagrees, an entry that kept changing);
+ * - `LOOKUP_FAILED`: the service's record of the reference could not be read: try again;
+ * - `STORE_FAILED`: the journal's store failed (its error is the `cause`): try again;
+ * - `NO_JOURNAL`: the client has no `journal` option.
+ */
+export type PaymentsReconcilerErrorCode =
+  'REFUSED' | 'LOOKUP_FAILED' | 'STORE_FAILED' | 'NO_JOURNAL';
+
+/**
+ * `PaymentsReconciler` could not do what was asked, and changed nothing: `code` says why, and
+ * whether trying again may help; `message` says it in words.
  */
 export class PaymentsReconcilerError extends PaymentsError {
   override readonly name = 'PaymentsReconcilerError';
+  readonly code: PaymentsReconcilerErrorCode;
   /** The entry it was about, when one. */
   readonly idempotencyKey?: string;
 
-  constructor(message: string, details: { idempotencyKey?: string; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    details: { code: PaymentsReconcilerErrorCode; idempotencyKey?: string; cause?: unknown },
+  ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = details.code;
     if (details.idempotencyKey !== undefined) this.idempotencyKey = details.idempotencyKey;
   }
 }

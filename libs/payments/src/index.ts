@@ -84,6 +84,7 @@ export type {
   PaymentsErrorCode,
   PaymentsFieldError,
   PaymentsJournalErrorCode,
+  PaymentsReconcilerErrorCode,
   ServiceAPIErrorDetails,
 } from './errors';
 export { PaymentsExceptionFilter } from './payments-exception.filter';

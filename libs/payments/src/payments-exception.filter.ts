@@ -3,9 +3,11 @@ import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
 import {
   AuthenticationError,
   PaymentsJournalError,
+  PaymentsReconcilerError,
   PaymentsValidationError,
   ServiceAPIError,
 } from './errors';
+import type { PaymentsReconcilerErrorCode } from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 
 /** The JSON body the filter answers with. */
@@ -35,6 +37,15 @@ export function replyWith(host: ArgumentsHost, body: { statusCode: number }): vo
   else reply.code(body.statusCode).send(body);
 }
 
+/** The HTTP answer of each {@link PaymentsReconcilerError} code. */
+const RECONCILER_ANSWERS: Readonly<Record<PaymentsReconcilerErrorCode, readonly [number, string]>> =
+  {
+    REFUSED: [HttpStatus.CONFLICT, 'Conflict'],
+    LOOKUP_FAILED: [HttpStatus.BAD_GATEWAY, 'Bad Gateway'],
+    STORE_FAILED: [HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable'],
+    NO_JOURNAL: [HttpStatus.INTERNAL_SERVER_ERROR, 'Internal Server Error'],
+  };
+
 /** What Express and Fastify replies have in common, so the filter needs neither. */
 type Reply =
   | { status(code: number): { json(body: unknown): unknown } }
@@ -46,20 +57,27 @@ type Reply =
  * `AuthenticationError`) is a 502 with a safe message, the library's `code`, and, when the call
  * may have executed, `mayHaveExecuted` and the `idempotencyKey` to retry with; a
  * `PaymentsJournalError` is a 409 (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `ALREADY_REFUSED`)
- * or a 503 (`JOURNAL_UNAVAILABLE`). Bodies never carry the service's answer, a stack or a
- * credential. Use it with `app.useGlobalFilters(new PaymentsExceptionFilter())` or
+ * or a 503 (`JOURNAL_UNAVAILABLE`); a `PaymentsReconcilerError` a 409 (`REFUSED`), 502
+ * (`LOOKUP_FAILED`), 503 (`STORE_FAILED`) or 500 (`NO_JOURNAL`). Bodies never carry the service's
+ * answer, a store's error, a stack or a credential. Use it with `app.useGlobalFilters(new PaymentsExceptionFilter())` or
  * `@UseFilters(PaymentsExceptionFilter)`.
  */
-@Catch(PaymentsValidationError, ServiceAPIError)
+@Catch(PaymentsValidationError, ServiceAPIError, PaymentsReconcilerError)
 export class PaymentsExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
 
-  catch(error: PaymentsValidationError | ServiceAPIError, host: ArgumentsHost): void {
+  catch(
+    error: PaymentsValidationError | ServiceAPIError | PaymentsReconcilerError,
+    host: ArgumentsHost,
+  ): void {
     replyWith(host, this.toResponse(error));
   }
 
   /** The answer for `error` (exposed for apps that build their own reply). */
-  toResponse(error: PaymentsValidationError | ServiceAPIError): PaymentsErrorResponse {
+  toResponse(
+    error: PaymentsValidationError | ServiceAPIError | PaymentsReconcilerError,
+  ): PaymentsErrorResponse {
+    if (error instanceof PaymentsReconcilerError) return this.reconcilerResponse(error);
     if (error instanceof PaymentsValidationError) {
       return {
         statusCode: HttpStatus.BAD_REQUEST,
@@ -87,6 +105,22 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
       mayHaveExecuted: error.mayHaveExecuted,
       ...(error.mayHaveExecuted ? { idempotencyKey: error.idempotencyKey } : {}),
       ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    };
+  }
+
+  /**
+   * The reconciler changed nothing: 409 for a refused resolution, 502 for a look-up that failed,
+   * 503 for a store that failed, 500 without a journal. The store's error stays in the log.
+   */
+  private reconcilerResponse(error: PaymentsReconcilerError): PaymentsErrorResponse {
+    const [statusCode, name] = RECONCILER_ANSWERS[error.code];
+    this.logger.warn(`${error.name}: code ${error.code}`);
+    return {
+      statusCode,
+      error: name,
+      message: error.message,
+      code: error.code,
+      ...(error.idempotencyKey === undefined ? {} : { idempotencyKey: error.idempotencyKey }),
     };
   }
 

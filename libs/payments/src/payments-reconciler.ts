@@ -54,17 +54,26 @@ function toDate(value: Date | string | undefined, field: string, target: string)
 }
 
 /**
- * `work`, its failure a {@link PaymentsError}: the library's own as they are, anything else (a
- * journal store that failed) a `PaymentsReconcilerError` naming `what`, its cause kept.
+ * `work`, its failure a {@link PaymentsError}: the library's own as they are, anything else (the
+ * journal's store failed) `STORE_FAILED` naming `what`, the store's error kept as `cause` only (a
+ * store's message is not ours to repeat).
  */
-async function typedFailure<T>(what: string, work: () => Promise<T>): Promise<T> {
+async function typedFailure<T>(
+  what: string,
+  work: () => Promise<T>,
+  idempotencyKey?: string,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof PaymentsError) throw error;
     throw new PaymentsReconcilerError(
-      `The payments journal store failed (${what}): ${error instanceof Error ? error.message : 'error'}`,
-      { cause: error },
+      `The payments journal store failed (${what}): nothing was changed; try again`,
+      {
+        code: 'STORE_FAILED',
+        cause: error,
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      },
     );
   }
 }
@@ -91,11 +100,15 @@ export class PaymentsReconciler {
 
   /** The entry of `idempotencyKey`, as it stands now. */
   get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
-    return typedFailure('get', async () => {
-      const journal = this.journal();
-      const entry = await journal.store.get(idempotencyKey);
-      return entry && journal.view(entry);
-    });
+    return typedFailure(
+      'get',
+      async () => {
+        const journal = this.journal();
+        const entry = await journal.store.get(idempotencyKey);
+        return entry && journal.view(entry);
+      },
+      idempotencyKey,
+    );
   }
 
   /** Entries matching `filter`, oldest first, each as it stands now. */
@@ -219,7 +232,11 @@ export class PaymentsReconciler {
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
-    return typedFailure('resolve', () => this.resolveNow(idempotencyKey, resolution));
+    return typedFailure(
+      'resolve',
+      () => this.resolveNow(idempotencyKey, resolution),
+      idempotencyKey,
+    );
   }
 
   private async resolveNow(
@@ -242,7 +259,7 @@ export class PaymentsReconciler {
       throw new PaymentsReconcilerError(
         `The reference ${reference} could not be checked with the service ` +
           `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
-        { idempotencyKey, cause: error },
+        { code: 'LOOKUP_FAILED', idempotencyKey, cause: error },
       );
     }
     const found = recordOutcome(record);
@@ -250,7 +267,7 @@ export class PaymentsReconciler {
     if (known && found !== undefined && found !== outcome) {
       throw new PaymentsReconcilerError(
         `The service's record of ${reference} says ${found}, not ${outcome}: nothing was resolved`,
-        { idempotencyKey },
+        { code: 'REFUSED', idempotencyKey },
       );
     }
     if (!known || found === undefined) {
@@ -263,7 +280,7 @@ export class PaymentsReconciler {
       if (entry.reference === undefined) {
         throw new PaymentsReconcilerError(
           `The service's record of ${reference} is ${status}: nothing was resolved`,
-          { idempotencyKey },
+          { code: 'REFUSED', idempotencyKey },
         );
       }
       this.logger.warn(
@@ -440,6 +457,7 @@ export class PaymentsReconciler {
       throw new PaymentsReconcilerError(
         'PaymentsReconciler needs the payments journal: set the journal option of PaymentsModule ' +
           '(new InMemoryPaymentsJournal(), or RedisPaymentsJournal from @malipo/nestjs/redis)',
+        { code: 'NO_JOURNAL' },
       );
     }
     return journal;

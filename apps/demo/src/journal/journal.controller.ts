@@ -1,15 +1,4 @@
-import {
-  BadRequestException,
-  Controller,
-  Get,
-  HttpCode,
-  Logger,
-  Post,
-  Query,
-  ServiceUnavailableException,
-  UsePipes,
-  ValidationPipe,
-} from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, UsePipes, ValidationPipe } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional } from 'class-validator';
 import { PAYMENTS_JOURNAL_STATES, PaymentsReconciler } from '@malipo/nestjs';
@@ -42,49 +31,32 @@ export class ReconcileQuery {
 
 /**
  * What the payments journal knows of every money-moving call: an auditor's view. Entries hold no
- * phone number, account number or name (only a keyed fingerprint of the request), so they can be
- * shown as they are.
+ * phone number, account number or name (only keyed fingerprints of the request and of its phone
+ * number), so they can be shown as they are. A date the reconciler cannot read is a 400, a store
+ * that fails a 503: `PaymentsExceptionFilter` answers both.
  */
 @ApiTags('journal')
 @Controller('journal')
 @UsePipes(new ValidationPipe({ transform: true, whitelist: true, forbidNonWhitelisted: true }))
 export class JournalController {
-  private readonly logger = new Logger(JournalController.name);
-
   constructor(private readonly reconciler: PaymentsReconciler) {}
 
   @Get()
   @ApiOperation({ summary: 'List journal entries, oldest first' })
   entries(@Query() query: JournalQuery): Promise<PaymentsJournalEntry[]> {
-    return this.answer(() => this.reconciler.entries(query));
+    return this.reconciler.entries(query);
   }
 
   @Get('in-doubt')
   @ApiOperation({ summary: 'Calls that may have executed with no known outcome' })
   inDoubt(): Promise<PaymentsJournalEntry[]> {
-    return this.answer(() => this.reconciler.inDoubt());
+    return this.reconciler.inDoubt();
   }
 
   @Post('reconcile')
   @HttpCode(200)
   @ApiOperation({ summary: 'Settle what a status look-up can settle; counts and sums per state' })
   reconcile(@Query() query: ReconcileQuery): Promise<PaymentsReconcileSummary> {
-    return this.answer(() => this.reconciler.reconcile(query));
-  }
-
-  /**
-   * The reconciler rejects a date it cannot read with a TypeError (400 here); anything else is
-   * its store failing (Redis unreachable), which a later request may not meet: 503.
-   */
-  private async answer<T>(read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (error) {
-      if (error instanceof TypeError) throw new BadRequestException(error.message);
-      this.logger.warn(
-        `The payments journal could not be read: ${error instanceof Error ? error.message : 'error'}`,
-      );
-      throw new ServiceUnavailableException('The payments journal cannot be read now; try again');
-    }
+    return this.reconciler.reconcile(query);
   }
 }

@@ -582,6 +582,9 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       payments.reconciler.resolve('nobody', { outcome: 'failed', note: 'ops' }),
     );
     expect(noEntry).toBeInstanceOf(PaymentsReconcilerError);
+    expect(
+      new PaymentsExceptionFilter().toResponse(noEntry as PaymentsReconcilerError),
+    ).toMatchObject({ statusCode: 409, code: 'REFUSED', idempotencyKey: 'nobody' });
     expect(noEntry).toMatchObject({
       idempotencyKey: 'nobody',
       message: expect.stringContaining('no entry'),
@@ -767,7 +770,10 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
     clients.push(payments);
     expect(payments.reconciler.enabled).toBe(false);
-    await expect(payments.reconciler.inDoubt()).rejects.toThrow(PaymentsReconcilerError);
+    await expect(payments.reconciler.inDoubt()).rejects.toMatchObject({
+      name: 'PaymentsReconcilerError',
+      code: 'NO_JOURNAL',
+    });
     await expect(payments.reconciler.inDoubt()).rejects.toThrow(/journal option/);
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
@@ -817,16 +823,23 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       list: () => Promise.reject(down),
     };
     const payments = client({ journal: failing });
-    for (const failed of [
-      await rejection(payments.reconciler.inDoubt()),
-      await rejection(payments.reconciler.get('k')),
-      await rejection(payments.reconciler.reconcile()),
-      await rejection(payments.reconciler.resolve('k', { outcome: 'refused', note: 'ops' })),
-    ]) {
+    const failures: [unknown, string | undefined][] = [
+      [await rejection(payments.reconciler.inDoubt()), undefined],
+      [await rejection(payments.reconciler.get('k')), 'k'],
+      [await rejection(payments.reconciler.reconcile()), undefined],
+      [await rejection(payments.reconciler.resolve('k', { outcome: 'refused', note: 'ops' })), 'k'],
+    ];
+    for (const [failed, idempotencyKey] of failures) {
       expect(failed).toBeInstanceOf(PaymentsReconcilerError);
-      expect(failed).toMatchObject({
-        cause: down,
-        message: expect.stringContaining('connection lost'),
+      expect(failed).toMatchObject({ code: 'STORE_FAILED', cause: down, idempotencyKey });
+      // The store's own message stays in its error, the cause: it is not ours to repeat.
+      expect((failed as Error).message).not.toContain('connection lost');
+      expect(new PaymentsExceptionFilter().toResponse(failed as PaymentsReconcilerError)).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: (failed as Error).message,
+        code: 'STORE_FAILED',
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       });
     }
   });

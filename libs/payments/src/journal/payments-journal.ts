@@ -781,7 +781,7 @@ export class PaymentsJournal {
 
   /** What stops a person's resolution of `idempotencyKey`: nothing was resolved. */
   private unresolved(idempotencyKey: string, message: string): PaymentsReconcilerError {
-    return new PaymentsReconcilerError(message, { idempotencyKey });
+    return new PaymentsReconcilerError(message, { code: 'REFUSED', idempotencyKey });
   }
 
   /**
