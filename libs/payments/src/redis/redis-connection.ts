@@ -61,18 +61,25 @@ function redactCredentialErrors(client: Redis): void {
   guarded.add(client);
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
-    if (CREDENTIAL_COMMANDS.has(command.name.toLowerCase())) {
+    // ioredis names its commands in lower case: no case folding on every command.
+    if (CREDENTIAL_COMMANDS.has(command.name)) {
       const reject = command.reject;
-      command.reject = (error: Error) => {
-        (error as Error & { command?: unknown }).command = {
-          name: command.name,
-          args: ['[REDACTED]'],
-        };
-        reject(error);
-      };
+      command.reject = (error: Error) => reject(redactCredentialArguments(error));
     }
     return send(command, stream);
   };
+}
+
+/**
+ * `error` with the arguments of the failed `AUTH` or `HELLO` ioredis put on it (the password)
+ * replaced, in place: for errors of clients this module did not make, such as BullMQ's own.
+ */
+export function redactCredentialArguments<T>(error: T): T {
+  const command = (error as { command?: { name?: unknown } } | null)?.command;
+  if (typeof command?.name === 'string' && CREDENTIAL_COMMANDS.has(command.name.toLowerCase())) {
+    (error as { command: unknown }).command = { name: command.name, args: ['[REDACTED]'] };
+  }
+  return error;
 }
 
 /**

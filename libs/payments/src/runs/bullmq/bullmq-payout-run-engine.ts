@@ -4,7 +4,7 @@ import type { Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
-import { connectRedis, quit } from '../../redis/redis-connection';
+import { connectRedis, quit, redactCredentialArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import type {
   PayoutRunEngine,
@@ -156,7 +156,29 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     return this.close();
   }
 
-  async start(runId: string): Promise<void> {
+  /*
+   * BullMQ's queues and workers make connections of their own, which `connectRedis` does not
+   * guard: what they reject with has the arguments of a failed AUTH (the password) taken out
+   * before it leaves the engine.
+   */
+
+  start(runId: string): Promise<void> {
+    return withoutCredentials(this.startNow(runId));
+  }
+
+  pause(runId: string): Promise<void> {
+    return withoutCredentials(this.pauseNow(runId));
+  }
+
+  resume(runId: string): Promise<void> {
+    return withoutCredentials(this.resumeNow(runId));
+  }
+
+  cancel(runId: string): Promise<void> {
+    return withoutCredentials(this.cancelNow(runId));
+  }
+
+  private async startNow(runId: string): Promise<void> {
     if (this.closed) return;
     // Listed first: should this instance die while adding the jobs, another one adds the rest.
     await this.client.sadd(this.activeKey, runId);
@@ -170,12 +192,12 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
    * saves workers the trip, and follows the stored state.
    */
 
-  async pause(runId: string): Promise<void> {
+  private async pauseNow(runId: string): Promise<void> {
     await this.context.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
     await this.followStoredState(runId);
   }
 
-  async resume(runId: string): Promise<void> {
+  private async resumeNow(runId: string): Promise<void> {
     await this.context.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
     await this.followStoredState(runId);
   }
@@ -189,7 +211,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     else await run.queue.resume();
   }
 
-  async cancel(runId: string): Promise<void> {
+  private async cancelNow(runId: string): Promise<void> {
     const cancelled = await this.context.store.updateRun(
       runId,
       { state: 'cancelled' },
@@ -577,4 +599,11 @@ export function bullmqPayoutRunEngine(
     }
     return new BullMQPayoutRunEngine(context, options);
   };
+}
+
+/** `work`, rejecting with its error's AUTH arguments redacted. */
+function withoutCredentials<T>(work: Promise<T>): Promise<T> {
+  return work.catch((error: unknown) => {
+    throw redactCredentialArguments(error);
+  });
 }
