@@ -173,6 +173,8 @@ export interface MoneyRequest {
   amount?: number;
   /** `REJECT` makes the sandbox refuse the call (HTTP 200, `success: false`). */
   narration?: string;
+  /** Another receiver: 1000 to 9999 in place of the last four digits of the phone number. */
+  receiver?: number;
 }
 
 /** Calls `operation` with its valid request of operation-cases.ts (a transfer goes to `beta`). */
@@ -198,6 +200,11 @@ export function callMoney(
       amount,
       callbackUrl: request.callbackUrl,
       ...(request.narration === undefined ? {} : { narration: request.narration }),
+      ...(request.receiver === undefined
+        ? {}
+        : {
+            phoneNumber: `${String(testCase.request.phoneNumber).slice(0, -4)}${request.receiver}`,
+          }),
     },
     callOptions,
   );

@@ -176,6 +176,35 @@ describe('PaymentsJournal', () => {
       expect(await journal.settle(record('234803***4567'))).toMatchObject({ result: 'settled' });
     });
 
+    it('settles by key alone no record that another lost call to the same number could own', async () => {
+      const store = new InMemoryPaymentsJournal();
+      // Two merchant payouts of one amount with one contact number, both answers lost.
+      const journal = await lost(store, 'salary-ng', '+2348031234567');
+      await lost(store, 'salary-ng-2', '+2348031234567');
+
+      expect(await journal.settle(record('+2348031234567'))).toMatchObject({
+        result: 'contradicted',
+        why: expect.stringContaining('salary-ng-2 could as well be'),
+      });
+      expect(await store.get('salary-ng')).toMatchObject({ state: 'in_doubt' });
+    });
+
+    it('asks again later while the other call that could own the record is being sent', async () => {
+      const store = new InMemoryPaymentsJournal();
+      const journal = await lost(store, 'salary-ng', '+2348031234567');
+      await journal.begin({ ...payoutIntent('salary-ng-3'), phoneNumber: '+2348031234567' });
+
+      expect(await journal.settle(record('+2348031234567'))).toMatchObject({
+        result: 'in-flight',
+        entry: { idempotencyKey: 'salary-ng-3' },
+      });
+      // Another number on the record: the call being sent is not a candidate.
+      expect(await journal.settle(record('+2347031234567'))).toMatchObject({
+        result: 'contradicted',
+        why: expect.stringContaining('another phone number'),
+      });
+    });
+
     it('does not compare a fingerprint made with another key (a rotated secret)', async () => {
       const store = new InMemoryPaymentsJournal();
       await lost(store, 'salary-ng', '+2348031234567');

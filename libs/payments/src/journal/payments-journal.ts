@@ -612,6 +612,14 @@ export class PaymentsJournal {
         const second = await this.isSecondExecution(entry, settlement);
         return { result: second ? 'second-execution' : 'contradicted', entry, why };
       }
+      const rival =
+        entry.reference === undefined ? await this.rivalOf(entry, settlement) : undefined;
+      // Being sent, the rival may get the record's reference from its answer: ask again later.
+      if (rival && this.isBeingSent(rival)) return { result: 'in-flight', entry: rival };
+      if (rival) {
+        const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
+        return { result: 'contradicted', entry, why: doubt };
+      }
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
         if (entry.state === settlement.outcome) return { result: 'unchanged', entry };
         // Only a manual resolution gets here (see `contradiction`): the service's own record of
@@ -840,6 +848,30 @@ export class PaymentsJournal {
       return "the service's record is of another phone number than the entry's call";
     }
     return undefined;
+  }
+
+  /**
+   * Another call without a reference that the record may as well be the execution of: the same
+   * figures, and a phone number the record does not tell apart. A key in a URL, which anyone can
+   * write, cannot then say which call the record is (docs/journal.md, rule 10).
+   */
+  private async rivalOf(
+    entry: PaymentsJournalEntry,
+    settlement: JournalSettlement,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    const recordPayee = this.payeeOf(settlement.phoneNumber);
+    const open = await this.store.list({ states: ['started', 'in_doubt'] });
+    return open.find(
+      (other) =>
+        other.idempotencyKey !== entry.idempotencyKey &&
+        other.reference === undefined &&
+        figuresMismatch(other, settlement) === undefined &&
+        !(
+          recordPayee !== undefined &&
+          other.payee?.startsWith(`${this.payeeKeyId}.`) &&
+          other.payee !== recordPayee
+        ),
+    );
   }
 
   /** Why `settlement` cannot settle `entry`, or undefined when it agrees with it. */
