@@ -1,7 +1,9 @@
+import { inspect } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PaymentsJournalError, PaymentsReconciler, PayoutsService } from '@malipo/nestjs';
 import type { MpesaPayoutRequest } from '@malipo/nestjs';
+import { PayoutRunCreationError } from '@malipo/nestjs/runs';
 import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import { PAYOUT_RUN_ENGINE } from '../../../libs/payments/src/runs/payout-runs.constants';
 import type { PayoutRunEngine } from '../../../libs/payments/src/runs/payout-run-engine';
@@ -194,6 +196,62 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     } finally {
       await late.close();
       await client.quit();
+      await own.close();
+    }
+  });
+
+  it("fails create() when BullMQ's connection does not answer, never with the Redis password, and pays everyone once when it does", async () => {
+    const own = await RedisServer.start();
+    const bounded = await startRunsInstance({
+      redisUrl: own.url,
+      sandboxUrl: sandbox.url,
+      ...sandbox.credentials,
+      setupTimeoutMs: 500,
+    });
+    // BullMQ's connection of the run's queue first hangs (a Redis it cannot use), then is refused
+    // as after a password rotation: ioredis puts the AUTH arguments on that error.
+    const refused = Object.assign(new Error('WRONGPASS invalid username-password pair'), {
+      command: { name: 'auth', args: ['default', 'rotated-Redis-pw-73'] },
+    });
+    const setup = jest
+      .spyOn(Queue.prototype, 'setGlobalConcurrency')
+      .mockReturnValueOnce(new Promise<never>(() => undefined))
+      .mockRejectedValueOnce(refused);
+    try {
+      const create = (runId: string) =>
+        bounded.runs
+          .create({
+            runId,
+            items: mpesaItems(5, `${bounded.url}/webhooks/payments`),
+            concurrency: 4,
+            ratePerSecond: 50,
+          })
+          .catch((error: unknown) => error);
+      const hung = await create('bullmq-hangs');
+      expect(hung).toBeInstanceOf(PayoutRunCreationError);
+      expect(hung).toMatchObject({ mayHaveExecuted: true });
+      expect(String((hung as Error).cause)).toContain('BullMQ did not answer within 500 ms');
+
+      const denied = await create('bullmq-refused');
+      expect(denied).toBeInstanceOf(PayoutRunCreationError);
+      expect(inspect(denied, { depth: 10 })).not.toContain('rotated-Redis-pw-73');
+      expect(inspect(denied, { depth: 10 })).toContain('WRONGPASS');
+
+      // BullMQ answers again: the engine's next rounds take both runs up, each item paid once.
+      for (const runId of ['bullmq-hangs', 'bullmq-refused']) {
+        await waitFor(
+          async () => ((await bounded.runs.get(runId)).state === 'completed' ? true : undefined),
+          `run ${runId} completed`,
+          60_000,
+        );
+      }
+      const ledger = await sandbox.control.transactions();
+      const keys = ledger.map((tx) => tx.idempotencyKey);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(setup.mock.calls.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      setup.mockRestore();
+      await bounded.close();
       await own.close();
     }
   });

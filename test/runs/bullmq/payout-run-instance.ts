@@ -39,6 +39,8 @@ export interface RunsInstanceOptions {
   maxRetries?: number;
   /** How often the engine looks at its runs (ms). Default 200. */
   settlementPollMs?: number;
+  /** The engine's `setupTimeoutMs`. Default the library's. */
+  setupTimeoutMs?: number;
   /** Called with each payout-run event this instance emits (the child prints them). */
   report?: (event: PayoutRunEvent) => void;
 }
@@ -131,6 +133,9 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
           url: options.redisUrl,
           lockDurationMs: 4000,
           stalledIntervalMs: 1000,
+          ...(options.setupTimeoutMs === undefined
+            ? {}
+            : { setupTimeoutMs: options.setupTimeoutMs }),
         }),
       }),
     ],

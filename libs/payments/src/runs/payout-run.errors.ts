@@ -90,7 +90,7 @@ export class PayoutRunCreationError extends PaymentsError {
   ) {
     super(
       `The payout run ${runId} ${mayHaveExecuted ? 'may have started paying' : 'may have been stored, not started'}: ` +
-        `its store failed; call create() again with runId ${runId} and the same items, never with another runId`,
+        `its store, journal or engine failed; call create() again with runId ${runId} and the same items, never with another runId`,
       { cause },
     );
   }

@@ -51,6 +51,13 @@ export interface BullMQPayoutRunEngineOptions {
   jobAttempts?: number;
   /** First backoff between two attempts of a job (ms), doubling each time. Default 1000. */
   jobBackoffMs?: number;
+  /**
+   * How long a run's first BullMQ command here may take (ms). BullMQ waits for its connection
+   * without limit (a Redis that refuses the password, or hangs); past this, the call that needed
+   * the run's queue (`create()`, `pause()`...) rejects, and the engine's next round tries again.
+   * Default 10,000.
+   */
+  setupTimeoutMs?: number;
 }
 
 /** One item's job: the item id only, the request stays in the store (it holds phone numbers). */
@@ -79,6 +86,8 @@ const JOB_STATES: readonly PayoutRunItemState[] = ['queued', 'sending'];
 const MAX_STALLED = 1_000_000;
 /** Items read per round trip. */
 const PAGE = 1000;
+/** Default of `setupTimeoutMs`. */
+const SETUP_TIMEOUT_MS = 10_000;
 
 /** The BullMQ queue of a run. */
 function queueName(runId: string): string {
@@ -273,8 +282,14 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     if ((await this.client.sismember(this.activeKey, runId)) === 0) return undefined;
     const queue = this.queueOf(runId);
     const rate = (await this.pace.current(runId)) ?? record.ratePerSecond;
-    // The run's limits are BullMQ's, for every worker of the queue together.
-    await queue.setGlobalConcurrency(record.concurrency);
+    // The run's limits are BullMQ's, for every worker of the queue together. The first command
+    // over BullMQ's own connection: bounded, so that a Redis it cannot use fails the caller.
+    try {
+      await this.withinSetup(queue.setGlobalConcurrency(record.concurrency), runId);
+    } catch (error) {
+      void queue.close().catch(() => undefined);
+      throw error;
+    }
     const { max, duration } = limiterOf(rate);
     await queue.setGlobalRateLimit(max, duration);
     const worker = new Worker<ItemJobData>(queueName(runId), (job) => this.process(runId, job), {
@@ -292,7 +307,6 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     });
     const warn = (error: Error) =>
       this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
-    queue.on('error', warn);
     worker.on('error', warn);
     const attempts = this.options.jobAttempts ?? JOB_ATTEMPTS;
     worker.on('failed', (job, error) => {
@@ -549,11 +563,34 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     await this.client.srem(this.activeKey, runId);
   }
 
+  /** The run's queue, its errors logged by message from the start (BullMQ prints them whole). */
   private queueOf(runId: string): Queue<ItemJobData> {
-    return new Queue<ItemJobData>(queueName(runId), {
+    const queue = new Queue<ItemJobData>(queueName(runId), {
       connection: this.bullConnection,
       prefix: this.prefix,
     });
+    queue.on('error', (error: Error) =>
+      this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`),
+    );
+    return queue;
+  }
+
+  /** `work`, or a rejection once `setupTimeoutMs` passed without its answer. */
+  private withinSetup<T>(work: Promise<T>, runId: string): Promise<T> {
+    const ms = this.options.setupTimeoutMs ?? SETUP_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `BullMQ did not answer within ${ms} ms for payout run ${runId} (is Redis reachable, with this password?); the engine tries again`,
+            ),
+          ),
+        ms,
+      );
+    });
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
   }
 
   private async detach(run: AttachedRun): Promise<void> {
