@@ -1,8 +1,10 @@
+import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../spec-support/redis-server';
 import { createPaymentsClient } from '../create-payments-client';
 import { PaymentsJournalError } from '../errors';
+import { connectRedis } from './redis-connection';
 import { RedisPaymentsJournal } from './redis-payments-journal';
 import { RedisPaymentsWebhookStore } from './redis-payments-webhook.store';
 
@@ -85,5 +87,41 @@ describe('Redis connections of the library: a refused password stays out of ever
       await webhooks.close();
       given.disconnect();
     }
+  });
+
+  it('guards the node connections of a Cluster given as client, those it adds later too', async () => {
+    // The shape of an ioredis Cluster the guard relies on: isCluster, nodes(), '+node'.
+    const first = new Redis(wrongUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const later = new Redis(wrongUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    for (const node of [first, later]) node.on('error', () => undefined);
+    const cluster = Object.assign(new EventEmitter(), {
+      isCluster: true,
+      nodes: () => [first],
+      sendCommand: (command: Parameters<Redis['sendCommand']>[0]) => first.sendCommand(command),
+    });
+    connectRedis({ client: cluster as unknown as Redis }, 'ClusterSpec', 'nothing works');
+    cluster.emit('+node', later);
+    try {
+      for (const failed of [await rejection(first.get('k')), await rejection(later.get('k'))]) {
+        expect(shown(failed)).toMatch(/WRONGPASS|invalid username-password/);
+        expect(shown(failed)).not.toContain(WRONG);
+      }
+    } finally {
+      first.disconnect();
+      later.disconnect();
+    }
+  });
+
+  it('refuses a URL it cannot read without repeating it (a password with # not encoded)', () => {
+    const url = `redis://:Pa#ss-${WRONG}@127.0.0.1:${server.port}`;
+    let thrown: unknown;
+    try {
+      new RedisPaymentsJournal({ url });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect(shown(thrown)).toContain('percent-encode');
+    expect(shown(thrown)).not.toContain(WRONG);
   });
 });

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type Command, Redis, type RedisOptions } from 'ioredis';
+import { type Cluster, type Command, Redis, type RedisOptions } from 'ioredis';
 
 /** How a Redis-backed part of the library gets its client: one you made, or what to connect with. */
 export interface RedisConnectionOptions {
@@ -37,12 +37,29 @@ export function connectRedis(
     redactCredentialErrors(options.client);
     return { client: options.client, ownsClient: false };
   }
+  if (options.url !== undefined) checkUrl(options.url, owner);
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
     options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
   redactCredentialErrors(client);
   watchConnection(client, owner, whenDown);
   return { client, ownsClient: true };
+}
+
+/**
+ * Refuses a URL that is not one, without repeating it: Node's URL error carries the whole URL as
+ * `input`, and a URL ioredis reads leniently is printed whole in a deprecation warning; both hold
+ * the password.
+ */
+function checkUrl(url: string, owner: string): void {
+  try {
+    new URL(url);
+  } catch {
+    throw new TypeError(
+      `${owner}: url is not a valid Redis URL (percent-encode the characters of the password ` +
+        'that a URL reserves, such as # / ? @ %)',
+    );
+  }
 }
 
 /** Commands whose arguments carry the password. */
@@ -59,6 +76,12 @@ const guarded = new WeakSet<Redis>();
 function redactCredentialErrors(client: Redis): void {
   if (guarded.has(client)) return;
   guarded.add(client);
+  // A Cluster (given as `client`) authenticates on a connection of each node.
+  const cluster = client as unknown as Partial<Cluster>;
+  if (cluster.isCluster === true && cluster.nodes && cluster.on) {
+    for (const node of cluster.nodes('all')) redactCredentialErrors(node);
+    cluster.on('+node', (node: Redis) => redactCredentialErrors(node));
+  }
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
     // ioredis names its commands in lower case: no case folding on every command.
