@@ -53,6 +53,15 @@ function toDate(value: Date | string | undefined, field: string, target: string)
   return date;
 }
 
+/** Refuses an argument that is not an object (`null`, a string), naming it. */
+function checkObject(value: unknown, field: string, target: string): void {
+  if (typeof value !== 'object' || value === null) {
+    throw new PaymentsValidationError(target, [
+      { field, rule: 'isObject', message: `${field} must be an object` },
+    ]);
+  }
+}
+
 /**
  * `work`, its failure a {@link PaymentsError}: the library's own as they are, anything else (the
  * journal's store failed) `STORE_FAILED` naming `what`, the store's error kept as `cause` only (a
@@ -117,6 +126,7 @@ export class PaymentsReconciler {
   }
 
   private async listed(filter: PaymentsJournalFilter): Promise<PaymentsJournalEntry[]> {
+    checkObject(filter, 'filter', 'PaymentsJournalFilter');
     const journal = this.journal();
     const since = toDate(filter.since, 'since', 'PaymentsJournalFilter');
     const states =
@@ -162,6 +172,7 @@ export class PaymentsReconciler {
   private async reconcilePass(
     options: PaymentsReconcileOptions,
   ): Promise<PaymentsReconcileSummary> {
+    checkObject(options, 'options', 'PaymentsReconcileOptions');
     const journal = this.journal();
     const since = toDate(options.since, 'since', 'PaymentsReconcileOptions');
     const concurrency = options.concurrency ?? 4;
@@ -256,6 +267,8 @@ export class PaymentsReconciler {
     try {
       record = await this.transactions.status(reference);
     } catch (error) {
+      // A reference the look-up refuses before sending (a path it would break): named as such.
+      if (error instanceof PaymentsValidationError) throw error;
       throw new PaymentsReconcilerError(
         `The reference ${reference} could not be checked with the service ` +
           `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,

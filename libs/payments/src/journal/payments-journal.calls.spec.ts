@@ -590,6 +590,15 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       message: expect.stringContaining('no entry'),
     });
 
+    // A reference the look-up cannot carry is the person's mistake, named as such.
+    await expect(
+      payments.reconciler.resolve('salary-16', {
+        outcome: 'succeeded',
+        reference: '../../balances?x=1',
+        note: 'ops',
+      }),
+    ).rejects.toMatchObject({ name: 'PaymentsValidationError' });
+
     // Checked with the service: salary-15 never executed; salary-16 did, and succeeded.
     const refused = await payments.reconciler.resolve('salary-15', {
       outcome: 'refused',
@@ -759,6 +768,16 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       name: 'PaymentsValidationError',
       errors: [{ field: 'concurrency', rule: 'isPositiveInteger' }],
     });
+    for (const [call, field] of [
+      [() => payments.reconciler.entries(null as never), 'filter'],
+      [() => payments.reconciler.reconcile(null as never), 'options'],
+      [() => payments.reconciler.resolve('l-1', null as never), 'resolution'],
+    ] as const) {
+      await expect(call()).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [{ field, rule: 'isObject' }],
+      });
+    }
   });
 
   it('a client without a journal says so from its reconciler, and sends as before', async () => {

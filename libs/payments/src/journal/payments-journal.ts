@@ -658,6 +658,9 @@ export class PaymentsJournal {
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<{ stored: PaymentsJournalEntry; entry: PaymentsJournalEntry }> {
+    if (typeof resolution !== 'object' || resolution === null) {
+      throw invalidResolution('resolution', 'isObject', 'resolution must be an object');
+    }
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
       throw invalidResolution(

@@ -67,7 +67,7 @@ export class PayoutRunsPayments implements OnModuleInit {
       );
     }
     // Every run's balance check reads the wallets of this username (`balances.all()`).
-    if (!username) {
+    if (!username?.trim()) {
       throw new Error(
         `PayoutRunsModule checks the balance of the account before each run, by its ` +
           `defaultUsername: the ${which} has none. Set defaultUsername to the account's username ` +

@@ -23,11 +23,16 @@ describe('PayoutRunsModule at boot', () => {
     );
   });
 
-  it("needs the account's defaultUsername, which each run's balance check reads", async () => {
-    await expect(boot({ journal: new InMemoryPaymentsJournal() })).rejects.toThrow(
-      /checks the balance of the account before each run, by its defaultUsername/,
-    );
-  });
+  it.each([undefined, '   '])(
+    "needs the account's defaultUsername, which each run's balance check reads (%p)",
+    async (defaultUsername) => {
+      await expect(
+        boot({ journal: new InMemoryPaymentsJournal(), defaultUsername }),
+      ).rejects.toThrow(
+        /checks the balance of the account before each run, by its defaultUsername/,
+      );
+    },
+  );
 
   it('boots with both', async () => {
     const app = await boot({ defaultUsername: 'shop', journal: new InMemoryPaymentsJournal() });
