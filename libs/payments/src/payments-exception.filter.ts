@@ -8,6 +8,7 @@ import {
   ServiceAPIError,
 } from './errors';
 import type { PaymentsReconcilerErrorCode } from './errors';
+import { replyWith } from './http-reply';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 
 /** The JSON body the filter answers with. */
@@ -27,16 +28,6 @@ export interface PaymentsErrorResponse {
   retryAfterMs?: number;
 }
 
-/**
- * Answers the HTTP request of `host` with `body` under its `statusCode`, on Express or Fastify.
- * @internal The exception filters of the library's subpaths answer through it.
- */
-export function replyWith(host: ArgumentsHost, body: { statusCode: number }): void {
-  const reply = host.switchToHttp().getResponse<Reply>();
-  if ('status' in reply) reply.status(body.statusCode).json(body);
-  else reply.code(body.statusCode).send(body);
-}
-
 /** The HTTP answer of each {@link PaymentsReconcilerError} code. */
 const RECONCILER_ANSWERS: Readonly<Record<PaymentsReconcilerErrorCode, readonly [number, string]>> =
   {
@@ -45,11 +36,6 @@ const RECONCILER_ANSWERS: Readonly<Record<PaymentsReconcilerErrorCode, readonly 
     STORE_FAILED: [HttpStatus.SERVICE_UNAVAILABLE, 'Service Unavailable'],
     NO_JOURNAL: [HttpStatus.INTERNAL_SERVER_ERROR, 'Internal Server Error'],
   };
-
-/** What Express and Fastify replies have in common, so the filter needs neither. */
-type Reply =
-  | { status(code: number): { json(body: unknown): unknown } }
-  | { code(code: number): { send(body: unknown): unknown } };
 
 /**
  * Turns the library's errors into HTTP answers for your app's clients: a

@@ -38,7 +38,7 @@ export interface PayrollProgress {
   attention: PayoutRunItem[];
 }
 
-/** Payroll files in, payout runs out; the runs API's errors as HTTP answers. */
+/** Payroll files in, payout runs out (`PayoutRunsExceptionFilter` answers the runs' errors). */
 @Injectable()
 export class PayrollService {
   constructor(private readonly runs: PayoutRunsService) {}

@@ -4,8 +4,10 @@ import { type Cluster, type Command, Redis, type RedisOptions } from 'ioredis';
 /** How a Redis-backed part of the library gets its client: one you made, or what to connect with. */
 export interface RedisConnectionOptions {
   /**
-   * A client you made: it is used as it is and never closed. Give it a `commandTimeout` (and
-   * `maxRetriesPerRequest`) so that an unreachable Redis fails fast instead of holding callers.
+   * A client you made: it is used as it is and never closed, except that the errors of its `AUTH`
+   * and `HELLO` commands get their arguments (the password) redacted, for your code too. Give it a
+   * `commandTimeout` (and `maxRetriesPerRequest`) so that an unreachable Redis fails fast instead
+   * of holding callers.
    */
   client?: Redis;
   /** `redis://[user:password@]host:port[/db]` or `rediss://...`; the connection is made and closed here. */

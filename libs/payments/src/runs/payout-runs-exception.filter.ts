@@ -1,7 +1,7 @@
 import { Catch, HttpStatus, Logger } from '@nestjs/common';
 import type { ArgumentsHost, ExceptionFilter } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
-import { replyWith } from '../payments-exception.filter';
+import { replyWith } from '../http-reply';
 import {
   PayoutRunConflictError,
   PayoutRunCreationError,
