@@ -45,24 +45,10 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
   });
 
   it('created again after its process died, checks the balance only for what the journal has not sent', async () => {
-    // The journal outlives the process (as RedisPaymentsJournal does); the run does not.
     const journal = new InMemoryPaymentsJournal();
     const sandbox = { initialBalances: { local: 50_000, USD: 100 } };
-    const before = await PayoutRunsHarness.start({ journal, sandbox });
-    const items = before.mpesaItems(3).map((item) => ({
-      ...item,
-      request: { ...item.request, amount: 20_000 },
-    }));
     const runId = 'payroll-2026-06';
-    try {
-      await before.runs.create({ runId, items, allowBalanceShortfall: true });
-      await eventually(async () => {
-        const run = await before.runs.get(runId);
-        return run.state === 'completed' ? run : undefined;
-      }, 'the first run to complete');
-    } finally {
-      await before.close();
-    }
+    const items = await runInAProcessThatEnds(journal, runId);
 
     const after = await PayoutRunsHarness.start({ journal, sandbox });
     expect(await after.runs.validate({ items })).toMatchObject({ ok: false });
@@ -90,24 +76,8 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
 
   it('created again, leaves out of the balance check a key held for a takeover and resolved refused', async () => {
     const journal = new InMemoryPaymentsJournal();
-    const before = await PayoutRunsHarness.start({
-      journal,
-      sandbox: { initialBalances: { local: 50_000, USD: 100 } },
-    });
-    const items = before.mpesaItems(3).map((item) => ({
-      ...item,
-      request: { ...item.request, amount: 20_000 },
-    }));
     const runId = 'payroll-2026-08';
-    try {
-      await before.runs.create({ runId, items, allowBalanceShortfall: true });
-      await eventually(async () => {
-        const run = await before.runs.get(runId);
-        return run.state === 'completed' ? run : undefined;
-      }, 'the first run to complete');
-    } finally {
-      await before.close();
-    }
+    const items = await runInAProcessThatEnds(journal, runId);
     // The item the service refused, as a takeover would have left it: held with no send, and
     // resolved refused by a person. Its key stays closed (ALREADY_REFUSED): it is never sent again.
     const [refused] = (await journal.list({ states: ['refused'] })).filter(
@@ -223,3 +193,29 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
   });
 });
+
+/**
+ * Three payouts of 20,000 KES from a balance of 50,000, run to completion in a process that then
+ * ends: the journal outlives it (as RedisPaymentsJournal does), the run does not. Two are paid,
+ * the service refuses the third. Resolves with the items, to create the run again.
+ */
+async function runInAProcessThatEnds(journal: InMemoryPaymentsJournal, runId: string) {
+  const before = await PayoutRunsHarness.start({
+    journal,
+    sandbox: { initialBalances: { local: 50_000, USD: 100 } },
+  });
+  const items = before.mpesaItems(3).map((item) => ({
+    ...item,
+    request: { ...item.request, amount: 20_000 },
+  }));
+  try {
+    await before.runs.create({ runId, items, allowBalanceShortfall: true });
+    await eventually(async () => {
+      const run = await before.runs.get(runId);
+      return run.state === 'completed' ? run : undefined;
+    }, 'the first run to complete');
+  } finally {
+    await before.close();
+  }
+  return items;
+}
