@@ -35,7 +35,7 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
     expect(await harness.sandbox.control.requests()).toEqual([]);
   });
 
-  it('refuses a pace beyond its bounds, naming the field and rule, and sends nothing', async () => {
+  it('refuses a pace beyond its bounds, or options that are not an object, naming the field and rule, and sends nothing', async () => {
     const items = harness.mpesaItems(2);
     for (const [field, value, rule] of [
       ['concurrency', 1_001, 'max'],
@@ -49,6 +49,18 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
       expect((error as PayoutRunRefusedError).problems).toEqual([
         expect.objectContaining({ itemId: '-', field, rule }),
       ]);
+    }
+    for (const options of [undefined, null, 'items']) {
+      for (const call of [
+        harness.runs.create.bind(harness.runs),
+        harness.runs.validate.bind(harness.runs),
+      ]) {
+        const error: unknown = await call(options as never).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(PayoutRunRefusedError);
+        expect((error as PayoutRunRefusedError).problems).toEqual([
+          expect.objectContaining({ field: 'options', rule: 'isObject' }),
+        ]);
+      }
     }
     expect(await harness.sandbox.control.requests()).toEqual([]);
   });

@@ -78,6 +78,15 @@ function checkRunId(runId: unknown): string {
   return runId;
 }
 
+/** Refuses options that are not an object (`create()`, `create(null)`): nothing is sent. */
+function checkOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new PayoutRunRefusedError([
+      { itemId: '-', field: 'options', rule: 'isObject', message: 'options must be an object' },
+    ]);
+  }
+}
+
 function runLimit(
   name: keyof typeof PAYOUT_RUN_PACE_LIMITS,
   value: unknown,
@@ -150,6 +159,7 @@ export class PayoutRunsService {
    *   checks: create again with its `runId` and the same items.
    */
   async create(options: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
+    checkOptions(options);
     const concurrency = runLimit('concurrency', options.concurrency, this.options.concurrency);
     const ratePerSecond = runLimit(
       'ratePerSecond',
@@ -261,6 +271,7 @@ export class PayoutRunsService {
   async validate(
     options: Pick<CreatePayoutRunOptions, 'items' | 'allowDuplicates' | 'runId'>,
   ): Promise<PayoutRunValidationReport> {
+    checkOptions(options);
     let runId = 'validate';
     try {
       if (options.runId !== undefined) runId = checkRunId(options.runId);
