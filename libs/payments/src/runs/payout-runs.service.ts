@@ -12,6 +12,7 @@ import type {
   CreatePayoutRunOptions,
   PayoutRun,
   PayoutRunValidationReport,
+  PayoutRunItemProblem,
   PayoutRunItemsPage,
   PayoutRunItemsQuery,
   PayoutRunReport,
@@ -64,15 +65,19 @@ function digestOf(items: readonly PreparedPayoutRunItem[]): string {
   return hash.digest('base64url');
 }
 
+/** A problem of the run as a whole, not of one item (`itemId` `-`). */
+function runProblem(field: string, rule: string, message: string): PayoutRunItemProblem {
+  return { itemId: '-', field, rule, message };
+}
+
 function checkRunId(runId: unknown): string {
   if (typeof runId !== 'string' || !PAYOUT_RUN_ID_PATTERN.test(runId)) {
     throw new PayoutRunRefusedError([
-      {
-        itemId: '-',
-        field: 'runId',
-        rule: 'isPayoutRunId',
-        message: 'runId must be 1 to 64 of the characters A-Z a-z 0-9 . _ : -',
-      },
+      runProblem(
+        'runId',
+        'isPayoutRunId',
+        'runId must be 1 to 64 of the characters A-Z a-z 0-9 . _ : -',
+      ),
     ]);
   }
   return runId;
@@ -82,7 +87,7 @@ function checkRunId(runId: unknown): string {
 function checkOptions(options: unknown): void {
   if (typeof options !== 'object' || options === null) {
     throw new PayoutRunRefusedError([
-      { itemId: '-', field: 'options', rule: 'isObject', message: 'options must be an object' },
+      runProblem('options', 'isObject', 'options must be an object'),
     ]);
   }
 }
@@ -95,19 +100,12 @@ function runLimit(
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new PayoutRunRefusedError([
-      {
-        itemId: '-',
-        field: name,
-        rule: 'isPositiveInteger',
-        message: `${name} must be a positive integer`,
-      },
+      runProblem(name, 'isPositiveInteger', `${name} must be a positive integer`),
     ]);
   }
   const max = PAYOUT_RUN_PACE_LIMITS[name];
   if (value > max) {
-    throw new PayoutRunRefusedError([
-      { itemId: '-', field: name, rule: 'max', message: `${name} must be at most ${max}` },
-    ]);
+    throw new PayoutRunRefusedError([runProblem(name, 'max', `${name} must be at most ${max}`)]);
   }
   return value;
 }
@@ -305,12 +303,11 @@ export class PayoutRunsService {
       return {
         ok: false,
         problems: [
-          {
-            itemId: '-',
-            field: 'items',
-            rule: 'arraySize',
-            message: `items must be a list of 1 to ${this.options.maxItems} payouts`,
-          },
+          runProblem(
+            'items',
+            'arraySize',
+            `items must be a list of 1 to ${this.options.maxItems} payouts`,
+          ),
         ],
       };
     }
