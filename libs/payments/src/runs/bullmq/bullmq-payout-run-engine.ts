@@ -305,8 +305,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
         ? {}
         : { stalledInterval: this.options.stalledIntervalMs }),
     });
-    const warn = (error: Error) =>
-      this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
+    const warn = this.bullMQWarning(runId);
     worker.on('error', warn);
     const attempts = this.options.jobAttempts ?? JOB_ATTEMPTS;
     worker.on('failed', (job, error) => {
@@ -563,16 +562,19 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     await this.client.srem(this.activeKey, runId);
   }
 
-  /** The run's queue, its errors logged by message from the start (BullMQ prints them whole). */
+  /** The run's queue, its errors logged from its creation on. */
   private queueOf(runId: string): Queue<ItemJobData> {
     const queue = new Queue<ItemJobData>(queueName(runId), {
       connection: this.bullConnection,
       prefix: this.prefix,
     });
-    queue.on('error', (error: Error) =>
-      this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`),
-    );
+    queue.on('error', this.bullMQWarning(runId));
     return queue;
+  }
+
+  /** Logs an error of the run's queue or worker by its message (BullMQ's own print is whole). */
+  private bullMQWarning(runId: string): (error: Error) => void {
+    return (error) => this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
   }
 
   /** `work`, or a rejection once `setupTimeoutMs` passed without its answer. */
