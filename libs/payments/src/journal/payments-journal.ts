@@ -844,13 +844,25 @@ export class PaymentsJournal {
     settlement: JournalSettlement,
   ): string | undefined {
     const mismatch = figuresMismatch(entry, settlement);
-    if (mismatch !== undefined || !entry.payee?.startsWith(`${this.payeeKeyId}.`)) return mismatch;
+    if (mismatch !== undefined) return mismatch;
     if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
-    const payee = this.payeeOf(settlement.phoneNumber);
-    if (payee !== undefined && payee !== entry.payee) {
+    if (this.anotherPayee(entry, this.payeeOf(settlement.phoneNumber))) {
       return "the service's record is of another phone number than the entry's call";
     }
     return undefined;
+  }
+
+  /**
+   * Whether the record's payee fingerprint tells `entry`'s call apart: both known, made with this
+   * key, and different.
+   */
+  private anotherPayee(entry: PaymentsJournalEntry, recordPayee: string | undefined): boolean {
+    return (
+      recordPayee !== undefined &&
+      entry.payee !== undefined &&
+      entry.payee.startsWith(`${this.payeeKeyId}.`) &&
+      entry.payee !== recordPayee
+    );
   }
 
   /**
@@ -869,11 +881,7 @@ export class PaymentsJournal {
         other.idempotencyKey !== entry.idempotencyKey &&
         other.reference === undefined &&
         figuresMismatch(other, settlement) === undefined &&
-        !(
-          recordPayee !== undefined &&
-          other.payee?.startsWith(`${this.payeeKeyId}.`) &&
-          other.payee !== recordPayee
-        ),
+        !this.anotherPayee(other, recordPayee),
     );
   }
 
