@@ -45,8 +45,8 @@ const RECONCILER_ANSWERS: Readonly<Record<PaymentsReconcilerErrorCode, readonly 
  * `PaymentsJournalError` is a 409 (`IN_DOUBT`, `IN_PROGRESS`, `ALREADY_FAILED`, `ALREADY_REFUSED`)
  * or a 503 (`JOURNAL_UNAVAILABLE`); a `PaymentsReconcilerError` a 409 (`REFUSED`), 502
  * (`LOOKUP_FAILED`), 503 (`STORE_FAILED`) or 500 (`NO_JOURNAL`). Bodies never carry the service's
- * answer, a store's error, a stack or a credential. Use it with `app.useGlobalFilters(new PaymentsExceptionFilter())` or
- * `@UseFilters(PaymentsExceptionFilter)`.
+ * answer, a store's error, a stack or a credential. Use it with
+ * `app.useGlobalFilters(new PaymentsExceptionFilter())` or `@UseFilters(PaymentsExceptionFilter)`.
  */
 @Catch(PaymentsValidationError, ServiceAPIError, PaymentsReconcilerError)
 export class PaymentsExceptionFilter implements ExceptionFilter {
@@ -112,8 +112,8 @@ export class PaymentsExceptionFilter implements ExceptionFilter {
 
   /**
    * A call the journal stopped before sending: 409 when the key's earlier call decides (in doubt,
-   * in progress, failed, refused for good), 503 when the journal could not be written. No entry in the body: it
-   * names the account and the fingerprint, which are not the app's clients' business.
+   * in progress, failed, refused for good), 503 when the journal could not be written. No entry in
+   * the body: it names the account and the fingerprints, which are not the app's clients' business.
    */
   private journalResponse(error: PaymentsJournalError): PaymentsErrorResponse {
     const unavailable = error.code === 'JOURNAL_UNAVAILABLE';
