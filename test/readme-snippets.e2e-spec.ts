@@ -10,15 +10,76 @@ function readmeSnippets(): string[] {
   return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
 }
 
+/** Paths that resolve the library's public entry points to its sources. */
+const LIBRARY_PATHS = {
+  '@malipo/nestjs': ['libs/payments/src'],
+  '@malipo/nestjs/*': ['libs/payments/src/*'],
+  '@malipo/sandbox': ['apps/sandbox/src/index.ts'],
+};
+
+/** The settings both kinds of app share: strict, decorators, the library's paths. */
+const COMMON_OPTIONS: ts.CompilerOptions = {
+  strict: true,
+  noEmit: true,
+  target: ts.ScriptTarget.ES2022,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  skipLibCheck: true,
+  esModuleInterop: true,
+  types: ['node', 'jest'],
+  baseUrl: ROOT,
+  paths: LIBRARY_PATHS,
+};
+
 /**
- * Every TypeScript snippet of the README type-checks as a module of a user's app would, under the
- * strict settings of a new Nest 12 project (`isolatedModules`, `verbatimModuleSyntax`), against
- * the library's public entry points. A snippet that drifts from the API fails here.
+ * The apps a snippet must compile in: a new Nest 12 project's strict ES module settings
+ * (`isolatedModules`, `verbatimModuleSyntax`), and a Nest 11 project's CommonJS, where a
+ * top-level `await` does not compile.
+ */
+const APPS: ReadonlyArray<readonly [string, ts.CompilerOptions]> = [
+  [
+    'an ES module app',
+    {
+      ...COMMON_OPTIONS,
+      module: ts.ModuleKind.ES2022,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      isolatedModules: true,
+      verbatimModuleSyntax: true,
+    },
+  ],
+  [
+    'a CommonJS app',
+    {
+      ...COMMON_OPTIONS,
+      module: ts.ModuleKind.CommonJS,
+      moduleResolution: ts.ModuleResolutionKind.Node10,
+    },
+  ],
+];
+
+/** Each snippet's diagnostics under `options`, by its number. */
+function diagnose(files: string[], options: ts.CompilerOptions): Map<number, string[]> {
+  const program = ts.createProgram(files, options);
+  return new Map(
+    files.map((file, index) => {
+      const source = program.getSourceFile(file);
+      const found = source
+        ? [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]
+        : [];
+      return [index + 1, found.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))];
+    }),
+  );
+}
+
+/**
+ * Every TypeScript snippet of the README type-checks as a module of a user's app would, in an ES
+ * module app and in a CommonJS one, against the library's public entry points. A snippet that
+ * drifts from the API fails here.
  */
 describe('README snippets', () => {
   const snippets = readmeSnippets();
   let directory: string;
-  let diagnostics: Map<number, string[]>;
+  const diagnostics = new Map<string, Map<number, string[]>>();
 
   beforeAll(() => {
     // Inside the project (dist/ is ignored by git), so imports resolve to its node_modules.
@@ -31,38 +92,7 @@ describe('README snippets', () => {
     });
     // What `./app.module` means in a snippet that bootstraps "your" app.
     writeFileSync(join(directory, 'app.module.ts'), 'export class AppModule {}\n');
-    const program = ts.createProgram(files, {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.ES2022,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      experimentalDecorators: true,
-      emitDecoratorMetadata: true,
-      isolatedModules: true,
-      verbatimModuleSyntax: true,
-      skipLibCheck: true,
-      esModuleInterop: true,
-      types: ['node', 'jest'],
-      baseUrl: ROOT,
-      paths: {
-        '@malipo/nestjs': ['libs/payments/src'],
-        '@malipo/nestjs/*': ['libs/payments/src/*'],
-        '@malipo/sandbox': ['apps/sandbox/src/index.ts'],
-      },
-    });
-    diagnostics = new Map(
-      files.map((file, index) => {
-        const source = program.getSourceFile(file);
-        const found = source
-          ? [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]
-          : [];
-        return [
-          index + 1,
-          found.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
-        ] as const;
-      }),
-    );
+    for (const [app, options] of APPS) diagnostics.set(app, diagnose(files, options));
   });
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -70,10 +100,12 @@ describe('README snippets', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(8);
   });
 
-  it.each(readmeSnippets().map((code, index) => [index + 1, code.split('\n')[0]] as const))(
-    'snippet %i (%s) compiles',
-    (number) => {
-      expect(diagnostics.get(number)).toEqual([]);
-    },
-  );
+  describe.each(APPS.map(([app]) => app))('in %s', (app) => {
+    it.each(readmeSnippets().map((code, index) => [index + 1, code.split('\n')[0]] as const))(
+      'snippet %i (%s) compiles',
+      (number) => {
+        expect(diagnostics.get(app)?.get(number)).toEqual([]);
+      },
+    );
+  });
 });
