@@ -29,6 +29,14 @@ export interface PayoutRunKind {
   readonly wallet: (request: object) => WalletType;
 }
 
+/**
+ * An account as the duplicate check compares it: `ACC-1`, `acc-1` and `ACC -1` are one receiver
+ * here. Billers may read them as different accounts; a false alarm costs an `allowDuplicate`, a
+ * miss a second payment (docs/payout-runs.md).
+ */
+const sameAccount = (account: unknown): string =>
+  typeof account === 'string' ? account.replace(/\s+/g, '').toLowerCase() : String(account);
+
 const walletOf = (request: object): WalletType =>
   (request as { walletType?: WalletType }).walletType ?? 'local';
 
@@ -51,7 +59,9 @@ export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind
       payouts.panAfrican(request as PanAfricanPayoutRequest, options),
     receiver: (request) => {
       const { networkCode, accountNumber } = request as PanAfricanPayoutRequest;
-      return `panAfrican:${networkCode}:${accountNumber}`;
+      // A wallet's number may be written as a phone number is (`+234803…`, `0803…`).
+      const account = nationalNumber(accountNumber) ?? sameAccount(accountNumber);
+      return `panAfrican:${networkCode}:${account}`;
     },
     currency: (request) => (request as PanAfricanPayoutRequest).currency,
     wallet: walletOf,
@@ -62,7 +72,7 @@ export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind
       payouts.merchant(request as MerchantPayoutRequest, options),
     receiver: (request) => {
       const { businessAccount, businessNumber } = request as MerchantPayoutRequest;
-      return `merchant:${businessAccount}:${businessNumber}`;
+      return `merchant:${sameAccount(businessAccount)}:${sameAccount(businessNumber)}`;
     },
     currency: () => 'KES',
     wallet: walletOf,

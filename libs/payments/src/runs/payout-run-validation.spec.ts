@@ -96,6 +96,57 @@ describe('validatePayoutRunItems', () => {
     expect(validatePayoutRunItems(keyOf, [items[0], items[2]], defaults, true).ok).toBe(true);
   });
 
+  it('takes one account in any case or spacing, and a wallet number in any spelling, as one receiver', () => {
+    const merchant = (itemId: string, businessAccount: string, businessNumber: string) => ({
+      itemId,
+      operation: 'payouts.merchant',
+      request: {
+        amount: 50,
+        phoneNumber: '+254712345678',
+        narration: 'Stock',
+        businessAccount,
+        businessNumber,
+      },
+    });
+    const wallet = (itemId: string, accountNumber: string) => ({
+      itemId,
+      operation: 'payouts.panAfrican',
+      request: {
+        amount: 900,
+        currency: 'NGN',
+        phoneNumber: '+2348031234567',
+        accountNumber,
+        accountName: 'phone',
+        accountHolderName: 'Ada',
+        networkCode: 'NET',
+        channelId: 'CH',
+        narration: 'Pay',
+        transactionChannel: 'phone',
+        providerName: 'Provider',
+        providerCode: 'P',
+      },
+    });
+    const result = validatePayoutRunItems(
+      keyOf,
+      [
+        merchant('m1', '888880', 'ACC-1'),
+        merchant('m2', '888880', 'acc-1'),
+        merchant('m3', '888880', ' ACC -1'),
+        merchant('m4', '888880', 'ACC-2'),
+        wallet('w1', '+2348031234567'),
+        wallet('w2', '08031234567'),
+        wallet('w3', '+2347031234567'),
+      ],
+      defaults,
+      false,
+    );
+    expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.rule])).toEqual([
+      ['m2', 'duplicatePayout'],
+      ['m3', 'duplicatePayout'],
+      ['w2', 'duplicatePayout'],
+    ]);
+  });
+
   it('derives unguessable keys: the same for the same run and item, 22 characters after the run', () => {
     const key = payoutRunItemKey('a secret of the tests', 'payroll-2026-03', 'emp-1');
     expect(key).toMatch(/^run-payroll-2026-03-[A-Za-z0-9_-]{22}$/);
