@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { PaymentsJournal } from './payments-journal';
+import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
 /** The intent of a payout of 500 KES under `key`. */
 function payoutIntent(key: string, resend = false) {
@@ -249,6 +250,105 @@ describe('PaymentsJournal', () => {
     const entry = await store.get('salary-11');
     expect(entry).toMatchObject({ state: 'started' });
     expect(entry?.deferredEvents).toBeUndefined();
+  });
+
+  it("leaves the latest send's state to that send: an undo that outlived a retry under the key does not mark it unsent", async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    /** A store whose first create lands but answers an error (Redis hung), and whose first replace hangs until released. */
+    class HungStore extends InMemoryPaymentsJournal {
+      creates = 0;
+      replaces = 0;
+      releaseFirstReplace!: () => void;
+      override async create(entry: PaymentsJournalEntry) {
+        const created = await super.create(entry);
+        this.creates += 1;
+        if (this.creates === 1) throw new Error('Command timed out');
+        return created;
+      }
+      override replace(next: PaymentsJournalEntry): Promise<boolean> {
+        this.replaces += 1;
+        if (this.replaces > 1) return super.replace(next);
+        // The undo's write: it runs only when Redis comes back, after the retry's writes.
+        return new Promise((resolve) => {
+          this.releaseFirstReplace = () => resolve(super.replace(next));
+        });
+      }
+    }
+    const store = new HungStore();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
+    });
+    await expect(journal.begin(payoutIntent('salary-12'))).rejects.toMatchObject({
+      code: 'JOURNAL_UNAVAILABLE',
+    });
+    // The caller retries on the same instance: its unsent call is known, and the retry is sent.
+    const retry = await journal.begin(payoutIntent('salary-12'));
+    expect(retry.send).toBe(true);
+    if (!retry.send) return;
+    await journal.failed(retry, new Error('socket hang up'));
+    expect(await store.get('salary-12')).toMatchObject({ state: 'in_doubt' });
+
+    store.releaseFirstReplace();
+    await journal.close();
+
+    const entry = await store.get('salary-12');
+    expect(entry).toMatchObject({
+      state: 'in_doubt',
+      reason: 'an unexpected error: may have executed',
+    });
+    expect(entry?.calls.map((call) => call.outcome)).toEqual(['refused', 'in_doubt']);
+  });
+
+  it('sends a call whose create landed but whose answer was lost and the command sent again', async () => {
+    /** ioredis resends a command whose answer a dropped connection lost: the create runs twice. */
+    class ResendingStore extends InMemoryPaymentsJournal {
+      override async create(entry: PaymentsJournalEntry) {
+        await super.create(entry);
+        return super.create(entry);
+      }
+    }
+    const store = new ResendingStore();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
+    });
+    const decision = await journal.begin(payoutIntent('salary-13'));
+    expect(decision.send).toBe(true);
+    // Another call under the key is still stopped: the entry is being sent.
+    await expect(journal.begin(payoutIntent('salary-13'))).rejects.toMatchObject({
+      code: 'IN_PROGRESS',
+    });
+  });
+
+  it("settles on the record of the call's own reference whatever the clocks say; by key alone, an older record is another's", async () => {
+    const { journal, store, decision } = await sent('salary-14');
+    await journal.accepted(decision, { success: true, transactionReference: 'OWN000000014eW' });
+    // The service's clock, or this instance's, is eleven minutes off.
+    const created = new Date(Date.parse('2026-11-27T08:00:00Z') - 11 * 60_000).toISOString();
+    const record = {
+      outcome: 'succeeded' as const,
+      amount: 500,
+      currency: 'KES',
+      kind: 'payout' as const,
+      createdAt: created,
+      by: 'webhook' as const,
+    };
+    expect(
+      await journal.settle({ ...record, idempotencyKey: 'salary-14', reference: 'OWN000000014eW' }),
+    ).toMatchObject({ result: 'settled' });
+    expect(await store.get('salary-14')).toMatchObject({ state: 'succeeded' });
+
+    const lost = await sentPastItsDeadline('salary-15');
+    expect(
+      await lost.journal.settle({
+        ...record,
+        idempotencyKey: 'salary-15',
+        reference: 'ANY000000015eW',
+      }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('before the call') });
   });
 
   it('keeps a settlement the answer agrees with', async () => {

@@ -401,7 +401,13 @@ export class PaymentsJournal {
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     try {
-      return await this.store.create(this.sealed(fresh));
+      const created = await this.store.create(this.sealed(fresh));
+      // The store's answer was lost and the command sent again (ioredis resends on reconnect):
+      // the entry found is this call's own, created by the first, and nobody has sent it.
+      if (!created.created && isOwnUnsentEntry(created.entry, fresh.calls[0].callId)) {
+        return { created: true, entry: created.entry };
+      }
+      return created;
     } catch (error) {
       this.undoCreate(intent.idempotencyKey, fresh.calls[0].callId);
       throw this.unavailable(intent, 'create', error);
@@ -582,7 +588,12 @@ export class PaymentsJournal {
           ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
         };
         const calls = endCall(entry, callId, call);
-        if (entry.state !== 'started' && entry.state !== 'in_doubt') {
+        // A send's late end (an undo that outlived a retry under the key) speaks for that send
+        // only: the entry's state is the latest send's, which may have executed.
+        if (
+          (entry.state !== 'started' && entry.state !== 'in_doubt') ||
+          entry.calls.at(-1)?.callId !== callId
+        ) {
           return { ...entry, version, updatedAt: at, calls };
         }
         return { ...entry, version, updatedAt: at, state: outcome, reason, calls };
@@ -1123,8 +1134,15 @@ function figuresMismatch(
   ) {
     return `the entry is in ${entry.currency}, the service's record in ${settlement.currency}`;
   }
+  // The record of the reference the service gave the call is the call's, whatever the clocks say;
+  // the time tells apart only records a key alone points at.
+  const ownReference = entry.reference !== undefined && entry.reference === settlement.reference;
   const created = settlement.createdAt === undefined ? NaN : Date.parse(settlement.createdAt);
-  if (!Number.isNaN(created) && created < Date.parse(entry.startedAt) - CLOCK_SKEW_MS) {
+  if (
+    !ownReference &&
+    !Number.isNaN(created) &&
+    created < Date.parse(entry.startedAt) - CLOCK_SKEW_MS
+  ) {
     return `the service's record was created at ${settlement.createdAt}, before the call (${entry.startedAt})`;
   }
   return undefined;
@@ -1156,6 +1174,16 @@ function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
     Object.freeze(entry.deferredEvents);
   }
   return Object.freeze(entry);
+}
+
+/** Whether `entry` is still being sent with `callId` as its only send, which has not ended. */
+function isOwnUnsentEntry(entry: PaymentsJournalEntry, callId: string): boolean {
+  return (
+    entry.state === 'started' &&
+    entry.calls.length === 1 &&
+    entry.calls[0].callId === callId &&
+    entry.calls[0].outcome === undefined
+  );
 }
 
 /** Whether `callId` is one of the entry's sends. */
