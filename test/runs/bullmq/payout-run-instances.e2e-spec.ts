@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PaymentsReconciler } from '@malipo/nestjs';
@@ -22,7 +24,69 @@ interface Child {
   url: string;
 }
 
-async function spawnInstance(redisUrl: string, sandbox: RunningSandbox): Promise<Child> {
+/**
+ * An HTTP relay to the sandbox for one instance, counting that instance's payouts the sandbox has
+ * not answered yet. A request whose instance dies is still relayed and answered to nobody, as the
+ * service would.
+ */
+interface Relay {
+  url: string;
+  inFlight(): number;
+  close(): Promise<void>;
+}
+
+async function startRelay(target: string): Promise<Relay> {
+  let pending = 0;
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const payout = incoming.method === 'POST' && incoming.url === '/api/v2/withdrawal';
+      const ended = () => {
+        if (payout) pending -= 1;
+      };
+      if (payout) pending += 1;
+      const upstream = httpRequest(
+        new URL(incoming.url ?? '/', target),
+        { method: incoming.method, headers: incoming.headers },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => body.push(chunk));
+          answer.on('end', () => {
+            ended();
+            if (outgoing.destroyed) return;
+            outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+            outgoing.end(Buffer.concat(body));
+          });
+        },
+      );
+      upstream.on('error', () => {
+        ended();
+        outgoing.destroy();
+      });
+      upstream.end(Buffer.concat(chunks));
+    });
+    // The instance's socket may die with it; the relayed request goes on regardless.
+    outgoing.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    inFlight: () => pending,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function spawnInstance(
+  redisUrl: string,
+  sandbox: RunningSandbox,
+  sandboxUrl = sandbox.url,
+): Promise<Child> {
   const child = spawn(
     process.execPath,
     [
@@ -37,7 +101,7 @@ async function spawnInstance(redisUrl: string, sandbox: RunningSandbox): Promise
       env: {
         ...process.env,
         REDIS_URL: redisUrl,
-        SANDBOX_URL: sandbox.url,
+        SANDBOX_URL: sandboxUrl,
         API_USERNAME: sandbox.credentials.apiUsername,
         API_PASSWORD: sandbox.credentials.apiPassword,
       },
@@ -86,6 +150,7 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
   let redis: RedisServer;
   let sandbox: RunningSandbox;
   const children: Child[] = [];
+  const relays: Relay[] = [];
 
   beforeEach(async () => {
     redis = await RedisServer.start();
@@ -103,14 +168,17 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
       }
       await exited(child.process);
     }
+    for (const relay of relays.splice(0)) await relay.close();
     await sandbox?.close();
     await redis?.close();
   });
 
   it('an instance SIGKILLed mid-run: the other carries on, nothing is paid twice', async () => {
+    const victimRelay = await startRelay(sandbox.url);
+    relays.push(victimRelay);
     const [survivor, victim] = await Promise.all([
       spawnInstance(redis.url, sandbox),
-      spawnInstance(redis.url, sandbox),
+      spawnInstance(redis.url, sandbox, victimRelay.url),
     ]);
     children.push(survivor, victim);
     await sandbox.control.injectFault({
@@ -138,6 +206,13 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
       'the victim to have sent some items',
       120_000,
     );
+    // Killed while the sandbox holds one of its payouts at least, however busy the machine.
+    await sandbox.control.injectFault({ delayMs: 2_000, count: 200, path: '/api/v2/withdrawal' });
+    await waitFor(
+      () => (victimRelay.inFlight() > 0 ? true : undefined),
+      'a payout of the victim held by the sandbox',
+      120_000,
+    );
     victim.process.kill('SIGKILL');
     await exited(victim.process);
     const settledByVictim = settledLines(victim).length;
@@ -163,7 +238,7 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
     const report = await call<PayoutRunReport>(`${survivor.url}/runs/${created.runId}/report`);
     expect(report.items).toHaveLength(1000);
     await expectLedgerAgrees(sandbox, report);
-    // The victim's sends in flight at the kill (the sandbox held each 300 ms) are the journal's
+    // The victim's sends in flight at the kill (the sandbox held them) are the journal's
     // calls that never ended: nobody lived to record their end. Each item stays in doubt, or takes
     // the outcome its webhook brought to the journal; none was sent again (the ledger, above).
     const journal = new RedisPaymentsJournal({ url: redis.url });
