@@ -164,6 +164,39 @@ function optionError(field: string, rule: string, message: string): PaymentsFiel
   return { field, rule, message };
 }
 
+/** The rules that say what kind of value an option takes. */
+const KIND_RULES = new Set(['isString', 'isInt', 'isBoolean', 'isObject']);
+
+/**
+ * What to tell of one option's failed rules: a missing value, or one of the wrong kind, fails
+ * every rule of the option, and only that is said (a string `timeout`, read from the environment
+ * without `Number()`, is not "at least 1 ms"). Never the value: it may be a credential.
+ */
+function optionProblems(
+  property: string,
+  constraints: Record<string, string>,
+  value: unknown,
+): PaymentsFieldError[] {
+  if (constraints.isNotEmpty !== undefined) {
+    return [optionError(property, 'isNotEmpty', constraints.isNotEmpty)];
+  }
+  if (constraints.isInt !== undefined && (typeof value !== 'number' || Number.isNaN(value))) {
+    const kind = typeof value === 'number' ? 'NaN' : `a ${typeof value}`;
+    return [
+      optionError(
+        property,
+        'isInt',
+        `${property} must be a number, not ${kind} (convert an environment variable with Number())`,
+      ),
+    ];
+  }
+  const rules = Object.entries(constraints);
+  const kinds = rules.filter(([rule]) => KIND_RULES.has(rule));
+  return (kinds.length > 0 ? kinds : rules).map(([rule, message]) =>
+    optionError(property, rule, message),
+  );
+}
+
 function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
@@ -272,9 +305,8 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     Object.assign(schema, { [name]: value });
   }
   for (const error of validateSync(schema, { validationError: { target: false, value: false } })) {
-    for (const [rule, message] of Object.entries(error.constraints ?? {})) {
-      errors.push(optionError(error.property, rule, message));
-    }
+    const value: unknown = (schema as unknown as Record<string, unknown>)[error.property];
+    errors.push(...optionProblems(error.property, error.constraints ?? {}, value));
   }
   errors.push(...checkBaseUrl(schema.baseUrl, schema.allowInsecureHttp === true));
   errors.push(...checkProxy(schema.proxy, schema.baseUrl, schema.allowInsecureHttp === true));

@@ -277,6 +277,28 @@ describe('PaymentsModule', () => {
       ).not.toContain('boot-secret-123');
     });
 
+    it.each<[string, Record<string, unknown>, string]>([
+      ['missing apiUsername', { apiPassword: 'boot-secret-123' }, 'apiUsername is required'],
+      [
+        'a timeout read from the environment as text',
+        { ...CREDENTIALS, timeout: '5000' },
+        'timeout must be a number, not a string (convert an environment variable with Number())',
+      ],
+      [
+        'a maxRetries that Number() made NaN',
+        { ...CREDENTIALS, maxRetries: Number('two') },
+        'maxRetries must be a number, not NaN',
+      ],
+    ])(
+      'says only what is wrong with %s, not the rules it cannot be measured by',
+      async (_label, options, said) => {
+        const error = (await boot(options).catch((e: unknown) => e)) as PaymentsValidationError;
+        expect(error).toBeInstanceOf(PaymentsValidationError);
+        expect(error.errors).toHaveLength(1);
+        expect(error.errors[0].message).toContain(said);
+      },
+    );
+
     it.each([
       'https://pay.example.com',
       'http://localhost:4010',
