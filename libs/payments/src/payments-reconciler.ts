@@ -468,8 +468,8 @@ export class PaymentsReconciler {
     const journal = this.runner.journal;
     if (journal === undefined) {
       throw new PaymentsReconcilerError(
-        'PaymentsReconciler needs the payments journal: set the journal option of PaymentsModule ' +
-          '(new InMemoryPaymentsJournal(), or RedisPaymentsJournal from @malipo/nestjs/redis)',
+        'PaymentsReconciler needs the payments journal: set the journal option of PaymentsModule, ' +
+          'or of PaymentsTestingModule in a unit test (new InMemoryPaymentsJournal(), or RedisPaymentsJournal from @malipo/nestjs/redis)',
         { code: 'NO_JOURNAL' },
       );
     }

@@ -63,7 +63,8 @@ export class PayoutRunsPayments implements OnModuleInit {
     if (!services.reconciler.enabled) {
       throw new Error(
         `PayoutRunsModule needs the payments journal: the ${which} has no journal option ` +
-          '(InMemoryPaymentsJournal, RedisPaymentsJournal or your own store; docs/payout-runs.md).',
+          '(InMemoryPaymentsJournal, RedisPaymentsJournal or your own store; in a unit test, ' +
+          "PaymentsTestingModule's journal option; docs/payout-runs.md).",
       );
     }
     // Every run's balance check reads the wallets of this username (`balances.all()`).

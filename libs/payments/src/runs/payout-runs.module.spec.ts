@@ -4,6 +4,8 @@ import { PaymentsModule } from '../payments.module';
 import type { PaymentsModuleOptions } from '../payments-options.interface';
 import { PayoutRunsModule } from './payout-runs.module';
 import { PayoutRunsService } from './payout-runs.service';
+import { FakePayments, PaymentsTestingModule } from '../testing';
+import { waitFor } from '../../spec-support/wait-for';
 
 /** Boots PaymentsModule with `options` and PayoutRunsModule; resolves with the app or rejects. */
 async function boot(options: Partial<PaymentsModuleOptions>) {
@@ -38,6 +40,47 @@ describe('PayoutRunsModule at boot', () => {
     const app = await boot({ defaultUsername: 'shop', journal: new InMemoryPaymentsJournal() });
     try {
       expect(app.get(PayoutRunsService)).toBeInstanceOf(PayoutRunsService);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('runs over PaymentsTestingModule with a journal, as a unit test of your payroll would', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+        }),
+        PayoutRunsModule.forRoot({}),
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const runs = app.get(PayoutRunsService);
+      const { runId } = await runs.create({
+        items: [
+          {
+            itemId: 'emp-1',
+            operation: 'payouts.mpesa',
+            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
+          },
+        ],
+      });
+      const run = await waitFor(
+        async () => {
+          const current = await runs.get(runId);
+          return current.counts.accepted === 1 ? current : undefined;
+        },
+        'the item accepted',
+        10_000,
+      );
+      expect(run.counts).toMatchObject({ queued: 0, sending: 0, accepted: 1 });
+      expect(app.get(FakePayments).calls.map((call) => call.operation)).toEqual([
+        'balances.all',
+        'payouts.mpesa',
+      ]);
     } finally {
       await app.close();
     }

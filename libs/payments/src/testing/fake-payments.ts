@@ -6,6 +6,7 @@ import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
 import type { WireAnswer, WireCall } from '../payments-wire';
 import type { JsonObject } from '../wire';
+import type { PaymentsJournalStore } from '../journal/payments-journal.interfaces';
 
 /** Options of {@link PaymentsTestingModule}: the defaults the real module would resolve. */
 export interface PaymentsTestingOptions {
@@ -15,8 +16,17 @@ export interface PaymentsTestingOptions {
   /** Append `malipo_key` to callback URLs, as the real module does by default. Default true. */
   correlateCallbacks?: boolean;
   isGlobal?: boolean;
-  /** Stand in for the registration of this name (`@InjectPayouts(name)`...). */
+  /**
+   * Stand in for the registration of this name (`@InjectPayouts(name)`...); its fake is
+   * `getFakePaymentsToken(name)`.
+   */
   name?: string;
+  /**
+   * A payments journal store, as `PaymentsModule`'s `journal` option: replays, `IN_DOUBT`, the
+   * reconciler and payout runs then work over the fake (its `settle()` gives the look-ups'
+   * outcomes).
+   */
+  journal?: PaymentsJournalStore;
 }
 
 export const PAYMENTS_TESTING_OPTIONS = Symbol('PAYMENTS_TESTING_OPTIONS');

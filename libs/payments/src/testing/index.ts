@@ -1,4 +1,4 @@
-export { PaymentsTestingModule } from './payments-testing.module';
+export { getFakePaymentsToken, PaymentsTestingModule } from './payments-testing.module';
 export type { PaymentsTestingOptions, RecordedPaymentsCall } from './fake-payments';
 export { FakePayments } from './fake-payments';
 export { paymentsJournalStoreConformance } from './payments-journal-store.conformance';

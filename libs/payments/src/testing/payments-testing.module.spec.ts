@@ -6,7 +6,9 @@ import { PaymentsClient } from '../payments-client';
 import { InjectPayouts } from '../payments.decorators';
 import { PayoutsService } from '../payouts.service';
 import { FakePayments } from './fake-payments';
-import { PaymentsTestingModule } from './payments-testing.module';
+import { getFakePaymentsToken, PaymentsTestingModule } from './payments-testing.module';
+import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
+import { PaymentsReconciler } from '../payments-reconciler';
 
 /** A provider of the kind a team would unit-test: it takes payments through the injected services. */
 @Injectable()
@@ -240,5 +242,58 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
     });
 
     expect(moduleRef.get(FakePayments).calls[0].body).toMatchObject({ wallet_type: 'USD' });
+  });
+
+  it("gives each named registration's fake by its own token", async () => {
+    @Injectable()
+    class Treasury {
+      constructor(
+        @InjectPayouts('kes') readonly kes: PayoutsService,
+        @InjectPayouts('usd') readonly usd: PayoutsService,
+      ) {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({ name: 'kes', defaultCallbackUrl: CALLBACK }),
+        PaymentsTestingModule.forRoot({ name: 'usd', walletType: 'USD' }),
+      ],
+      providers: [Treasury],
+    }).compile();
+
+    await moduleRef
+      .get(Treasury)
+      .kes.mpesa({ amount: 1000, phoneNumber: '0712345678', narration: 'R' });
+
+    const kes = moduleRef.get<FakePayments>(getFakePaymentsToken('kes'));
+    const usd = moduleRef.get<FakePayments>(getFakePaymentsToken('usd'));
+    expect(kes).not.toBe(usd);
+    expect(kes.calls).toHaveLength(1);
+    expect(usd.calls).toHaveLength(0);
+    expect(getFakePaymentsToken()).toBe(FakePayments);
+  });
+
+  it('runs the journal over the fake: replays, then the reconciler settles by look-up', async () => {
+    const store = new InMemoryPaymentsJournal();
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ journal: store, defaultCallbackUrl: CALLBACK })],
+    }).compile();
+    const payouts = moduleRef.get(PayoutsService);
+    const request = { amount: 700, phoneNumber: '0712345678', narration: 'Refund 9' };
+
+    const first = await payouts.mpesa(request, { idempotencyKey: 'refund-9' });
+    const again = await payouts.mpesa(request, { idempotencyKey: 'refund-9' });
+    const fakes = moduleRef.get(FakePayments);
+    expect(again).toMatchObject({
+      replayed: true,
+      transactionReference: first.transactionReference,
+    });
+    expect(fakes.calls).toHaveLength(1);
+
+    fakes.settle(first.transactionReference, 'success');
+    const summary = await moduleRef.get(PaymentsReconciler).reconcile();
+    expect(summary).toMatchObject({ checked: 1, changed: 1, lookupFailures: 0 });
+    expect(summary.totals.succeeded?.KES).toMatchObject({ count: 1 });
+    expect(await store.get('refund-9')).toMatchObject({ state: 'succeeded' });
+    await moduleRef.close();
   });
 });

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DynamicModule, Module } from '@nestjs/common';
-import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants';
+import {
+  DEFAULT_REGISTRATION_NAME,
+  PAYMENTS_REGISTRATION_NAME,
+  PAYMENTS_RESOLVED_OPTIONS,
+  namedServiceToken,
+} from '../payments.constants';
 import { resolvePaymentsOptions } from '../payments-options';
 import type { ResolvedPaymentsOptions } from '../payments-options';
 import { IdempotencyKeyRegistry } from '../idempotency-keys';
@@ -19,7 +24,20 @@ function resolveTestingOptions(options: PaymentsTestingOptions): ResolvedPayment
     defaultCallbackUrl: options.defaultCallbackUrl,
     defaultUsername: options.defaultUsername,
     correlateCallbacks: options.correlateCallbacks,
+    journal: options.journal,
+    // One fingerprint key for every testing module: a journal store a test keeps across modules
+    // (a restart) still knows its keys' requests.
+    journalFingerprintSecret: 'malipo testing journal fingerprints',
   });
+}
+
+/**
+ * Injection token of the {@link FakePayments} of the testing registration `name`; without a name,
+ * the class itself. With several named registrations in one module, `get(FakePayments)` is one of
+ * them: ask for each by its token.
+ */
+export function getFakePaymentsToken(name?: string): string | typeof FakePayments {
+  return name ? namedServiceToken(name, 'FakePayments') : FakePayments;
 }
 
 /**
@@ -30,13 +48,22 @@ function resolveTestingOptions(options: PaymentsTestingOptions): ResolvedPayment
 @Module({})
 export class PaymentsTestingModule {
   static forRoot(options: PaymentsTestingOptions = {}): DynamicModule {
-    const aliases = options.name ? namedProviders(options.name) : [];
+    const aliases = options.name
+      ? [
+          ...namedProviders(options.name),
+          { provide: getFakePaymentsToken(options.name) as string, useExisting: FakePayments },
+        ]
+      : [];
     return {
       module: PaymentsTestingModule,
       global: options.isGlobal ?? false,
       providers: [
         { provide: PAYMENTS_TESTING_OPTIONS, useValue: options },
         { provide: PAYMENTS_RESOLVED_OPTIONS, useValue: resolveTestingOptions(options) },
+        {
+          provide: PAYMENTS_REGISTRATION_NAME,
+          useValue: options.name ?? DEFAULT_REGISTRATION_NAME,
+        },
         // One per forRoot, shared by the runner and FakePayments (whose reset() clears it).
         { provide: IdempotencyKeyRegistry, useFactory: () => new IdempotencyKeyRegistry() },
         FakePayments,
