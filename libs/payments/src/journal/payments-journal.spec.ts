@@ -351,6 +351,39 @@ describe('PaymentsJournal', () => {
     ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('before the call') });
   });
 
+  it('raises no second execution from a record a lost call to the same payee could own', async () => {
+    const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
+    const journal = new PaymentsJournal(new InMemoryPaymentsJournal(), {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
+      now: () => clock.nowMs,
+    });
+    const withPayee = (key: string) => ({ ...payoutIntent(key), phoneNumber: '0712345678' });
+    const answered = await journal.begin(withPayee('salary-16'));
+    const lost = await journal.begin(withPayee('salary-17'));
+    if (!answered.send || !lost.send) throw new Error('not sent');
+    await journal.accepted(answered, { success: true, transactionReference: 'ANS000000016eW' });
+    const record = {
+      idempotencyKey: 'salary-16',
+      reference: 'LOST00000017eW',
+      outcome: 'succeeded' as const,
+      amount: 500,
+      currency: 'KES',
+      kind: 'payout' as const,
+      phoneNumber: '254712345678',
+      by: 'webhook' as const,
+    };
+    // The lost call is being sent: it may get this very reference from its answer.
+    expect(await journal.settle(record)).toMatchObject({ result: 'contradicted' });
+
+    await journal.failed(lost, new Error('socket hang up'));
+    expect(await journal.settle(record)).toMatchObject({ result: 'contradicted' });
+
+    await journal.resolve('salary-17', { outcome: 'refused', note: 'not in the statement' });
+    expect(await journal.settle(record)).toMatchObject({ result: 'second-execution' });
+  });
+
   it('keeps a settlement the answer agrees with', async () => {
     const { journal, store, decision } = await sentPastItsDeadline('salary-2');
     await journal.settle({

@@ -841,7 +841,10 @@ export class PaymentsJournal {
     }
     if (entry.amount === undefined || settlement.amount === undefined) return false;
     if (this.recordMismatch(entry, settlement) !== undefined) return false;
-    return (await this.store.findByReference(settlement.reference)) === undefined;
+    if ((await this.store.findByReference(settlement.reference)) !== undefined) return false;
+    // A lost answer's call could as well be the record's (rule 10): a forger who pairs its
+    // reference with this key must not raise a false alarm, nor have its delivery taken as done.
+    return (await this.rivalOf(entry, settlement)) === undefined;
   }
 
   /**
