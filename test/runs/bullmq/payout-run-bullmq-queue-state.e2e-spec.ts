@@ -256,6 +256,67 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     }
   });
 
+  it('finishes a run whose create() failed before its start listed it: cancel() refuses its items, resume() pays them', async () => {
+    const own = await RedisServer.start();
+    const admin = new Redis(own.url);
+    const late = await startRunsInstance({
+      redisUrl: own.url,
+      sandboxUrl: sandbox.url,
+      ...sandbox.credentials,
+    });
+    try {
+      /** create() with Redis refusing SADD: the run is stored, and listed in no engine's runs. */
+      const unlisted = async (runId: string) => {
+        await admin.call('ACL', 'SETUSER', 'default', '-sadd');
+        const failed: unknown = await late.runs
+          .create({
+            runId,
+            items: mpesaItems(4, `${late.url}/webhooks/payments`),
+            concurrency: 2,
+            ratePerSecond: 50,
+          })
+          .catch((error: unknown) => error)
+          .finally(() => admin.call('ACL', 'SETUSER', 'default', '+sadd'));
+        expect(failed).toBeInstanceOf(PayoutRunCreationError);
+        expect(await late.runs.get(runId)).toMatchObject({ state: 'running' });
+      };
+      const finished = (runId: string) =>
+        waitFor(
+          async () => {
+            const run = await late.runs.get(runId);
+            return run.finishedAt === undefined ? undefined : run;
+          },
+          `run ${runId} finished`,
+          60_000,
+        );
+
+      await unlisted('create-failed-cancelled');
+      await late.runs.cancel('create-failed-cancelled');
+      expect((await finished('create-failed-cancelled')).counts).toMatchObject({
+        queued: 0,
+        sending: 0,
+        refused: 4,
+      });
+
+      await unlisted('create-failed-resumed');
+      await late.runs.pause('create-failed-resumed');
+      await late.runs.resume('create-failed-resumed');
+      const resumed = await finished('create-failed-resumed');
+      expect(resumed.counts.queued + resumed.counts.sending + resumed.counts.refused).toBe(0);
+
+      // In the ledger: each item of the resumed run once, none of the cancelled one.
+      const paid = new Set((await sandbox.control.transactions()).map((tx) => tx.idempotencyKey));
+      const keysOf = (runId: string) =>
+        ['emp-0', 'emp-1', 'emp-2', 'emp-3'].map((itemId) => late.runs.itemKey(runId, itemId));
+      expect(keysOf('create-failed-resumed').filter((key) => paid.has(key))).toHaveLength(4);
+      expect(keysOf('create-failed-cancelled').filter((key) => paid.has(key))).toHaveLength(0);
+    } finally {
+      await late.close();
+      await admin.quit();
+      await own.close();
+    }
+  });
+
   it('holds the key of an item taken over before its worker journaled it: that worker cannot send it, before or after a person settles it', async () => {
     const runId = await pausedRun(10);
     // A worker wrote `sending` for emp-3 and stopped before it journaled the send (it may only

@@ -196,4 +196,47 @@ describe('InProcessPayoutRunEngine', () => {
       await engine.close();
     }
   });
+
+  it('takes up a run it never held (its start failed) on cancel, refusing its items, and on resume, sending them', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('cancelled', { ratePerSecond: 100 }), [
+      itemRecord('cancelled', 'a'),
+      itemRecord('cancelled', 'b'),
+    ]);
+    await store.createRun(runRecord('resumed', { ratePerSecond: 100, state: 'paused' }), [
+      itemRecord('resumed', 'a'),
+    ]);
+    const sent: string[] = [];
+    const payments = {
+      payouts: {
+        mpesa: (_request: object, options: { idempotencyKey: string }) => {
+          sent.push(options.idempotencyKey);
+          return Promise.resolve({ transactionReference: 'REF' });
+        },
+      },
+      reconciler: { get: () => Promise.resolve(undefined) },
+    } as unknown as PayoutRunsPayments;
+    const engine = engineOf(store, payments);
+    try {
+      await engine.cancel('cancelled');
+      expect(await store.getRun('cancelled')).toMatchObject({
+        state: 'cancelled',
+        finishedAt: expect.any(String) as string,
+      });
+      for (const itemId of ['a', 'b']) {
+        expect(await store.getItem('cancelled', itemId)).toMatchObject({ state: 'refused' });
+      }
+
+      await engine.resume('resumed');
+      await waitFor(
+        async () =>
+          (await store.getItem('resumed', 'a'))?.state === 'accepted' ? true : undefined,
+        'the resumed run sent its item',
+        30_000,
+      );
+      expect(sent).toEqual(['run-resumed-a']);
+    } finally {
+      await engine.close();
+    }
+  });
 });

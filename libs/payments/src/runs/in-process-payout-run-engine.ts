@@ -74,7 +74,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       runId,
       pacer,
       queue: [],
-      state: record.state === 'paused' ? 'paused' : 'running',
+      state: record.state === 'running' || record.state === 'cancelled' ? record.state : 'paused',
       pumping: false,
       sending: new Set(),
       watched: new Set(),
@@ -139,17 +139,17 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
 
   async resume(runId: string): Promise<void> {
     await this.deps.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
-    const run = this.runs.get(runId);
+    const run = await this.held(runId);
     if (run) await this.syncState(run);
   }
 
   async cancel(runId: string): Promise<void> {
-    const run = this.runs.get(runId);
     await this.deps.store.updateRun(
       runId,
       { state: 'cancelled' },
       { states: ['running', 'paused'] },
     );
+    const run = await this.held(runId);
     if (!run) return;
     await this.syncState(run);
     if (run.state !== 'cancelled') return;
@@ -160,6 +160,16 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   }
 
   /** Takes the run's state from the store; pumps when it is running. */
+  /**
+   * The run as this engine holds it, taken up from the store when it did not (its start failed in
+   * `create()`, or a store that outlived the process holds it): a resume or a cancel must still
+   * reach its items.
+   */
+  private async held(runId: string): Promise<ActiveRun | undefined> {
+    if (!this.runs.has(runId)) await this.start(runId);
+    return this.runs.get(runId);
+  }
+
   private async syncState(run: ActiveRun): Promise<void> {
     const stored = (await this.deps.store.getRun(run.runId))?.state;
     if (stored === 'running' || stored === 'paused' || stored === 'cancelled') run.state = stored;

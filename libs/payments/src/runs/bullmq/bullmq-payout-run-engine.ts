@@ -190,7 +190,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private async startNow(runId: string): Promise<void> {
     if (this.closed) return;
     // Listed first: should this instance die while adding the jobs, another one adds the rest.
-    await this.client.sadd(this.activeKey, runId);
+    await this.listed(runId);
     const run = await this.attach(runId);
     if (run) await this.finishIfDone(run);
   }
@@ -207,8 +207,22 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   }
 
   private async resumeNow(runId: string): Promise<void> {
-    await this.context.store.updateRun(runId, { state: 'running' }, { states: ['paused'] });
+    const resumed = await this.context.store.updateRun(
+      runId,
+      { state: 'running' },
+      { states: ['paused'] },
+    );
+    if (resumed) await this.listed(runId);
     await this.followStoredState(runId);
+  }
+
+  /**
+   * Lists a run the store holds unfinished in the runs in progress: one whose `create()` failed
+   * before its start listed it is in no engine's list, and a resume or a cancel must still reach
+   * its items. Listing a run that is there already changes nothing.
+   */
+  private async listed(runId: string): Promise<void> {
+    await this.client.sadd(this.activeKey, runId);
   }
 
   /** Pauses or resumes the run's queue as the store says. */
@@ -226,8 +240,10 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       { state: 'cancelled' },
       { states: ['running', 'paused'] },
     );
+    if (!cancelled) return;
+    await this.listed(runId);
     const run = await this.attach(runId);
-    if (!cancelled || !run) return;
+    if (!run) return;
     // Jobs not taken yet are removed; a job taken meanwhile finds the run cancelled.
     await run.queue.drain(true);
     await run.queue.resume();
