@@ -1,7 +1,9 @@
+import { PaymentsValidationError } from '@malipo/nestjs';
 import {
   InMemoryPayoutRunStore,
   PayoutRunCreationError,
   PayoutRunNotFoundError,
+  PayoutRunStoreError,
 } from '@malipo/nestjs/runs';
 import type { PayoutRunRecord } from '@malipo/nestjs/runs';
 import { eventually, PayoutRunsHarness } from './payout-runs-harness';
@@ -104,6 +106,44 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
       expect(new Set(keys).size).toBe(5);
     },
   );
+
+  it("reads and changes of a run its store fails reject typed, never in the store's words; bad queries name the field", async () => {
+    const runId = 'typed-reads';
+    await harness.runs.create({ runId, items: harness.mpesaItems(3) });
+
+    store.failGet = 1;
+    const unread: unknown = await harness.runs.get(runId).catch((e: unknown) => e);
+    expect(unread).toBeInstanceOf(PayoutRunStoreError);
+    expect(unread).toMatchObject({ runId, action: 'read', mayHaveExecuted: false });
+    expect((unread as Error).message).not.toContain('Command timed out');
+    expect((unread as Error).cause).toEqual(new Error('Command timed out'));
+
+    store.failGet = 1;
+    const unpaused: unknown = await harness.runs.pause(runId).catch((e: unknown) => e);
+    expect(unpaused).toBeInstanceOf(PayoutRunStoreError);
+    expect(unpaused).toMatchObject({ runId, action: 'pause', mayHaveExecuted: true });
+
+    const refusal = async (read: Promise<unknown>) => {
+      const error: unknown = await read.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PaymentsValidationError);
+      return (error as PaymentsValidationError).errors.map(({ field, rule }) => [field, rule]);
+    };
+    expect(await refusal(harness.runs.items(runId, { limit: 0 }))).toEqual([['limit', 'isInt']]);
+    expect(
+      await refusal(harness.runs.items(runId, { state: 'paid' as unknown as 'queued' })),
+    ).toEqual([['state', 'isIn']]);
+    expect(await refusal(harness.runs.items(runId, { cursor: 'abc' }))).toEqual([
+      ['cursor', 'isPayoutRunCursor'],
+    ]);
+    expect(await refusal(harness.runs.report(runId, 'xml' as 'json'))).toEqual([
+      ['format', 'isIn'],
+    ]);
+    // Its payouts end before the next test reads the ledger.
+    await eventually(
+      async () => ((await harness.runs.get(runId)).finishedAt ? true : undefined),
+      'the run finished',
+    );
+  });
 
   it('a finished run created again follows its items in doubt through the journal once more', async () => {
     const items = harness.mpesaItems(3).slice(1);

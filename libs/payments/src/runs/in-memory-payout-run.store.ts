@@ -119,7 +119,7 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
     if (!stored) return Promise.resolve({ items: [] });
     const start = query.cursor === undefined ? 0 : Number(query.cursor);
     if (!Number.isSafeInteger(start) || start < 0) {
-      return Promise.reject(new Error('cursor must be a nextCursor of this run'));
+      return Promise.reject(new RangeError('cursor must be a nextCursor of this run'));
     }
     const items: PayoutRunItemRecord[] = [];
     let index = start;

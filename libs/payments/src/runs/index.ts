@@ -47,7 +47,9 @@ export {
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
+  PayoutRunStoreError,
 } from './payout-run.errors';
+export type { PayoutRunStoreAction } from './payout-run.errors';
 export { PayoutRunsExceptionFilter } from './payout-runs-exception.filter';
 export type { PayoutRunError, PayoutRunErrorResponse } from './payout-runs-exception.filter';
 export { InMemoryPayoutRunStore } from './in-memory-payout-run.store';

@@ -95,3 +95,32 @@ export class PayoutRunCreationError extends PaymentsError {
     );
   }
 }
+
+/** What a {@link PayoutRunStoreError} interrupted: a read, or a change of the run. */
+export type PayoutRunStoreAction = 'read' | 'pause' | 'resume' | 'cancel';
+
+/**
+ * The run's store (or engine) failed while reading the run or changing its state: nothing was
+ * paid by this call. For a read, try again; for a pause, resume or cancel, the change may have
+ * been stored (`mayHaveExecuted`): read the run with `get()` before trying again. The store's own
+ * error is the `cause`, never the message.
+ */
+export class PayoutRunStoreError extends PaymentsError {
+  override readonly name = 'PayoutRunStoreError';
+  /** True for a pause, resume or cancel, which may have been stored; false for a read. */
+  readonly mayHaveExecuted: boolean;
+
+  constructor(
+    readonly runId: string,
+    readonly action: PayoutRunStoreAction,
+    cause: unknown,
+  ) {
+    super(
+      action === 'read'
+        ? `The payout run ${runId} could not be read: its store failed; try again`
+        : `The payout run ${runId} may or may not be told to ${action}: its store or engine failed; read it with get() before trying again`,
+      { cause },
+    );
+    this.mayHaveExecuted = action !== 'read';
+  }
+}

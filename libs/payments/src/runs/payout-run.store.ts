@@ -102,7 +102,11 @@ export interface PayoutRunStore {
     from?: readonly PayoutRunItemState[],
     runStates?: readonly PayoutRunState[],
   ): Promise<PayoutRunItemRecord | undefined>;
-  /** Items in the order they were given, from `cursor`, at most `limit`, in one of `states`. */
+  /**
+   * Items in the order they were given, from `cursor`, at most `limit`, in one of `states`. A
+   * cursor this store did not give rejects with a `RangeError`, which the service answers as a
+   * `PaymentsValidationError` on `cursor`.
+   */
   listItems(
     runId: string,
     query: { states?: readonly PayoutRunItemState[]; cursor?: string; limit: number },

@@ -7,6 +7,7 @@ import {
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
+  PayoutRunStoreError,
 } from './payout-run.errors';
 import { PayoutRunsExceptionFilter } from './payout-runs-exception.filter';
 
@@ -23,6 +24,8 @@ const ERRORS: Record<string, () => Error> = {
   missing: () => new PayoutRunNotFoundError('payroll-2026-12'),
   state: () => new PayoutRunStateError('payroll-2026-10', 'completed', 'pause'),
   creation: () => new PayoutRunCreationError('payroll-2026-11', true, REDIS_DOWN),
+  unreadable: () => new PayoutRunStoreError('payroll-2026-09', 'read', REDIS_DOWN),
+  unpaused: () => new PayoutRunStoreError('payroll-2026-09', 'pause', REDIS_DOWN),
   other: () => new Error('not a payout run error'),
 };
 
@@ -75,6 +78,8 @@ describe('PayoutRunsExceptionFilter (over HTTP, Express)', () => {
     ['missing', 404, { runId: 'payroll-2026-12' }],
     ['state', 409, { runId: 'payroll-2026-10', state: 'completed' }],
     ['creation', 503, { runId: 'payroll-2026-11', mayHaveExecuted: true }],
+    ['unreadable', 503, { runId: 'payroll-2026-09', mayHaveExecuted: false }],
+    ['unpaused', 503, { runId: 'payroll-2026-09', mayHaveExecuted: true }],
   ])('answers %s %i with what the caller needs', async (which, status, fields) => {
     const { status: got, body } = await answer(which);
     expect(got).toBe(status);
@@ -84,6 +89,9 @@ describe('PayoutRunsExceptionFilter (over HTTP, Express)', () => {
   it("never answers with the store's error, and leaves other errors to Nest", async () => {
     const creation = await answer('creation');
     expect(JSON.stringify(creation.body)).not.toMatch(/ECONNREFUSED|s3cret|10\.0\.0\.7/);
+    const unpaused = await answer('unpaused');
+    expect(JSON.stringify(unpaused.body)).not.toMatch(/ECONNREFUSED|s3cret|10\.0\.0\.7/);
+    expect(unpaused.body.message).toContain('read it with get() before trying again');
     expect(creation.body.message).toContain('create() again with runId payroll-2026-11');
     expect(await answer('other')).toEqual({
       status: 500,

@@ -8,6 +8,7 @@ import {
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
+  PayoutRunStoreError,
 } from './payout-run.errors';
 import type {
   PayoutRunBalanceShortfall,
@@ -21,7 +22,8 @@ export type PayoutRunError =
   | PayoutRunConflictError
   | PayoutRunNotFoundError
   | PayoutRunStateError
-  | PayoutRunCreationError;
+  | PayoutRunCreationError
+  | PayoutRunStoreError;
 
 /** The JSON body {@link PayoutRunsExceptionFilter} answers with. */
 export interface PayoutRunErrorResponse {
@@ -43,8 +45,9 @@ export interface PayoutRunErrorResponse {
  * Turns the errors of `PayoutRunsService` into HTTP answers for your app's clients: a refused run
  * is a 400 with its `problems` and `shortfalls` (the message and the shortfalls carry the balance:
  * use it on APIs for the people who run payrolls), a `runId` that holds other items or a run
- * whose state does not allow the action a 409, an unknown run a 404, and a creation whose store
- * failed a 503 with `runId` and `mayHaveExecuted` (create again with that `runId`). Bodies never
+ * whose state does not allow the action a 409, an unknown run a 404, and a creation, read or
+ * change whose store failed a 503 with `runId` and `mayHaveExecuted` (create again with that
+ * `runId`; read the run before changing it again). Bodies never
  * carry a store's error. Use it beside `PaymentsExceptionFilter`:
  * `app.useGlobalFilters(new PaymentsExceptionFilter(), new PayoutRunsExceptionFilter())`.
  */
@@ -54,6 +57,7 @@ export interface PayoutRunErrorResponse {
   PayoutRunNotFoundError,
   PayoutRunStateError,
   PayoutRunCreationError,
+  PayoutRunStoreError,
 )
 export class PayoutRunsExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
@@ -81,6 +85,11 @@ export class PayoutRunsExceptionFilter implements ExceptionFilter {
     if (error instanceof PayoutRunStateError) {
       const status = { statusCode: HttpStatus.CONFLICT, error: 'Conflict' };
       return { ...status, message, runId, state: error.state };
+    }
+    if (error instanceof PayoutRunStoreError) {
+      this.logger.warn(`${error.name} for payout run ${runId} (${error.action})`);
+      const status = { statusCode: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable' };
+      return { ...status, message, runId, mayHaveExecuted: error.mayHaveExecuted };
     }
     this.logger.warn(
       `${error.name} for payout run ${runId}: ${error.mayHaveExecuted ? 'may be paying' : 'not started'}`,

@@ -6,7 +6,9 @@ import {
   PayoutRunNotFoundError,
   PayoutRunRefusedError,
   PayoutRunStateError,
+  PayoutRunStoreError,
 } from './payout-run.errors';
+import type { PayoutRunStoreAction } from './payout-run.errors';
 import type {
   CreatedPayoutRun,
   CreatePayoutRunOptions,
@@ -21,7 +23,7 @@ import type {
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
 import { inBatches } from './payout-run-settlement-schedule';
-import { PaymentsError } from '../errors';
+import { PaymentsError, PaymentsValidationError } from '../errors';
 import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
@@ -178,6 +180,9 @@ export class PayoutRunsService {
     } catch (error) {
       // Refusals and a balance that could not be read come before any start; after the run was
       // handed to the engine, every failure says that it may be paying.
+      if (error instanceof PayoutRunStoreError) {
+        throw new PayoutRunCreationError(runId, creation.started, error.cause);
+      }
       if (error instanceof PaymentsError && !creation.started) throw error;
       throw new PayoutRunCreationError(runId, creation.started, error);
     }
@@ -358,7 +363,11 @@ export class PayoutRunsService {
    * The run: state, counts and totals per currency, the pace now, the balance check.
    * @throws PayoutRunNotFoundError
    */
-  async get(runId: string): Promise<PayoutRun> {
+  get(runId: string): Promise<PayoutRun> {
+    return this.typed(runId, 'read', () => this.read(runId));
+  }
+
+  private async read(runId: string): Promise<PayoutRun> {
     const record = await this.store.getRun(runId);
     if (!record) throw new PayoutRunNotFoundError(runId);
     const summary = await this.store.summary(runId);
@@ -373,11 +382,14 @@ export class PayoutRunsService {
    * A page of the run's items, in the order they were given, optionally in some states only.
    * @throws PayoutRunNotFoundError
    */
-  async items(runId: string, query: PayoutRunItemsQuery = {}): Promise<PayoutRunItemsPage> {
-    await this.get(runId);
+  items(runId: string, query: PayoutRunItemsQuery = {}): Promise<PayoutRunItemsPage> {
+    return this.typed(runId, 'read', () => this.pageOf(runId, query));
+  }
+
+  private async pageOf(runId: string, query: PayoutRunItemsQuery): Promise<PayoutRunItemsPage> {
     const limit = query.limit ?? DEFAULT_PAGE;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw new RangeError(`limit must be a whole number from 1 to ${MAX_PAGE}`);
+      throw queryProblem('limit', 'isInt', `limit must be a whole number from 1 to ${MAX_PAGE}`);
     }
     const states =
       query.state === undefined
@@ -387,14 +399,31 @@ export class PayoutRunsService {
           : [...query.state];
     for (const state of states ?? []) {
       if (!PAYOUT_RUN_ITEM_STATES.includes(state)) {
-        throw new RangeError(`state must be one of ${PAYOUT_RUN_ITEM_STATES.join(', ')}`);
+        throw queryProblem(
+          'state',
+          'isIn',
+          `state must be one of ${PAYOUT_RUN_ITEM_STATES.join(', ')}`,
+        );
       }
     }
-    const page = await this.store.listItems(runId, {
-      limit,
-      ...(states ? { states } : {}),
-      ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-    });
+    await this.read(runId);
+    const page = await this.store
+      .listItems(runId, {
+        limit,
+        ...(states ? { states } : {}),
+        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+      })
+      .catch((error: unknown) => {
+        // The stores refuse a cursor they did not give with a RangeError (docs/payout-runs.md).
+        if (error instanceof RangeError && query.cursor !== undefined) {
+          throw queryProblem(
+            'cursor',
+            'isPayoutRunCursor',
+            'cursor must be a nextCursor of this run',
+          );
+        }
+        throw error;
+      });
     return {
       items: page.items.map(toPayoutRunItem),
       ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
@@ -408,21 +437,27 @@ export class PayoutRunsService {
    */
   report(runId: string, format: 'json'): Promise<PayoutRunReport>;
   report(runId: string, format: 'csv'): Promise<string>;
-  async report(runId: string, format: 'json' | 'csv'): Promise<PayoutRunReport | string> {
-    const run = await this.get(runId);
-    const items = [];
-    for (
-      let cursor: string | undefined, first = true;
-      first || cursor !== undefined;
-      first = false
-    ) {
-      const page = await this.items(runId, { limit: MAX_PAGE, ...(cursor ? { cursor } : {}) });
-      items.push(...page.items);
-      cursor = page.nextCursor;
+  report(runId: string, format: 'json' | 'csv'): Promise<PayoutRunReport | string> {
+    if (format !== 'json' && format !== 'csv') {
+      return Promise.reject(queryProblem('format', 'isIn', 'format must be "json" or "csv"'));
     }
-    if (format === 'csv') return payoutRunCsv(items);
-    if (format === 'json') return { run, items };
-    throw new RangeError('format must be "json" or "csv"');
+    return this.typed(runId, 'read', async () => {
+      const run = await this.read(runId);
+      const items = [];
+      for (
+        let cursor: string | undefined, first = true;
+        first || cursor !== undefined;
+        first = false
+      ) {
+        const page = await this.pageOf(runId, {
+          limit: MAX_PAGE,
+          ...(cursor ? { cursor } : {}),
+        });
+        items.push(...page.items);
+        cursor = page.nextCursor;
+      }
+      return format === 'csv' ? payoutRunCsv(items) : { run, items };
+    });
   }
 
   /**
@@ -453,14 +488,7 @@ export class PayoutRunsService {
    */
   private control(runId: string, action: keyof typeof ALLOWED_FROM): Promise<PayoutRun> {
     const before = this.controls.get(runId) ?? Promise.resolve();
-    const next = before.then(async () => {
-      const run = await this.get(runId);
-      if (!ALLOWED_FROM[action].includes(run.state)) {
-        throw new PayoutRunStateError(runId, run.state, action);
-      }
-      await this.engine[action](runId);
-      return this.get(runId);
-    });
+    const next = before.then(() => this.typed(runId, action, () => this.change(runId, action)));
     const settled = next.then(
       () => undefined,
       () => undefined,
@@ -471,4 +499,34 @@ export class PayoutRunsService {
     });
     return next;
   }
+
+  /** {@link control}'s step: checked against the stored state, then handed to the engine. */
+  private async change(runId: string, action: keyof typeof ALLOWED_FROM): Promise<PayoutRun> {
+    const run = await this.read(runId);
+    if (!ALLOWED_FROM[action].includes(run.state)) {
+      throw new PayoutRunStateError(runId, run.state, action);
+    }
+    await this.engine[action](runId);
+    return this.read(runId);
+  }
+
+  /**
+   * `work`, whose failures are the library's typed errors: a store's or engine's own error becomes
+   * a {@link PayoutRunStoreError}, its `cause`.
+   */
+  private typed<T>(
+    runId: string,
+    action: PayoutRunStoreAction,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    return work().catch((error: unknown) => {
+      if (error instanceof PaymentsError) throw error;
+      throw new PayoutRunStoreError(runId, action, error);
+    });
+  }
+}
+
+/** A query argument of the run's reads that breaks a rule: nothing was read. */
+function queryProblem(field: string, rule: string, message: string): PaymentsValidationError {
+  return new PaymentsValidationError('PayoutRunItemsQuery', [{ field, rule, message }]);
 }

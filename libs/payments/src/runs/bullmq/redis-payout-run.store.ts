@@ -501,7 +501,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   ): Promise<{ items: PayoutRunItemRecord[]; nextCursor?: string }> {
     const start = query.cursor === undefined ? 0 : Number(query.cursor);
     if (!Number.isSafeInteger(start) || start < 0) {
-      throw new Error('cursor must be a nextCursor of this run');
+      throw new RangeError('cursor must be a nextCursor of this run');
     }
     const indexes = query.states
       ? query.states.map((state) => this.key(runId, `state:${state}`))
