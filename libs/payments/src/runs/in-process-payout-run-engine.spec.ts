@@ -27,6 +27,21 @@ function engineOf(
   });
 }
 
+/** Payouts that are accepted at once, their keys in `sent`; a journal that holds none of them. */
+function acceptingPayments(): { sent: string[]; payments: PayoutRunsPayments } {
+  const sent: string[] = [];
+  const payments = {
+    payouts: {
+      mpesa: (_request: object, options: { idempotencyKey: string }) => {
+        sent.push(options.idempotencyKey);
+        return Promise.resolve({ transactionReference: 'REF' });
+      },
+    },
+    reconciler: { get: () => Promise.resolve(undefined) },
+  } as unknown as PayoutRunsPayments;
+  return { sent, payments };
+}
+
 describe('InProcessPayoutRunEngine', () => {
   it('takes over, never re-sends, the items a dead process left sending in a store that outlived it', async () => {
     const store = new InMemoryPayoutRunStore();
@@ -172,16 +187,7 @@ describe('InProcessPayoutRunEngine', () => {
     const store = new InMemoryPayoutRunStore();
     await store.createRun(runRecord('r', { ratePerSecond: 100 }), [itemRecord('r', 'item')]);
     jest.spyOn(store, 'listItems').mockRejectedValueOnce(new Error('Command timed out'));
-    const sent: string[] = [];
-    const payments = {
-      payouts: {
-        mpesa: (_request: object, options: { idempotencyKey: string }) => {
-          sent.push(options.idempotencyKey);
-          return Promise.resolve({ transactionReference: 'REF' });
-        },
-      },
-      reconciler: { get: () => Promise.resolve(undefined) },
-    } as unknown as PayoutRunsPayments;
+    const { sent, payments } = acceptingPayments();
     const engine = engineOf(store, payments);
     try {
       await expect(engine.start('r')).rejects.toThrow('Command timed out');
@@ -206,16 +212,7 @@ describe('InProcessPayoutRunEngine', () => {
     await store.createRun(runRecord('resumed', { ratePerSecond: 100, state: 'paused' }), [
       itemRecord('resumed', 'a'),
     ]);
-    const sent: string[] = [];
-    const payments = {
-      payouts: {
-        mpesa: (_request: object, options: { idempotencyKey: string }) => {
-          sent.push(options.idempotencyKey);
-          return Promise.resolve({ transactionReference: 'REF' });
-        },
-      },
-      reconciler: { get: () => Promise.resolve(undefined) },
-    } as unknown as PayoutRunsPayments;
+    const { sent, payments } = acceptingPayments();
     const engine = engineOf(store, payments);
     try {
       await engine.cancel('cancelled');
