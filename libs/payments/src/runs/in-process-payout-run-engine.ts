@@ -159,7 +159,6 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     await this.checkFinished(run);
   }
 
-  /** Takes the run's state from the store; pumps when it is running. */
   /**
    * The run as this engine holds it, taken up from the store when it did not (its start failed in
    * `create()`, or a store that outlived the process holds it): a resume or a cancel must still
@@ -170,6 +169,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     return this.runs.get(runId);
   }
 
+  /** Takes the run's state from the store; pumps when it is running. */
   private async syncState(run: ActiveRun): Promise<void> {
     const stored = (await this.deps.store.getRun(run.runId))?.state;
     if (stored === 'running' || stored === 'paused' || stored === 'cancelled') run.state = stored;

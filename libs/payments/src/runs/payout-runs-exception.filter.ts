@@ -47,8 +47,8 @@ export interface PayoutRunErrorResponse {
  * use it on APIs for the people who run payrolls), a `runId` that holds other items or a run
  * whose state does not allow the action a 409, an unknown run a 404, and a creation, read or
  * change whose store failed a 503 with `runId` and `mayHaveExecuted` (create again with that
- * `runId`; read the run before changing it again). Bodies never
- * carry a store's error. Use it beside `PaymentsExceptionFilter`:
+ * `runId`; read the run before changing it again). Bodies never carry a store's error. Use it
+ * beside `PaymentsExceptionFilter`:
  * `app.useGlobalFilters(new PaymentsExceptionFilter(), new PayoutRunsExceptionFilter())`.
  */
 @Catch(
