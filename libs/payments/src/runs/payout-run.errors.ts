@@ -118,7 +118,7 @@ export class PayoutRunStoreError extends PaymentsError {
     super(
       action === 'read'
         ? `The payout run ${runId} could not be read: its store failed; try again`
-        : `The payout run ${runId} may or may not be told to ${action}: its store or engine failed; read it with get() before trying again`,
+        : `The payout run ${runId} may or may not have been told to ${action}: its store or engine failed; read it with get() before trying again`,
       { cause },
     );
     this.mayHaveExecuted = action !== 'read';
