@@ -209,7 +209,7 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
     },
   },
   {
-    name: 'listItems gives items in the order given, by state, page after page from nextCursor',
+    name: 'listItems gives items in the order given, by state, page after page from nextCursor; refuses a cursor it did not give with a RangeError',
     run: async (store) => {
       const runId = randomUUID();
       const given = items(runId, 25);
@@ -231,7 +231,8 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       deepStrictEqual(await allPages(store, runId, 3, ['failed']), []);
       const page = await store.listItems(runId, { limit: 2 });
       deepStrictEqual(page.items[0], given[0]);
-      await rejects(store.listItems(runId, { limit: 2, cursor: 'not a cursor' }));
+      // A RangeError, which PayoutRunsService answers as a validation error on `cursor`.
+      await rejects(store.listItems(runId, { limit: 2, cursor: 'not a cursor' }), RangeError);
     },
   },
   {
