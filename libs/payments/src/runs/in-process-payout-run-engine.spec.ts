@@ -236,4 +236,27 @@ describe('InProcessPayoutRunEngine', () => {
       await engine.close();
     }
   });
+
+  it('refuses the queued items of a run stored cancelled when it takes it up (a cancel cut short), and finishes it', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('cut-short', { ratePerSecond: 100, state: 'cancelled' }), [
+      itemRecord('cut-short', 'a'),
+      itemRecord('cut-short', 'b'),
+    ]);
+    const { sent, payments } = acceptingPayments();
+    const engine = engineOf(store, payments);
+    try {
+      await engine.start('cut-short');
+      for (const itemId of ['a', 'b']) {
+        expect(await store.getItem('cut-short', itemId)).toMatchObject({ state: 'refused' });
+      }
+      expect(await store.getRun('cut-short')).toMatchObject({
+        state: 'cancelled',
+        finishedAt: expect.any(String) as string,
+      });
+      expect(sent).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
 });

@@ -91,6 +91,8 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       this.forget(run);
       throw error;
     }
+    // A run stored cancelled (its cancel's refusals cut short) has its queued items refused here.
+    if (run.state === 'cancelled') await this.refuseQueued(run);
     this.pump(run);
     await this.checkFinished(run);
     if (run.finished && isIdle(run)) this.forget(run);
@@ -153,10 +155,15 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     if (!run) return;
     await this.syncState(run);
     if (run.state !== 'cancelled') return;
-    for (const itemId of run.queue.splice(0)) {
-      await refuseCancelledPayoutRunItem(this.deps, runId, itemId);
-    }
+    await this.refuseQueued(run);
     await this.checkFinished(run);
+  }
+
+  /** Refuses every item still queued of a cancelled run (never sent). */
+  private async refuseQueued(run: ActiveRun): Promise<void> {
+    for (const itemId of run.queue.splice(0)) {
+      await refuseCancelledPayoutRunItem(this.deps, run.runId, itemId);
+    }
   }
 
   /**
