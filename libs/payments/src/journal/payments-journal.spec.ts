@@ -323,6 +323,44 @@ describe('PaymentsJournal', () => {
     });
   });
 
+  it('sends a retry whose replace landed but whose answer was lost and the command sent again', async () => {
+    /** A replace that runs twice: the second, resent by ioredis, finds the first's version. */
+    class ResendingStore extends InMemoryPaymentsJournal {
+      override async replace(next: PaymentsJournalEntry) {
+        await super.replace(next);
+        return super.replace(next);
+      }
+    }
+    const store = new ResendingStore();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
+    });
+    const first = await journal.begin(payoutIntent('salary-18'));
+    if (!first.send) throw new Error('not sent');
+    // A 429: never executed, sent again under the key (a payout run's item does so).
+    await journal.failed(
+      first,
+      new ServiceAPIError('rate limited', {
+        operation: 'payouts.mpesa',
+        idempotencyKey: 'salary-18',
+        code: 'SERVICE_ERROR',
+        attempts: 1,
+        status: 429,
+        mayHaveExecuted: false,
+      }),
+    );
+    expect(await store.get('salary-18')).toMatchObject({ state: 'refused' });
+
+    const retry = await journal.begin(payoutIntent('salary-18'));
+    expect(retry.send).toBe(true);
+    expect((await store.get('salary-18'))?.calls.map((call) => call.outcome)).toEqual([
+      'refused',
+      undefined,
+    ]);
+  });
+
   it("settles on the record of the call's own reference whatever the clocks say; by key alone, an older record is another's", async () => {
     const { journal, store, decision } = await sent('salary-14');
     await journal.accepted(decision, { success: true, transactionReference: 'OWN000000014eW' });

@@ -403,7 +403,8 @@ export class PaymentsJournal {
     try {
       const created = await this.store.create(this.sealed(fresh));
       // The store's answer was lost and the command sent again (ioredis resends on reconnect):
-      // the entry found is this call's own, created by the first, and nobody has sent it.
+      // the entry found is this call's own, written by the first (a create, or a retry's
+      // replace), and nobody has sent it.
       if (!created.created && isOwnUnsentEntry(created.entry, fresh.calls[0].callId)) {
         return { created: true, entry: created.entry };
       }
@@ -426,6 +427,7 @@ export class PaymentsJournal {
     const { callId } = call;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       if (round > 0) {
+        // After a replace that did not land, or whose answer was lost (then the entry is ours).
         const created = await this.createEntry(intent, fresh);
         if (created.created) {
           return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: fresh };
@@ -1179,13 +1181,17 @@ function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   return Object.freeze(entry);
 }
 
-/** Whether `entry` is still being sent with `callId` as its only send, which has not ended. */
+/**
+ * Whether `entry` is being sent with `callId` as its latest send, not ended: this `begin()`'s own
+ * write (a `callId` is drawn for one `begin()`), whose answer was lost and command sent again.
+ */
 function isOwnUnsentEntry(entry: PaymentsJournalEntry, callId: string): boolean {
+  const latest = entry.calls.at(-1);
   return (
     entry.state === 'started' &&
-    entry.calls.length === 1 &&
-    entry.calls[0].callId === callId &&
-    entry.calls[0].outcome === undefined
+    latest !== undefined &&
+    latest.callId === callId &&
+    latest.outcome === undefined
   );
 }
 
