@@ -100,9 +100,9 @@ export class PayoutRunCreationError extends PaymentsError {
 export type PayoutRunStoreAction = 'read' | 'pause' | 'resume' | 'cancel';
 
 /**
- * The run's store (or engine) failed while reading the run or changing its state: nothing was
- * paid by this call. For a read, try again; for a pause, resume or cancel, the change may have
- * been stored (`mayHaveExecuted`): read the run with `get()` before trying again. The store's own
+ * The run's store (or engine) failed while reading the run or changing its state. A read paid
+ * nothing: try again. A pause, resume or cancel may have been stored (`mayHaveExecuted`), and a
+ * resume may have started sending: read the run with `get()` before trying again. The store's own
  * error is the `cause`, never the message.
  */
 export class PayoutRunStoreError extends PaymentsError {
