@@ -40,6 +40,37 @@ async function sentPastItsDeadline(key: string) {
   return begun;
 }
 
+/** A journal over `store`, with the keys of the tests. */
+function journalOver(store: InMemoryPaymentsJournal): PaymentsJournal {
+  return new PaymentsJournal(store, {
+    account: 'default',
+    fingerprintKey: Buffer.alloc(32, 1),
+    payeeKey: Buffer.alloc(32, 2),
+  });
+}
+
+/**
+ * A store whose next `create` or `replace` (as `lose` says) runs twice: its answer was lost with
+ * the connection, and ioredis sent the command again on the next one.
+ */
+class ResendingStore extends InMemoryPaymentsJournal {
+  lose: 'create' | 'replace' | undefined;
+
+  override async create(entry: PaymentsJournalEntry) {
+    if (this.lose !== 'create') return super.create(entry);
+    this.lose = undefined;
+    await super.create(entry);
+    return super.create(entry);
+  }
+
+  override async replace(next: PaymentsJournalEntry) {
+    if (this.lose !== 'replace') return super.replace(next);
+    this.lose = undefined;
+    await super.replace(next);
+    return super.replace(next);
+  }
+}
+
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -302,19 +333,9 @@ describe('PaymentsJournal', () => {
   });
 
   it('sends a call whose create landed but whose answer was lost and the command sent again', async () => {
-    /** ioredis resends a command whose answer a dropped connection lost: the create runs twice. */
-    class ResendingStore extends InMemoryPaymentsJournal {
-      override async create(entry: PaymentsJournalEntry) {
-        await super.create(entry);
-        return super.create(entry);
-      }
-    }
     const store = new ResendingStore();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-    });
+    const journal = journalOver(store);
+    store.lose = 'create';
     const decision = await journal.begin(payoutIntent('salary-13'));
     expect(decision.send).toBe(true);
     // Another call under the key is still stopped: the entry is being sent.
@@ -324,19 +345,8 @@ describe('PaymentsJournal', () => {
   });
 
   it('sends a retry whose replace landed but whose answer was lost and the command sent again', async () => {
-    /** A replace that runs twice: the second, resent by ioredis, finds the first's version. */
-    class ResendingStore extends InMemoryPaymentsJournal {
-      override async replace(next: PaymentsJournalEntry) {
-        await super.replace(next);
-        return super.replace(next);
-      }
-    }
     const store = new ResendingStore();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-    });
+    const journal = journalOver(store);
     const first = await journal.begin(payoutIntent('salary-18'));
     if (!first.send) throw new Error('not sent');
     // A 429: never executed, sent again under the key (a payout run's item does so).
@@ -353,6 +363,7 @@ describe('PaymentsJournal', () => {
     );
     expect(await store.get('salary-18')).toMatchObject({ state: 'refused' });
 
+    store.lose = 'replace';
     const retry = await journal.begin(payoutIntent('salary-18'));
     expect(retry.send).toBe(true);
     expect((await store.get('salary-18'))?.calls.map((call) => call.outcome)).toEqual([
