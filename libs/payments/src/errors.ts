@@ -14,6 +14,23 @@ export interface PaymentsFieldError {
 export abstract class PaymentsError extends Error {}
 
 /**
+ * `work`, rejecting only with the library's typed errors: one of them passes as it is, anything
+ * else (a store's or engine's own error) becomes `typed(error)`, which keeps it as its `cause`.
+ * @internal The reconciler and the payout runs answer through it.
+ */
+export async function withTypedFailure<T>(
+  work: () => Promise<T>,
+  typed: (cause: unknown) => PaymentsError,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PaymentsError) throw error;
+    throw typed(error);
+  }
+}
+
+/**
  * A request (or the module options) broke a rule of the interface document. Raised before
  * anything is sent; never retried.
  */

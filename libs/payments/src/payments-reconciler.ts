@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TransactionStatus } from './dto/lookups';
 import {
-  PaymentsError,
+  withTypedFailure,
   PaymentsReconcilerError,
   PaymentsValidationError,
   ServiceAPIError,
@@ -67,24 +67,23 @@ function checkObject(value: unknown, field: string, target: string): void {
  * journal's store failed) `STORE_FAILED` naming `what`, the store's error kept as `cause` only (a
  * store's message is not ours to repeat).
  */
-async function typedFailure<T>(
+function typedFailure<T>(
   what: string,
   work: () => Promise<T>,
   idempotencyKey?: string,
 ): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof PaymentsError) throw error;
-    throw new PaymentsReconcilerError(
-      `The payments journal store failed (${what}): nothing was changed; try again`,
-      {
-        code: 'STORE_FAILED',
-        cause: error,
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      },
-    );
-  }
+  return withTypedFailure(
+    work,
+    (cause) =>
+      new PaymentsReconcilerError(
+        `The payments journal store failed (${what}): nothing was changed; try again`,
+        {
+          code: 'STORE_FAILED',
+          cause,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+        },
+      ),
+  );
 }
 
 /**

@@ -23,7 +23,7 @@ import type {
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
 import { inBatches } from './payout-run-settlement-schedule';
-import { PaymentsError, PaymentsValidationError } from '../errors';
+import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../errors';
 import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
@@ -519,10 +519,7 @@ export class PayoutRunsService {
     action: PayoutRunStoreAction,
     work: () => Promise<T>,
   ): Promise<T> {
-    return work().catch((error: unknown) => {
-      if (error instanceof PaymentsError) throw error;
-      throw new PayoutRunStoreError(runId, action, error);
-    });
+    return withTypedFailure(work, (cause) => new PayoutRunStoreError(runId, action, cause));
   }
 }
 
