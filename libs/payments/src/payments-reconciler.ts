@@ -63,7 +63,7 @@ function checkObject(value: unknown, field: string, target: string): void {
 }
 
 /**
- * `work`, its failure a {@link PaymentsError}: the library's own as they are, anything else (the
+ * `work`, its failure a `PaymentsError`: the library's own as they are, anything else (the
  * journal's store failed) `STORE_FAILED` naming `what`, the store's error kept as `cause` only (a
  * store's message is not ours to repeat).
  */
