@@ -63,8 +63,6 @@ const MAX_UNSENT_CALLS = 10_000;
 /** A type with its readonly fields writable, for an object still being built. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The kind of webhook each operation's events have (see `PaymentWebhookKind`). */
 const EVENT_KIND_OF_OPERATION: Readonly<Partial<Record<PaymentsOperationName, string>>> = {
   'collections.mpesa': 'collection',
@@ -981,7 +979,7 @@ export class PaymentsJournal {
       const waitMs = retryDelaysMs[attempt];
       try {
         // Nobody awaits an undo: close() stops its waits rather than sit out its schedule.
-        await (undo ? delay(waitMs, undefined, { signal: this.closing.signal }) : sleep(waitMs));
+        await delay(waitMs, undefined, undo ? { signal: this.closing.signal } : undefined);
       } catch {
         this.logger.warn(
           `The payments journal stopped marking the call ${idempotencyKey} unsent at close: ` +
