@@ -208,15 +208,27 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       ...sandbox.credentials,
       setupTimeoutMs: 500,
     });
-    // BullMQ's connection of the run's queue first hangs (a Redis it cannot use), then is refused
-    // as after a password rotation: ioredis puts the AUTH arguments on that error.
+    // BullMQ's connection hangs for the first run's queue (a Redis it cannot use) and is refused
+    // for the second's, as after a password rotation: ioredis puts the AUTH arguments on that error.
     const refused = Object.assign(new Error('WRONGPASS invalid username-password pair'), {
       command: { name: 'auth', args: ['default', 'rotated-Redis-pw-73'] },
     });
-    const setup = jest
-      .spyOn(Queue.prototype, 'setGlobalConcurrency')
-      .mockReturnValueOnce(new Promise<never>(() => undefined))
-      .mockRejectedValueOnce(refused);
+    // By queue, not by call order: the engine's rounds may take the first run up again between
+    // the two create() calls, and must meet the same hanging connection then.
+    const answerOf = new Map([
+      ['run-bullmq-hangs', 'hang'],
+      ['run-bullmq-refused', 'refuse'],
+    ]);
+    const original = Queue.prototype.setGlobalConcurrency;
+    const setup = jest.spyOn(Queue.prototype, 'setGlobalConcurrency').mockImplementation(function (
+      this: Queue,
+      concurrency: number,
+    ) {
+      const answer = answerOf.get(this.name);
+      if (answer === 'hang') return new Promise<never>(() => undefined);
+      if (answer === 'refuse') return Promise.reject(refused);
+      return original.call(this, concurrency);
+    });
     try {
       const create = (runId: string) =>
         bounded.runs
@@ -236,6 +248,7 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       expect(denied).toBeInstanceOf(PayoutRunCreationError);
       expect(inspect(denied, { depth: 10 })).not.toContain('rotated-Redis-pw-73');
       expect(inspect(denied, { depth: 10 })).toContain('WRONGPASS');
+      answerOf.clear();
 
       // BullMQ answers again: the engine's next rounds take both runs up, each item paid once.
       for (const runId of ['bullmq-hangs', 'bullmq-refused']) {
