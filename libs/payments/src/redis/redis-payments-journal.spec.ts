@@ -96,7 +96,7 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
       await short.create(entry('old-settled', { startedAt: longAgo, state: 'refused' }));
       await short.create(entry('new'));
       // The create of 'new' trimmed both old starts: the index does not grow with every call.
-      expect(await redis.zrange('window:started', 0, -1)).toEqual(['new']);
+      expect(await redis.zrange('window:started', '0', '-1')).toEqual(['new']);
 
       const keys = (listed: PaymentsJournalEntry[]) => listed.map((held) => held.idempotencyKey);
       // 'old-settled' is still readable by its key until it expires, but no longer listed.
@@ -134,11 +134,11 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
       await short.create(entry('done'));
       await short.replace(entry('done', { version: 2, state: 'succeeded', reference: 'D1eW' }));
       await short.create(entry('gone'));
-      expect(await redis.zrange('short:open', 0, -1)).toEqual(['gone']);
+      expect(await redis.zrange('short:open', '0', '-1')).toEqual(['gone']);
 
       await redis.del('short:entry:gone');
       expect((await short.list()).map((listed) => listed.idempotencyKey)).toEqual(['done']);
-      expect(await redis.zrange('short:started', 0, -1)).toEqual(['done']);
+      expect(await redis.zrange('short:started', '0', '-1')).toEqual(['done']);
     } finally {
       await short.close();
     }

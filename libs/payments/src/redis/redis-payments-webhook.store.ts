@@ -151,11 +151,11 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     const key = `${this.prefix}refs:${idempotencyKey}`;
     const results = await this.client
       .multi()
-      .zadd(key, 'NX', Date.now(), reference)
+      .zadd(key, 'NX', String(Date.now()), reference)
       // Keeps rank 0 (the original execution) and the latest MAX - 1.
       .zremrangebyrank(key, 1, -MAX_REFERENCES_PER_KEY)
       .pexpire(key, this.journalTtlMs)
-      .zrange(key, 0, -1)
+      .zrange(key, '0', '-1')
       .exec();
     const failed = results?.find(([error]) => error);
     if (!results || failed) throw failed?.[0] ?? new Error('The Redis transaction was aborted');

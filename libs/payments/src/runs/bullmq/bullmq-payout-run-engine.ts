@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
-import type { Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
@@ -122,7 +122,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private readonly client: Redis;
   private readonly pace: BullMQPayoutRunPace;
   private readonly prefix: string;
-  private readonly bullConnection: RedisOptions & { url?: string };
+  private readonly bullConnection: ConnectionOptions;
   private tickTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private closed = false;
@@ -134,10 +134,12 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   ) {
     this.prefix = options.prefix ?? 'malipo-runs';
     if (this.prefix.includes(':')) throw new Error('BullMQPayoutRunEngine: prefix cannot hold ":"');
+    // ioredis 6 types `retryStrategy` as possibly null, which BullMQ's own copy of the options
+    // type does not list; ioredis takes null at run time (no reconnecting).
     this.bullConnection = {
       ...options.connection,
       ...(options.url === undefined ? {} : { url: options.url }),
-    };
+    } as ConnectionOptions;
     ({ client: this.client } = connectRedis(
       {
         ...(options.url === undefined ? {} : { url: options.url }),

@@ -395,7 +395,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private async removeUnfinishedCreation(runId: string): Promise<void> {
     const order = this.key(runId, 'order');
     for (;;) {
-      const itemIds = await this.client.zrange(order, 0, CREATE_CHUNK - 1);
+      const itemIds = await this.client.zrange(order, '0', String(CREATE_CHUNK - 1));
       if (itemIds.length === 0) break;
       await this.client
         .multi()
@@ -562,7 +562,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   async deleteRun(runId: string): Promise<boolean> {
     const run = await this.getRun(runId);
     if (!run) return false;
-    const itemIds = await this.client.zrange(this.key(runId, 'order'), 0, -1);
+    const itemIds = await this.client.zrange(this.key(runId, 'order'), '0', '-1');
     const keys = [
       ...this.runKeys(runId),
       ...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)),
