@@ -43,6 +43,8 @@ describe('conformance: transfers.send', () => {
     expect(response).toEqual({
       success: true,
       message: 'Transaction request sent successfully',
+      // The real answer has no `status`; every response carries one (section 2.3).
+      status: '',
       transactionReference: '9BD12041887.eS',
       trackingId: '',
       reference: '',

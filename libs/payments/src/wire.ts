@@ -223,6 +223,12 @@ export const RESPONSE_WIRE_KEYS = {
 
 export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
 
+/**
+ * Strings every response carries (section 2.3) that the service may leave out: `''` then. The
+ * real transfer answer has no `status`, and some answers no `message` (docs/wire-contract.md).
+ */
+const EMPTY_WHEN_ABSENT: readonly ResponseField[] = ['message', 'status'];
+
 /** How an operation's answer becomes its response record (docs/wire-contract.md, "Responses"). */
 export interface AcceptanceDecoding {
   readonly kind: 'acceptance';
@@ -396,7 +402,9 @@ export function decodeAcceptanceByTable(
     invalid.push('transactionReference');
   }
   if (invalid.length > 0) return invalidAnswer(invalid);
-  if (decoding.fields.includes('message') && !isPresent(record.message)) record.message = '';
+  for (const field of EMPTY_WHEN_ABSENT) {
+    if (decoding.fields.includes(field) && !isPresent(record[field])) record[field] = '';
+  }
   if (decoding.amountFromRequest && !(typeof record.amount === 'number' && record.amount > 0)) {
     record.amount = (request as { amount?: unknown }).amount;
   }
@@ -455,8 +463,10 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
     `if (record.success === true && typeof record.transactionReference !== 'string') invalid.push('transactionReference');`,
     'if (invalid.length > 0) return invalidAnswer(invalid);',
   );
-  if (decoding.fields.includes('message')) {
-    lines.push(`if (record.message === undefined || record.message === null) record.message = '';`);
+  for (const field of EMPTY_WHEN_ABSENT) {
+    if (!decoding.fields.includes(field)) continue;
+    const value = property('record', field);
+    lines.push(`if (${value} === undefined || ${value} === null) ${value} = '';`);
   }
   if (Object.hasOwn(decoding, 'amountFromRequest') && decoding.amountFromRequest) {
     lines.push(

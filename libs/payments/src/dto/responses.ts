@@ -6,7 +6,8 @@ export interface PaymentsResponse {
   message: string;
   /**
    * `SUCCESS` on acceptance: the request was ACCEPTED, not paid. The outcome arrives by webhook
-   * (or `transactions.status`). Any string the service sends is passed through.
+   * (or `transactions.status`). Any string the service sends is passed through; `''` when it
+   * sent none (a transfer's answer).
    */
   status: string;
   transactionReference: string;
