@@ -128,12 +128,23 @@ function requestWasSent(error: AxiosError): boolean {
 }
 
 /**
- * Whether the service may have executed a failed attempt: it answered 5xx, or the request was
- * wholly written before the failure (a timeout, a reset, a body cut short).
+ * Whether the service may have executed a request it answered with this status, 2xx aside: a 4xx
+ * is its refusal; a 5xx may come from a proxy after it executed, and a 3xx (never followed) may
+ * stand for a call done elsewhere ("303 See Other").
+ * @internal
+ */
+export function errorStatusMayHaveExecuted(status: number): boolean {
+  return status < 400 || status > 499;
+}
+
+/**
+ * Whether the service may have executed a failed attempt: its answer says so
+ * ({@link errorStatusMayHaveExecuted}), or the request was wholly written before the failure (a
+ * timeout, a reset, a body cut short).
  */
 function attemptMayHaveExecuted(error: AxiosError): boolean {
   if (error.code === AxiosError.ERR_CANCELED) return false;
-  if (error.response) return error.response.status >= 500;
+  if (error.response) return errorStatusMayHaveExecuted(error.response.status);
   return partialResponseStatus(error) !== undefined || requestWasSent(error);
 }
 

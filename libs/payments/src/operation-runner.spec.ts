@@ -327,6 +327,30 @@ describe('transport: retries, errors, debug logging', () => {
 
       expect(error).toMatchObject({ status: 302, attempts: 1 });
     });
+
+    it.each([301, 302, 303, 307, 308])(
+      'takes a %s to a POST for a call that may have executed (a 303 may stand for one done)',
+      async (status) => {
+        server.reply({ status, headers: { Location: 'http://127.0.0.1:1/done' } });
+
+        const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(error).toMatchObject({ status, attempts: 1, mayHaveExecuted: true });
+        expect(error.message).toContain('may have been executed');
+        expect(server.requests).toHaveLength(1);
+      },
+    );
+
+    it('takes a 4xx and a redirected look-up for calls that did not execute', async () => {
+      server.reply({ status: 409, body: { success: false, message: 'duplicate' } });
+      server.reply({ status: 303, headers: { Location: 'http://127.0.0.1:1/done' } });
+
+      const refused = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+      const lookup = await failure(client().transactions.status('9BD1eW'));
+
+      expect(refused).toMatchObject({ status: 409, mayHaveExecuted: false });
+      expect(lookup).toMatchObject({ status: 303, mayHaveExecuted: false });
+    });
   });
 
   describe('responses that cannot be trusted', () => {

@@ -7,7 +7,12 @@ import {
   PAYMENTS_REGISTRATION_NAME,
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
-import { InFlightCount, MAY_HAVE_EXECUTED, retryDelay } from './http-payments-wire';
+import {
+  errorStatusMayHaveExecuted,
+  InFlightCount,
+  MAY_HAVE_EXECUTED,
+  retryDelay,
+} from './http-payments-wire';
 import {
   deriveFingerprintKey,
   deriveKey,
@@ -501,9 +506,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
   ): ServiceAPIError {
     const { operation, status, attempts } = details;
     const service = readServiceError(body);
-    // A 5xx may come from a proxy after the service executed the call; any other refusal did not
-    // execute, unless an earlier attempt (a 5xx, a timeout) may have.
-    const mayHaveExecuted = isPost && (status >= 500 || earlierMayHaveExecuted);
+    // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
+    // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed.
+    const isSuccessStatus = status >= 200 && status <= 299;
+    const mayHaveExecuted =
+      isPost &&
+      ((!isSuccessStatus && errorStatusMayHaveExecuted(status)) || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const serviceStatus =
       service.status === undefined || service.status === status

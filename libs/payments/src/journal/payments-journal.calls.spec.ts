@@ -203,6 +203,19 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect((await store.get('salary-3'))?.calls).toHaveLength(2);
   });
 
+  it('holds a payout answered 303 in doubt, not refused: the same key is not sent again', async () => {
+    server.reply({ status: 303, headers: { Location: 'https://service.example/done' } });
+    const payments = client();
+    await expect(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-303' }),
+    ).rejects.toMatchObject({ code: 'SERVICE_ERROR', status: 303, mayHaveExecuted: true });
+
+    await expect(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-303' }),
+    ).rejects.toMatchObject({ code: 'IN_DOUBT', entry: { state: 'in_doubt' } });
+    expect(posts()).toHaveLength(1);
+  });
+
   it('stops a key whose call may have executed: IN_DOUBT with the entry, until resend: true', async () => {
     server.reply({ status: 500, body: { message: 'upstream' } });
     const payments = client();
