@@ -38,6 +38,9 @@ const DEADLINE_CODE = 'ETIMEDOUT';
 /** `code` of the error that ends an https attempt a proxy answered itself instead of tunnelling. */
 const NOT_TUNNELLED_CODE = 'EPROXYTUNNEL';
 
+/** `code` of the error that ends an attempt answered `101 Switching Protocols`. */
+const SWITCHED_PROTOCOLS_CODE = 'EPROTOCOLSWITCH';
+
 /** The attempt's deadline timer, kept on its request so that one shared listener clears it. */
 const DEADLINE_TIMER = Symbol('malipo.deadline');
 
@@ -55,6 +58,28 @@ function refuseUntunnelled(this: http.ClientRequest, socket: unknown): void {
       code: NOT_TUNNELLED_CODE,
     }),
   );
+}
+
+/**
+ * An unasked-for `101 Switching Protocols`: without an `upgrade` listener Node closes the socket
+ * and the request reports nothing, so the call would never settle. It ends the attempt instead,
+ * its request wholly sent. Reported by hand: once upgraded, a request's `destroy(error)` emits no
+ * `error`.
+ */
+function refuseSwitchedProtocols(
+  this: http.ClientRequest,
+  response: http.IncomingMessage,
+  socket: { destroy(): void },
+): void {
+  socket.destroy();
+  this.emit(
+    'error',
+    Object.assign(
+      new Error(`the server switched protocols (HTTP ${response.statusCode}) instead of answering`),
+      { code: SWITCHED_PROTOCOLS_CODE },
+    ),
+  );
+  this.destroy();
 }
 
 function expire(request: http.ClientRequest, timeout: number): void {
@@ -91,6 +116,7 @@ export class DeadlineTransport {
     const request = (secure ? https : http).request(options, onResponse);
     // Registered before the tunnelling agent's own listener, which replays the proxy's bytes.
     if (secure) request.once('socket', refuseUntunnelled);
+    request.once('upgrade', refuseSwitchedProtocols);
     armDeadline(request, this.timeout);
     return request;
   }

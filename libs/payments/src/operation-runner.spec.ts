@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { CapturingLogger, everythingVisibleIn } from '../spec-support/capture';
 import { correlatedWire, OPERATION_CASES, successBody } from '../spec-support/operation-cases';
@@ -326,6 +327,44 @@ describe('transport: retries, errors, debug logging', () => {
       const error = await failure(client().collections.mpesa(MPESA_COLLECTION.request));
 
       expect(error).toMatchObject({ status: 302, attempts: 1 });
+    });
+
+    it('ends an attempt answered 101 Switching Protocols: it settles, and may have executed', async () => {
+      // Node closes such a socket silently when nobody listens for the upgrade: a call left to
+      // axios alone would never settle, and this test would end at jest's timeout.
+      let requests = 0;
+      const switching = net.createServer((socket) => {
+        socket.on('error', () => undefined);
+        socket.once('data', () => {
+          requests += 1;
+          socket.write(
+            'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+          );
+        });
+      });
+      await new Promise<void>((resolve) => switching.listen(0, '127.0.0.1', resolve));
+      const { port } = switching.address() as net.AddressInfo;
+      const payments = client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 });
+      try {
+        const error = await failure(payments.payouts.mpesa(MPESA_PAYOUT.request));
+        const lookup = await failure(payments.transactions.status('9BD1eW'));
+
+        // An answer began (its status line came) and no usable one followed: not retried.
+        expect(error).toMatchObject({
+          code: 'RESPONSE_INCOMPLETE',
+          status: 101,
+          attempts: 1,
+          mayHaveExecuted: true,
+        });
+        expect(error.message).toContain(
+          'HTTP 101 arrived but its body did not complete (EPROTOCOLSWITCH)',
+        );
+        expect(lookup).toMatchObject({ code: 'RESPONSE_INCOMPLETE', mayHaveExecuted: false });
+        expect(requests).toBe(2);
+      } finally {
+        await payments.close();
+        switching.close();
+      }
     });
 
     it.each([301, 302, 303, 307, 308])(
