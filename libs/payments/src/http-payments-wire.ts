@@ -22,6 +22,7 @@ import { PaymentsWire } from './payments-wire';
 import type { AttemptTracing, CallTracing, WireAnswer, WireCall } from './payments-wire';
 import { basicAuthorization, SecretRedactor } from './secret-redactor';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
+import { printsAsNameOnly } from './secret-holders';
 
 /** First retry waits this long; each next one twice as long (section 8: 200, 400, 800 ms...). */
 const RETRY_BASE_DELAY_MS = 200;
@@ -466,7 +467,10 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
   // not set from the same options at the first failure; that state then travels with the config
   // from retry to retry. The retry specs (operation-runner.spec.ts) hold it to that.
   instance.interceptors.request.eject(requestInterceptorId);
-  return new HttpService(instance);
+  const service = new HttpService(instance);
+  // Its axios instance holds the Basic token (and a proxy's password) among its defaults.
+  printsAsNameOnly(service, 'HttpService of @malipo/nestjs');
+  return service;
 }
 
 /** How long `close()` waits beyond `timeout` for calls on the wire before it cuts them. */
@@ -701,3 +705,6 @@ export class HttpPaymentsWire extends PaymentsWire {
     return safe;
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(HttpPaymentsWire.prototype, 'HttpPaymentsWire');

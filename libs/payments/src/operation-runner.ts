@@ -32,6 +32,7 @@ import type { CallTrace } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
 import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';
 import type { EncodedRequest, JsonObject } from './wire';
+import { printsAsNameOnly } from './secret-holders';
 
 /**
  * Answers at least this long (in characters) keep their text rather than their parsed tree until
@@ -531,3 +532,6 @@ export class OperationRunner implements BeforeApplicationShutdown {
     );
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(OperationRunner.prototype, 'OperationRunner');

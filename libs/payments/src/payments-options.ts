@@ -25,6 +25,7 @@ import {
   WALLET_TYPES,
   WalletType,
 } from './payments-options.interface';
+import { withSecretsHidden } from './secret-holders';
 
 /** Options with every default of section 2.1 applied. */
 export interface ResolvedPaymentsOptions {
@@ -323,7 +324,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
       `baseUrl is not set: using the placeholder ${DEFAULT_BASE_URL}, which does not resolve. Set baseUrl to the Payments Service URL.`,
     );
   }
-  return Object.freeze({
+  const resolved: ResolvedPaymentsOptions = {
     apiUsername: schema.apiUsername,
     apiPassword: schema.apiPassword,
     baseUrl: schema.baseUrl ?? OPTION_DEFAULTS.baseUrl,
@@ -340,7 +341,8 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     proxy: schema.proxy,
     journal: schema.journal,
     journalFingerprintSecret: schema.journalFingerprintSecret || undefined,
-  });
+  };
+  return withSecretsHidden(resolved, ['apiPassword', 'journalFingerprintSecret', 'proxy']);
 }
 
 /** The `defaults` object of section 2.2. */

@@ -1,4 +1,5 @@
 const REDACTED = '[REDACTED]';
+import { printsAsNameOnly } from './secret-holders';
 
 /**
  * Shortest password whose own forms are redacted: a shorter one would match ordinary words of
@@ -215,3 +216,6 @@ export class SecretRedactor {
     }
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(SecretRedactor.prototype, 'SecretRedactor');

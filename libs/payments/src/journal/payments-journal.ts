@@ -24,6 +24,7 @@ import type {
   PaymentsJournalState,
   PaymentsJournalStore,
 } from './payments-journal.interfaces';
+import { printsAsNameOnly } from '../secret-holders';
 
 /** Fields of an accepted answer the journal keeps to answer a repeated call: none is personal. */
 const REPLAYED_FIELDS: readonly ResponseField[] = [
@@ -1218,3 +1219,6 @@ function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
   if (calls.length <= MAX_CALLS_PER_ENTRY) return calls;
   return [calls[0], ...calls.slice(calls.length - MAX_CALLS_PER_ENTRY + 1)];
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(PaymentsJournal.prototype, 'PaymentsJournal');

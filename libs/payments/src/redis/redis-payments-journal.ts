@@ -6,6 +6,7 @@ import type {
   PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
 import { connectRedis, quit, type RedisConnectionOptions } from './redis-connection';
+import { printsAsNameOnly } from '../secret-holders';
 
 /** Options of {@link RedisPaymentsJournal}: a client, or what to connect with. */
 export interface RedisPaymentsJournalOptions extends RedisConnectionOptions {
@@ -296,3 +297,6 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     return `${this.prefix}ref:${reference ?? ''}`;
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(RedisPaymentsJournal.prototype, 'RedisPaymentsJournal');

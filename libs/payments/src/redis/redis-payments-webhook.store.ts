@@ -7,6 +7,7 @@ import {
   type PaymentsWebhookClaim,
   type PaymentsWebhookStore,
 } from '../webhooks/payments-webhook.store';
+import { printsAsNameOnly } from '../secret-holders';
 
 /** Options of {@link RedisPaymentsWebhookStore}: a client, or what to connect with. */
 export interface RedisPaymentsWebhookStoreOptions extends RedisConnectionOptions {
@@ -191,3 +192,6 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     return `${this.prefix}event:${key}`;
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(RedisPaymentsWebhookStore.prototype, 'RedisPaymentsWebhookStore');

@@ -25,18 +25,23 @@ export class PayoutRunsPayments implements OnModuleInit {
     reconciler: PaymentsReconciler;
   };
 
+  /** The module's `account`: the rest of its options (the item key secret) is not kept here. */
+  private readonly account: string | undefined;
+
   constructor(
-    // The module's options; only `account` is read here (typed so, the options name the engine).
-    @Inject(PAYOUT_RUNS_OPTIONS) private readonly options: { readonly account?: string },
+    // Typed with `account` only: the options also name the engine.
+    @Inject(PAYOUT_RUNS_OPTIONS) options: { readonly account?: string },
     private readonly moduleRef: ModuleRef,
-  ) {}
+  ) {
+    this.account = options.account;
+  }
 
   /**
    * Fails the boot, not a run, when the payments module, its journal or its `defaultUsername` is
    * missing.
    */
   onModuleInit(): void {
-    const { account } = this.options;
+    const { account } = this;
     const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
     let services: NonNullable<typeof this.services>;
     let username: string | undefined;

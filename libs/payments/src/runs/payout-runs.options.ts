@@ -1,5 +1,6 @@
 import type { PayoutRunEngineFactory } from './payout-run-engine';
 import type { PayoutRunStore } from './payout-run.store';
+import { withSecretsHidden } from '../secret-holders';
 
 /**
  * The most a run's `concurrency` and `ratePerSecond` may be, for the module's defaults and each
@@ -103,7 +104,7 @@ function itemKeySecret(value: unknown): string | undefined {
 export function resolvePayoutRunsOptions(
   options: PayoutRunsModuleOptions,
 ): ResolvedPayoutRunsOptions {
-  return {
+  const resolved: ResolvedPayoutRunsOptions = {
     concurrency: positiveInteger(
       'concurrency',
       options.concurrency,
@@ -141,4 +142,5 @@ export function resolvePayoutRunsOptions(
         : positiveInteger('pauseAfterInDoubtSends', options.pauseAfterInDoubtSends, 5),
     itemKeySecret: itemKeySecret(options.itemKeySecret),
   };
+  return withSecretsHidden(resolved, ['itemKeySecret']);
 }

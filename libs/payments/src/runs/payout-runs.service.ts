@@ -43,6 +43,7 @@ import {
 } from './payout-runs.constants';
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
+import { printsAsNameOnly } from '../secret-holders';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -527,3 +528,6 @@ export class PayoutRunsService {
 function queryProblem(field: string, rule: string, message: string): PaymentsValidationError {
   return new PaymentsValidationError('PayoutRunItemsQuery', [{ field, rule, message }]);
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(PayoutRunsService.prototype, 'PayoutRunsService');

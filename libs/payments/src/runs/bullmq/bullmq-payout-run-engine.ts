@@ -23,6 +23,7 @@ import {
 import type { PayoutRunItemState } from '../payout-run.interfaces';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
+import { printsAsNameOnly } from '../../secret-holders';
 
 /** Options of {@link bullmqPayoutRunEngine}. */
 export interface BullMQPayoutRunEngineOptions {
@@ -664,3 +665,6 @@ function withoutCredentials<T>(work: Promise<T>): Promise<T> {
     throw redactCredentialArguments(error);
   });
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(BullMQPayoutRunEngine.prototype, 'BullMQPayoutRunEngine');

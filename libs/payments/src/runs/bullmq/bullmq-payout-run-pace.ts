@@ -7,6 +7,7 @@ import {
   BLIND_PACE_MARGIN,
   RECOVERY_SHARE_PER_SECOND,
 } from '../payout-run-pacer';
+import { printsAsNameOnly } from '../../secret-holders';
 
 /**
  * KEYS: the run's pace hash. ARGV: ceiling (the run's ratePerSecond), now (ms), pause (ms, or ''
@@ -100,3 +101,6 @@ export class BullMQPayoutRunPace {
     await this.client.del(this.keyOf(runId));
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(BullMQPayoutRunPace.prototype, 'BullMQPayoutRunPace');

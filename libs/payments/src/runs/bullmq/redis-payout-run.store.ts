@@ -15,6 +15,7 @@ import type {
   PayoutRunStore,
   PayoutRunSummary,
 } from '../payout-run.store';
+import { printsAsNameOnly } from '../../secret-holders';
 
 /** Options of {@link RedisPayoutRunStore}: a client, or what to connect with. */
 export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
@@ -623,3 +624,6 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     };
   }
 }
+
+// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
+printsAsNameOnly(RedisPayoutRunStore.prototype, 'RedisPayoutRunStore');
