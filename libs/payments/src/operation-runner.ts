@@ -8,6 +8,7 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
 import {
+  clientClosedError,
   errorStatusMayHaveExecuted,
   InFlightCount,
   MAY_HAVE_EXECUTED,
@@ -197,6 +198,10 @@ export class OperationRunner implements BeforeApplicationShutdown {
       return Promise.reject(error);
     }
     if (this.journal !== undefined && operation.method === 'POST') {
+      // Refused as the wire would refuse it, before the journal: its store may be closed already.
+      if (this.wire.closing) {
+        return Promise.reject(clientClosedError(operation.name, idempotencyKey, 0));
+      }
       const journaled = this.executeJournaled(
         this.journal,
         operation,

@@ -845,6 +845,33 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(0);
   });
 
+  it('refuses a call made after close() as CLIENT_CLOSED, before the journal (its store is closed)', async () => {
+    const writes: string[] = [];
+    let storeClosed = false;
+    const closable: PaymentsJournalStore = {
+      create: (entry) => {
+        writes.push('create');
+        return storeClosed
+          ? Promise.reject(new Error('Connection is closed.'))
+          : store.create(entry);
+      },
+      replace: (entry) => store.replace(entry),
+      get: (key) => store.get(key),
+      findByReference: (reference) => store.findByReference(reference),
+      list: (query) => store.list(query),
+      close: () => ((storeClosed = true), Promise.resolve()),
+    };
+    const payments = client({ journal: closable });
+    await payments.close();
+
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'late' }));
+
+    expect(error).toMatchObject({ code: 'CLIENT_CLOSED', mayHaveExecuted: false, attempts: 0 });
+    expect(writes).toEqual([]);
+    expect(await store.get('late')).toBeUndefined();
+    expect(posts()).toHaveLength(0);
+  });
+
   it('rejects with a PaymentsReconcilerError, its cause kept, when the store fails', async () => {
     const down = new Error('connection lost');
     const failing: PaymentsJournalStore = {
