@@ -76,6 +76,35 @@ describe('the module axios instance: what each call pays for', () => {
     await wire.close();
   });
 
+  it.each([
+    ['within the journal deadline: retried', 60_000, 2, { status: 200 }],
+    [
+      'past it (a held-up process): not sent again',
+      50,
+      1,
+      { code: 'TIMEOUT', attempts: 1, mayHaveExecuted: true },
+    ],
+  ])('retries a payout whose next attempt ends %s', async (_label, marginMs, requests, outcome) => {
+    // The retry starts at least 200 ms (the first backoff) after the first attempt: with the
+    // deadline 50 ms beyond this attempt's timeout, it could only end after it.
+    server.reply({ status: 503 });
+    const resolved = options({ timeout: 2_000 });
+    const wire = new HttpPaymentsWire(createPaymentsHttpService(resolved), resolved);
+
+    const result = await wire
+      .send({
+        operation: 'payouts.mpesa',
+        request: { method: 'POST', url: '/api/v2/withdrawal', body: { amount: 10 } },
+        idempotencyKey: 'wire-spec-deadline',
+        sendUntil: Date.now() + 2_000 + marginMs,
+      })
+      .catch((error: unknown) => error);
+
+    expect(result).toMatchObject(outcome);
+    expect(server.requests).toHaveLength(requests);
+    await wire.close();
+  });
+
   it('ends an attempt whose body never completes at the deadline', async () => {
     // The body completes (as a valid answer) only after 5 s: a wire that waited for it would
     // resolve instead of failing RESPONSE_INCOMPLETE.

@@ -251,6 +251,8 @@ class PaymentsCall {
    * sent, or the client closing, does not undo that.
    */
   anAttemptMayHaveExecuted = false;
+  /** True once a retry was stopped because it could not end before {@link sendUntil}. */
+  stoppedAtSendDeadline = false;
 
   constructor(
     readonly calls: WireCalls,
@@ -258,6 +260,8 @@ class PaymentsCall {
     readonly retryAmbiguous: boolean,
     /** The call's trace (OpenTelemetry installed), parent of one span per attempt. */
     readonly trace?: CallTracing,
+    /** {@link WireCall.sendUntil}. */
+    readonly sendUntil?: number,
   ) {}
 
   /** The signal of the retries (axios-retry also listens to it during its backoff wait). */
@@ -424,8 +428,21 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       const call = callOf(config);
       if (call) {
         call.calls.waitingForRetry.delete(call);
-        // A retry whose wait ended after close() began must not go out.
-        if (call.calls.closing && call.attemptsStarted > 0) call.abort();
+        // A retry whose wait ended after close() began must not go out; nor one that would end
+        // after its journal entry's deadline (the process was paused): the call may count as in
+        // doubt by then, and be sent again by a person.
+        if (call.attemptsStarted > 0) {
+          if (
+            call.sendUntil !== undefined &&
+            !call.calls.closing &&
+            Date.now() + options.timeout > call.sendUntil
+          ) {
+            call.stoppedAtSendDeadline = true;
+          }
+          // Cancelled by a signal of its own: aborting the call's signal here would wake
+          // axios-retry's wait listener, which sends the attempt a second time.
+          if (call.calls.closing || call.stoppedAtSendDeadline) config.signal = AbortSignal.abort();
+        }
         call.attemptsStarted += 1;
         call.attemptTrace = call.trace?.attempt(
           (config.method ?? 'post').toUpperCase(),
@@ -488,6 +505,23 @@ export const MAY_HAVE_EXECUTED =
  * when an earlier attempt of the call may have been executed (a 5xx or a timeout before the
  * retry that closing cancelled).
  */
+/**
+ * The error of a call whose next attempt could not end before its journal deadline
+ * ({@link WireCall.sendUntil}): not sent. `mayHaveExecuted` speaks of its earlier attempts.
+ * @internal
+ */
+export function sendDeadlineError(
+  operationName: string,
+  idempotencyKey: string,
+  attempts: number,
+  mayHaveExecuted: boolean,
+): ServiceAPIError {
+  return new ServiceAPIError(
+    `${operationName} was not sent again after ${attempts} attempt${attempts === 1 ? '' : 's'}: an attempt could not end before the call's journal deadline, after which it counts as in doubt (the process was held up)${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
+    { operation: operationName, idempotencyKey, attempts, code: 'TIMEOUT', mayHaveExecuted },
+  );
+}
+
 export function clientClosedError(
   operationName: string,
   idempotencyKey: string,
@@ -535,6 +569,7 @@ export class HttpPaymentsWire extends PaymentsWire {
       this.calls,
       !isPost || (wireCall.retryAmbiguous ?? this.options.retryAmbiguous),
       wireCall.trace,
+      wireCall.sendUntil,
     );
     const config: PaymentsRequestConfig = {
       method: request.method,
@@ -624,8 +659,12 @@ export class HttpPaymentsWire extends PaymentsWire {
       });
     }
     if (error.code === AxiosError.ERR_CANCELED) {
-      // Only close() aborts: the cancelled attempt never left, so it is not counted.
-      return clientClosedError(operation, idempotencyKey, attemptOf(error.config) - 1, earlier);
+      // close() or the send deadline aborted it: the cancelled attempt never left, so it is not
+      // counted.
+      const attempts = attemptOf(error.config) - 1;
+      return call.stoppedAtSendDeadline
+        ? sendDeadlineError(operation, idempotencyKey, attempts, earlier)
+        : clientClosedError(operation, idempotencyKey, attempts, earlier);
     }
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;

@@ -13,6 +13,7 @@ import {
   InFlightCount,
   MAY_HAVE_EXECUTED,
   retryDelay,
+  sendDeadlineError,
 } from './http-payments-wire';
 import {
   deriveFingerprintKey,
@@ -239,9 +240,22 @@ export class OperationRunner implements BeforeApplicationShutdown {
       ),
     );
     if (!decision.send) return this.replay(operation, prepared, decision.entry);
+    const sendUntil = Date.parse(decision.written.deadlineAt);
     let response: TResponse;
     try {
-      response = await this.send(operation, prepared, encoded, idempotencyKey, callOptions);
+      // The wire stops retries at the deadline; the first attempt is stopped here, for a process
+      // held up between the journal's write and the send.
+      if (Date.now() + this.options.timeout > sendUntil) {
+        throw sendDeadlineError(operation.name, idempotencyKey, 0, false);
+      }
+      response = await this.send(
+        operation,
+        prepared,
+        encoded,
+        idempotencyKey,
+        callOptions,
+        sendUntil,
+      );
     } catch (error) {
       await journal.failed(decision, error);
       throw error;
@@ -355,6 +369,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     encoded: EncodedRequest,
     idempotencyKey: string,
     callOptions: InternalCallOptions | undefined,
+    sendUntil?: number,
   ): Promise<TResponse> {
     const trace = this.startTrace?.(operation.name);
     callOptions?.[ON_WIRE]?.();
@@ -366,6 +381,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
         idempotencyKey,
         retryAmbiguous: callOptions?.retryAmbiguous,
         trace,
+        sendUntil,
       })
       .then(
         (answer) => {

@@ -11,6 +11,12 @@ export interface WireCall {
   readonly retryAmbiguous?: boolean;
   /** The call's trace, when OpenTelemetry is installed: each attempt opens a span under it. */
   readonly trace?: CallTracing;
+  /**
+   * Milliseconds since the epoch: the journal entry's deadline, after which the call counts as in
+   * doubt and a person may send it again (docs/journal.md). No retry starts unless its timeout
+   * ends before it, however long the process was paused.
+   */
+  readonly sendUntil?: number;
 }
 
 /** What an attempt reports to its trace when it ends. */

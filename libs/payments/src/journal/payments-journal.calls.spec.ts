@@ -872,6 +872,35 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(0);
   });
 
+  it('sends nothing when the journal write ends after the call could still finish by its deadline', async () => {
+    // The deadline: timeout 1 s, no retries, plus the 5 s margin. The write ends after 6.2 s, as
+    // for a process held up between the write and the send: the entry counts as in doubt by
+    // then, and a person may send it again.
+    const slow: PaymentsJournalStore = {
+      create: (entry) =>
+        new Promise((resolve) => setTimeout(resolve, 6_200)).then(() => store.create(entry)),
+      replace: (entry) => store.replace(entry),
+      get: (key) => store.get(key),
+      findByReference: (reference) => store.findByReference(reference),
+      list: (query) => store.list(query),
+    };
+    const payments = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: 'journal-spec-password',
+      baseUrl: server.url,
+      maxRetries: 0,
+      timeout: 1_000,
+      journal: slow,
+    });
+    clients.push(payments);
+
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'held-up' }));
+
+    expect(error).toMatchObject({ code: 'TIMEOUT', attempts: 0, mayHaveExecuted: false });
+    expect(posts()).toHaveLength(0);
+    expect(await store.get('held-up')).toMatchObject({ state: 'refused' });
+  }, 20_000);
+
   it('rejects with a PaymentsReconcilerError, its cause kept, when the store fails', async () => {
     const down = new Error('connection lost');
     const failing: PaymentsJournalStore = {
