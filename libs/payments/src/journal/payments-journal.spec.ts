@@ -332,6 +332,50 @@ describe('PaymentsJournal', () => {
     expect(entry?.calls.map((call) => call.outcome)).toEqual(['refused', 'in_doubt']);
   });
 
+  it("marks unsent a refused key's retry whose replace landed but failed, and sends the key again", async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    /** A store whose next replace lands but answers an error (Redis hung past the timeout). */
+    class LateReplaceStore extends InMemoryPaymentsJournal {
+      failNextReplace = false;
+      override async replace(next: PaymentsJournalEntry) {
+        const replaced = await super.replace(next);
+        if (!this.failNextReplace) return replaced;
+        this.failNextReplace = false;
+        throw new Error('Command timed out');
+      }
+    }
+    const store = new LateReplaceStore();
+    const journal = journalOver(store);
+    const first = await journal.begin(payoutIntent('salary-refused'));
+    if (!first.send) throw new Error('the call was not sent');
+    await journal.failed(
+      first,
+      new ServiceAPIError('refused', {
+        operation: 'payouts.mpesa',
+        idempotencyKey: 'salary-refused',
+        code: 'SERVICE_ERROR',
+        attempts: 1,
+        status: 400,
+        mayHaveExecuted: false,
+      }),
+    );
+    expect(await store.get('salary-refused')).toMatchObject({ state: 'refused' });
+
+    store.failNextReplace = true;
+    await expect(journal.begin(payoutIntent('salary-refused'))).rejects.toMatchObject({
+      code: 'JOURNAL_UNAVAILABLE',
+      mayHaveExecuted: false,
+    });
+    await journal.close();
+
+    // The undo marked the landed send refused: other instances see no call in flight or in doubt.
+    const entry = await store.get('salary-refused');
+    expect(entry).toMatchObject({ state: 'refused' });
+    expect(entry?.calls.map((call) => call.outcome)).toEqual(['refused', 'refused']);
+    const again = await journalOver(store).begin(payoutIntent('salary-refused'));
+    expect(again.send).toBe(true);
+  });
+
   it('sends a call whose create landed but whose answer was lost and the command sent again', async () => {
     const store = new ResendingStore();
     const journal = journalOver(store);

@@ -47,8 +47,9 @@ const MAX_REPLACE_ROUNDS = 8;
 const END_RETRY_DELAYS_MS = [50, 200, 1000];
 
 /**
- * Waits between attempts to mark a send whose `create` failed `refused`: a Redis that hung may
- * answer again within seconds, and the write it held lands then.
+ * Waits between attempts to mark a send whose write before sending (a create, or a retry's
+ * replace) failed `refused`: a Redis that hung may answer again within seconds, and the write it
+ * held lands then.
  */
 const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
 
@@ -409,7 +410,7 @@ export class PaymentsJournal {
       }
       return created;
     } catch (error) {
-      this.undoCreate(intent.idempotencyKey, fresh.calls[0].callId);
+      this.undoUnsentWrite(intent.idempotencyKey, fresh.calls[0].callId);
       throw this.unavailable(intent, 'create', error);
     }
   }
@@ -485,9 +486,14 @@ export class PaymentsJournal {
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
       });
-      const replaced = await this.storeCall(intent, 'replace', () =>
-        this.store.replace(this.sealed(next)),
-      );
+      let replaced: boolean;
+      try {
+        replaced = await this.store.replace(this.sealed(next));
+      } catch (error) {
+        // As a failed create: the replace may still land, leaving this unsent call `started`.
+        this.undoUnsentWrite(intent.idempotencyKey, callId);
+        throw this.unavailable(intent, 'replace', error);
+      }
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
         return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: next };
@@ -1025,13 +1031,13 @@ export class PaymentsJournal {
   }
 
   /**
-   * A `create` that failed may still have been written (a timeout after the command left): marks
-   * such an entry `refused`, since it was not sent. The first try is queued behind the create on
+   * A write before sending that failed (a `create`, or a retry's `replace`) may still have been
+   * made (a timeout after the command left): marks such a send `refused`, since it was not sent. The first try is queued behind the create on
    * the store's connection, then a few more over about four seconds; if they all fail (Redis hangs
    * that long), the entry reads `in_doubt` after its deadline to other processes, and this one
    * sends the key again (`unsent`). An entry that is not there was never written: nothing to do.
    */
-  private undoCreate(idempotencyKey: string, callId: string): void {
+  private undoUnsentWrite(idempotencyKey: string, callId: string): void {
     this.unsent.add(callId);
     if (this.unsent.size > MAX_UNSENT_CALLS) {
       this.unsent.delete(this.unsent.values().next().value as string);
