@@ -380,6 +380,24 @@ describe('transport: retries, errors, debug logging', () => {
       },
     );
 
+    it.each([
+      [400, false],
+      [500, true],
+      [503, true],
+    ])(
+      'takes an error body under HTTP 200 whose status is %s for a call that may have executed: %s',
+      async (serviceStatus, mayHaveExecuted) => {
+        server.reply({
+          status: 200,
+          body: { status: serviceStatus, success: false, message: 'internal error' },
+        });
+
+        const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(error).toMatchObject({ status: 200, serviceStatus, mayHaveExecuted, attempts: 1 });
+      },
+    );
+
     it('takes a 4xx and a redirected look-up for calls that did not execute', async () => {
       server.reply({ status: 409, body: { success: false, message: 'duplicate' } });
       server.reply({ status: 303, headers: { Location: 'http://127.0.0.1:1/done' } });

@@ -529,11 +529,13 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const { operation, status, attempts } = details;
     const service = readServiceError(body);
     // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
-    // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed.
+    // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed, and
+    // so may a 2xx whose body says 5xx (the service's error, not a refusal of the request).
     const isSuccessStatus = status >= 200 && status <= 299;
-    const mayHaveExecuted =
-      isPost &&
-      ((!isSuccessStatus && errorStatusMayHaveExecuted(status)) || earlierMayHaveExecuted);
+    const statusSaysMayHaveExecuted = isSuccessStatus
+      ? service.status !== undefined && service.status >= 500 && service.status <= 599
+      : errorStatusMayHaveExecuted(status);
+    const mayHaveExecuted = isPost && (statusSaysMayHaveExecuted || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const serviceStatus =
       service.status === undefined || service.status === status

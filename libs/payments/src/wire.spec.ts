@@ -18,10 +18,22 @@ describe('correlatedUrl', () => {
     ['https://shop.example/cb#top', 'k-3', 'https://shop.example/cb?malipo_key=k-3#top'],
     ['https://shop.example/cb?malipo_key=old', 'k-4', 'https://shop.example/cb?malipo_key=k-4'],
     ['https://shop.example/cb', 'k/5', 'https://shop.example/cb?malipo_key=k%2F5'],
+    ['https://shop.example/cb?q=a%20b', 'k-6', 'https://shop.example/cb?q=a%20b&malipo_key=k-6'],
   ];
 
   it.each(cases)('appends the key to %s', (url, key, expected) => {
     expect(correlatedUrl(url, key)).toBe(expected);
+  });
+
+  it.each([
+    'https://shop.example/cb?src=x&malipo%5Fkey=order-A',
+    'https://shop.example/cb?malipo%5fkey=order-A&src=x',
+    'https://shop.example/cb?malipo_key&src=x',
+  ])("leaves %s one malipo_key, the call's own, as a receiver decodes the query", (url) => {
+    const params = new URL(correlatedUrl(url, 'order-E')).searchParams;
+
+    expect(params.getAll('malipo_key')).toEqual(['order-E']);
+    expect(params.get('src')).toBe('x');
   });
 });
 

@@ -75,13 +75,22 @@ function isPresent(value: unknown): boolean {
 /** `value` with the call's idempotency key appended as `malipo_key`, keeping the URL's own query. */
 export function correlatedUrl(value: string, idempotencyKey: string): string {
   // The common case, appended as text: the caller's URL stays byte for byte as given.
-  if (!value.includes('#') && !value.includes(`${CORRELATION_QUERY_KEY}=`)) {
+  if (!value.includes('#') && !carriesCorrelationKey(value)) {
     const separator = value.includes('?') ? '&' : '?';
     return `${value}${separator}${CORRELATION_QUERY_KEY}=${encodeURIComponent(idempotencyKey)}`;
   }
   const url = new URL(value);
   url.searchParams.set(CORRELATION_QUERY_KEY, idempotencyKey);
   return url.toString();
+}
+
+/**
+ * Whether the URL's query already names `malipo_key`, written as is or percent-encoded
+ * (`malipo%5Fkey`): a receiver decodes both to the same name and would read the first.
+ */
+function carriesCorrelationKey(value: string): boolean {
+  if (!value.includes(CORRELATION_QUERY_KEY) && !value.includes('%')) return false;
+  return new URL(value).searchParams.has(CORRELATION_QUERY_KEY);
 }
 
 function formatValue(format: WireFormat, value: unknown, context: EncodingContext): unknown {
