@@ -22,6 +22,15 @@ function escapedJson(value: unknown, escapeAll: boolean): string {
   });
 }
 
+/** `text` with its numeric and named HTML entities decoded. */
+function decodeHtml(text: string): string {
+  const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+  return text
+    .replace(/&#[xX]([0-9a-fA-F]+);/g, (_m, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+    .replace(/&#(\d+);/g, (_m, dec: string) => String.fromCodePoint(Number(dec)))
+    .replace(/&(amp|lt|gt|quot|apos);/g, (_m, name: string) => named[name]);
+}
+
 const password = fc.string({ unit: 'grapheme', minLength: 8, maxLength: 24 });
 const username = fc.stringMatching(/^[a-z][a-z0-9-]{2,12}$/);
 
@@ -81,6 +90,75 @@ describe('SecretRedactor.json', () => {
     // Ordinary answers with a percent sign are left as they are.
     const answer = { checkout_url: 'https://pay.example.com/c?x=%20y', success: true };
     expect(redactor.json(JSON.stringify(answer))).toEqual(answer);
+  });
+
+  it('redacts the Basic token percent-encoded (any case, / kept), and both HTML-escaped', () => {
+    // A token with `+` and `/` in it, as helper tools print it.
+    const [user, pass] = ['api-user', 'P@ss/w0rd+x?äö-🔑-Z9'];
+    const redactor = new SecretRedactor(user, pass);
+    const token = basicAuthorization(user, pass).slice('Basic '.length);
+    expect(token).toMatch(/[+/]/);
+    const html = (text: string, named: boolean) =>
+      Array.from(text, (char) =>
+        /[A-Za-z0-9]/.test(char)
+          ? char
+          : named && char === '>'
+            ? '&gt;'
+            : `&#x${char.codePointAt(0)!.toString(16).toUpperCase()};`,
+      ).join('');
+    const forms = [
+      // Python's quote(): `/` kept, the rest upper-case; and lower-case hex.
+      token.replaceAll('+', '%2B').replaceAll('=', '%3D'),
+      encodeURIComponent(token).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      html(pass, false),
+      html(token, false),
+      `&#47;${pass}`.replace('/', '&#0047;'),
+    ];
+    for (const form of forms) {
+      const line = redactor.text(`echo ${form} end`);
+      expect(line).toContain('[REDACTED]');
+      expect(decodeHtml(decodeURIComponent(line))).not.toContain(pass);
+      expect(decodeURIComponent(line)).not.toContain(token);
+    }
+    // Named entities, as HTML escaping writes `<`, `>`, `&`, `"` and `'`.
+    const marked = `pa<ss>&"wo'rd1`;
+    const named = marked
+      .replaceAll('&', '&amp;')
+      .replaceAll('<', '&lt;')
+      .replaceAll('>', '&gt;')
+      .replaceAll('"', '&quot;')
+      .replaceAll("'", '&apos;');
+    expect(new SecretRedactor(user, marked).text(`<p>${named}</p>`)).toBe('<p>[REDACTED]</p>');
+  });
+
+  it('redacts the password and the Basic token inside any longer base64 text, at any offset', () => {
+    fc.assert(
+      fc.property(
+        username,
+        password,
+        fc.string({ maxLength: 5 }),
+        fc.string({ maxLength: 5 }),
+        fc.boolean(),
+        (user, pass, before, after, asHeader) => {
+          const redactor = new SecretRedactor(user, pass);
+          const token = basicAuthorization(user, pass).slice('Basic '.length);
+          const dump = asHeader ? `authorization: Basic ${token}\r\n` : `${before}${pass}${after}`;
+          for (const encoding of ['base64', 'base64url'] as const) {
+            const echoed = Buffer.from(dump, 'utf8').toString(encoding);
+            const redacted = redactor.text(`dump=${echoed}`);
+            const decoded = redacted
+              .slice('dump='.length)
+              .split('[REDACTED]')
+              .map((part) => Buffer.from(part, encoding).toString('utf8'))
+              .join('');
+            expect(redacted).toContain('[REDACTED]');
+            expect(decoded).not.toContain(pass);
+            expect(decoded).not.toContain(token);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('returns the parsed value itself when the text cannot hold a secret', () => {

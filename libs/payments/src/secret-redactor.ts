@@ -25,12 +25,42 @@ function base64Forms(value: string): string[] {
 }
 
 /**
- * A pattern of `value` with any of its characters percent-encoded (its UTF-8 bytes as `%XX`, in
- * either case of hex digit) and a space also as `+`: what every percent-encoder writes, whichever
- * characters it leaves as they are (`encodeURIComponent`, RFC 3986, form encoding, Python, Go,
- * Java).
+ * The base64 text that `value` becomes inside any longer base64 text, at each of the three byte
+ * alignments it can start at (base64 of a header dump, of a log line): only the characters made
+ * of `value`'s bits alone, in base64 and base64url.
  */
-function percentEncodedPattern(value: string): RegExp {
+function base64Cores(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset += 1) {
+    const text = Buffer.concat([Buffer.alloc(offset), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
+    // Character i holds bits [6i, 6i + 6): keep those within value's bits.
+    const first = Math.ceil((8 * offset) / 6);
+    const end = Math.floor((8 * (offset + bytes.length)) / 6);
+    const core = text.slice(first, end);
+    cores.push(core, core.replaceAll('+', '-').replaceAll('/', '_'));
+  }
+  return cores;
+}
+
+/** Named HTML entities of the characters that HTML escaping always writes as one. */
+const HTML_NAMED: Readonly<Record<string, string>> = {
+  '&': 'amp',
+  '<': 'lt',
+  '>': 'gt',
+  '"': 'quot',
+  "'": 'apos',
+};
+
+/**
+ * A pattern of `value` with any of its characters percent-encoded (its UTF-8 bytes as `%XX`, in
+ * either case of hex digit, and a space also as `+`: what every percent-encoder writes, whichever
+ * characters it leaves as they are: `encodeURIComponent`, RFC 3986, form encoding, Python, Go,
+ * Java) or HTML-escaped (`&#x2F;`, `&#47;`, `&gt;`).
+ */
+function encodedPattern(value: string): string {
   const hexDigit = (digit: string) =>
     /[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit;
   const byte = (value: number) => {
@@ -40,9 +70,13 @@ function percentEncodedPattern(value: string): RegExp {
   const character = (char: string) => {
     const literal = char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
     const encoded = [...Buffer.from(char, 'utf8')].map(byte).join('');
-    return `(?:${literal}|${encoded}${char === ' ' ? '|\\+' : ''})`;
+    const code = char.codePointAt(0)!;
+    const hex = [...code.toString(16)].map(hexDigit).join('');
+    const html = [`&#[xX]0*${hex};`, `&#0*${code};`];
+    if (HTML_NAMED[char] !== undefined) html.push(`&${HTML_NAMED[char]};`);
+    return `(?:${literal}|${encoded}|${html.join('|')}${char === ' ' ? '|\\+' : ''})`;
   };
-  return new RegExp(Array.from(value, character).join(''), 'g');
+  return Array.from(value, character).join('');
 }
 
 /**
@@ -61,7 +95,8 @@ function unicodeEscapes(value: string): string[] {
  * Removes the credentials from text leaving the library (log lines, error messages, error
  * bodies, `_raw`), in case a service or proxy echoes them back, in any of the encodings a server
  * or a log pipeline commonly applies: plain, JSON-escaped, percent-encoded (as the common encoders
- * write it), base64 (padded or not, base64url), hex, and `\u` escapes.
+ * write it), HTML-escaped, base64 (padded or not, base64url, alone or inside longer base64 text),
+ * hex, and `\u` escapes.
  */
 export class SecretRedactor {
   private readonly secrets: readonly string[];
@@ -70,29 +105,35 @@ export class SecretRedactor {
    * text holds none of them and no backslash, no string parsed from it can hold any secret.
    */
   private readonly unescapedForms: readonly string[];
-  /** The password with any of its characters percent-encoded; none for a short password. */
-  private readonly percentEncoded?: RegExp;
+  /**
+   * The Basic token, and the password unless short, with any of their characters percent-encoded
+   * or HTML-escaped.
+   */
+  private readonly percentEncoded: RegExp;
   /** What a text must hold to contain {@link percentEncoded} in any form but the plain one. */
-  private readonly percentMarks: readonly string[] = ['%'];
+  private readonly percentMarks: readonly string[] = ['%', '&'];
 
   constructor(apiUsername: string, apiPassword: string) {
     const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
     const forms = [token, token.replace(/=+$/, ''), encodeURIComponent(token)];
-    forms.push(Buffer.from(token, 'base64').toString('base64url'));
+    forms.push(Buffer.from(token, 'base64').toString('base64url'), ...base64Cores(token));
+    const encoded = [encodedPattern(token)];
     if (apiPassword.length >= MIN_REDACTED_PASSWORD_LENGTH) {
-      this.percentEncoded = percentEncodedPattern(apiPassword);
-      if (apiPassword.includes(' ')) this.percentMarks = ['%', '+'];
+      encoded.push(encodedPattern(apiPassword));
+      if (apiPassword.includes(' ')) this.percentMarks = ['%', '&', '+'];
       const hex = Buffer.from(apiPassword, 'utf8').toString('hex');
       forms.push(
         apiPassword,
         JSON.stringify(apiPassword).slice(1, -1),
         encodeURIComponent(apiPassword),
         ...base64Forms(apiPassword),
+        ...base64Cores(apiPassword),
         hex,
         hex.toUpperCase(),
         ...unicodeEscapes(apiPassword),
       );
     }
+    this.percentEncoded = new RegExp(encoded.join('|'), 'g');
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
     forms.push(...forms.filter((s) => s.includes('/')).map((s) => s.replaceAll('/', '\\/')));
@@ -114,16 +155,14 @@ export class SecretRedactor {
       if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     }
     if (this.mayBePercentEncoded(result)) {
-      result = result.replace(this.percentEncoded!, REDACTED);
+      result = result.replace(this.percentEncoded, REDACTED);
     }
     return result;
   }
 
   /** Whether `text` may hold the password percent-encoded (then the pattern is run). */
   private mayBePercentEncoded(text: string): boolean {
-    return (
-      this.percentEncoded !== undefined && this.percentMarks.some((mark) => text.includes(mark))
-    );
+    return this.percentMarks.some((mark) => text.includes(mark));
   }
 
   /**
@@ -197,7 +236,7 @@ export class SecretRedactor {
   }
 
   private holdsPercentEncoded(text: string): boolean {
-    const pattern = this.percentEncoded!;
+    const pattern = this.percentEncoded;
     pattern.lastIndex = 0;
     const found = pattern.test(text);
     pattern.lastIndex = 0;
