@@ -59,9 +59,13 @@ async function walkOfOnePayout(load: () => typeof createPaymentsClient): Promise
   }
 }
 
-/** The walk of docs/architecture.md: service → runner → rules → wire mapping → HTTP, + redaction. */
+/**
+ * The walk of docs/architecture.md: service → runner → rules (and the amount's decimals) → wire
+ * mapping → HTTP, + redaction.
+ */
 const WALK = [
   'http-payments-wire.ts',
+  'money.ts',
   'operation-runner.ts',
   'payouts.service.ts',
   'request-rules.ts',
@@ -70,7 +74,7 @@ const WALK = [
 ];
 
 describe('the walk of one payouts.mpesa call (docs/architecture.md)', () => {
-  it('runs code in six library files when @opentelemetry/api is not installed', async () => {
+  it('runs code in seven library files when @opentelemetry/api is not installed', async () => {
     expect(OPERATION_CASES[3].operation).toBe('payouts.mpesa');
     const walk = await walkOfOnePayout(() => {
       let create: typeof createPaymentsClient | undefined;

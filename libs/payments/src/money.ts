@@ -43,12 +43,25 @@ export function minorUnitDigits(currency: string): number {
  * currency has (1.005 KES): such an amount cannot be paid as given.
  */
 export function toMinorUnits(amount: number, currency: string): number | undefined {
-  const scale = 10 ** minorUnitDigits(currency);
-  const minor = Math.round(amount * scale);
+  return scaledExactly(amount, minorUnitDigits(currency));
+}
+
+/** Whether `amount` has at most `digits` decimals (and its units of 10^-digits are safe integers). */
+export function hasAtMostDecimals(amount: number, digits: number): boolean {
+  return scaledExactly(amount, digits) !== undefined;
+}
+
+/** `amount` × 10^digits when that is an integer as a decimal literal, else `undefined`. */
+function scaledExactly(amount: number, digits: number): number | undefined {
+  const scale = 10 ** digits;
+  const scaled = amount * scale;
+  const minor = Math.round(scaled);
   // The amount as a decimal literal must be the minor units exactly; the tolerance only absorbs
-  // the binary representation of a decimal (0.1 * 100 is 10.000000000000002).
+  // the binary representation of a decimal (0.1 * 100 is 10.000000000000002), which grows with
+  // the amount (296815614.84 * 100 is 29681561483.999996).
   if (!Number.isSafeInteger(minor)) return undefined;
-  return Math.abs(minor - amount * scale) < 1e-6 ? minor : undefined;
+  const tolerance = Math.max(1e-6, Math.abs(scaled) * 4 * Number.EPSILON);
+  return Math.abs(minor - scaled) <= tolerance ? minor : undefined;
 }
 
 /** Minor units back to an amount, as callers read it. */

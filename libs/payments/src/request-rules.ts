@@ -10,14 +10,23 @@ import type { PaymentsOperation } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { WALLET_TYPES } from './payments-options.interface';
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
+import { hasAtMostDecimals } from './money';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
  * Text and URL lengths are ours: the document sets none, these bound hostile input.
  */
 export const REQUEST_RULES = {
-  kesMobileMoneyAmount: { min: 10, max: 250_000 },
-  cardAmount: { min: 100 },
+  // Decimals are ours: a KES amount has the currency's 2; an amount in the request's currency
+  // at most 4, the most of any ISO 4217 minor unit (an amount the service cannot pay as given
+  // would never match its webhook's).
+  kesMobileMoneyAmount: { min: 10, max: 250_000, decimals: 2 },
+  cardAmount: { min: 100, decimals: 2 },
+  kesAmount: { positive: true, decimals: 2 },
+  anyCurrencyAmount: { positive: true, decimals: 4 },
+  /** Control characters and bidirectional overrides: no text field of a payment carries them. */
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
+  textForbidden: /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/,
   kenyanPhone: {
     pattern: /^(?:0\d{9}|\+254\d{9})$/,
     description: 'a Kenyan phone number, 0XXXXXXXXX or +254XXXXXXXXX',
@@ -121,8 +130,16 @@ function isOneOf(values: readonly unknown[], message: string): Check {
 }
 const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-/** A finite number within `[min, max]`, with rule names `isNumber`, `min` and `max`. */
-export function IsAmount(limits: { min?: number; max?: number; positive?: boolean }) {
+/**
+ * A finite number within `[min, max]` with at most `decimals` decimals, with rule names
+ * `isNumber`, `isPositive`, `min`, `max` and `decimals`.
+ */
+export function IsAmount(limits: {
+  min?: number;
+  max?: number;
+  positive?: boolean;
+  decimals?: number;
+}) {
   const checks: Check[] = [
     { rule: 'isNumber', message: '$property must be a number', test: isAmount },
   ];
@@ -148,10 +165,27 @@ export function IsAmount(limits: { min?: number; max?: number; positive?: boolea
       test: (v) => isAmount(v) && v <= max,
     });
   }
+  const { decimals } = limits;
+  if (decimals !== undefined) {
+    checks.push({
+      rule: 'decimals',
+      message: `$property must have at most ${decimals} decimals`,
+      test: (v) => isAmount(v) && hasAtMostDecimals(v, decimals),
+    });
+  }
   return checked(...checks);
 }
 
-const TEXT_CHECKS = [IS_STRING, IS_NOT_EMPTY, maxLength(REQUEST_RULES.maxTextLength)];
+const TEXT_CHECKS = [
+  IS_STRING,
+  IS_NOT_EMPTY,
+  maxLength(REQUEST_RULES.maxTextLength),
+  {
+    rule: 'noControlCharacters',
+    message: '$property must not contain control characters or bidirectional overrides',
+    test: (v: unknown) => typeof v === 'string' && !REQUEST_RULES.textForbidden.test(v),
+  },
+];
 
 /** A non-empty string of bounded length. */
 export function IsText() {

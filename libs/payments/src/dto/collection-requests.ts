@@ -73,7 +73,7 @@ export class PanAfricanCollectionRequest {
   accountName!: AccountType;
 
   /** In the target currency, greater than 0. */
-  @IsAmount({ positive: true })
+  @IsAmount(REQUEST_RULES.anyCurrencyAmount)
   amount!: number;
 
   /** With country code: `+` and digits. */

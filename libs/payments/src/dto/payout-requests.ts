@@ -63,7 +63,7 @@ export class PanAfricanPayoutRequest {
   accountNumber!: string;
 
   /** In the target currency, greater than 0. */
-  @IsAmount({ positive: true })
+  @IsAmount(REQUEST_RULES.anyCurrencyAmount)
   amount!: number;
 
   /** With country code: `+` and digits. */
@@ -113,7 +113,7 @@ export class MerchantPayoutRequest {
   username?: string;
 
   /** KES, greater than 0. */
-  @IsAmount({ positive: true })
+  @IsAmount(REQUEST_RULES.kesAmount)
   amount!: number;
 
   /** `+254XXXXXXXXX` only. */

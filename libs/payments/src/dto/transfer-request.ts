@@ -6,6 +6,7 @@ import {
   IsText,
   IsWalletType,
   Optional,
+  REQUEST_RULES,
 } from '../request-rules';
 
 /** Transfer to another account of the service (`transfers.send`, docs/wire-contract.md). */
@@ -15,7 +16,7 @@ export class TransferRequest {
   receiverUsername!: string;
 
   /** Greater than 0. */
-  @IsAmount({ positive: true })
+  @IsAmount(REQUEST_RULES.anyCurrencyAmount)
   amount!: number;
 
   /** Description of the transfer. */

@@ -27,6 +27,10 @@ describe('payout-run money in minor units', () => {
     expect(toMinorUnits(1.005, 'KES')).toBeUndefined();
     expect(toMinorUnits(1.005, 'TND')).toBe(1005);
     expect(toMinorUnits(1000.5, 'UGX')).toBeUndefined();
+    // Large amounts: the binary error of the scaling grows with them, a decimal stays exact.
+    expect(toMinorUnits(296815614.84, 'KES')).toBe(29681561484);
+    expect(toMinorUnits(296815614.845, 'KES')).toBeUndefined();
+    expect(toMinorUnits(1e308, 'KES')).toBeUndefined();
     expect(fromMinorUnits(30, 'KES')).toBe(0.3);
   });
 
