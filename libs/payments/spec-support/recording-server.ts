@@ -23,6 +23,11 @@ export type Reply =
       headers?: Record<string, string>;
       /** Send the headers and a first byte, then nothing for this long, then end. */
       stallAfterHeadersMs?: number;
+      /**
+       * Send the headers (with a `Content-Length` of the whole body, or chunked) and part of the
+       * body, then close the connection.
+       */
+      cutBody?: 'content-length' | 'chunked';
       /** Answer only once this settled (after `delayMs`, when both are given). */
       after?: Promise<unknown>;
     }
@@ -113,6 +118,17 @@ export class RecordingServer {
         return;
       }
       const payload = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+      if (reply.cutBody !== undefined) {
+        res.writeHead(reply.status ?? 200, {
+          'Content-Type': 'application/json',
+          ...(reply.cutBody === 'content-length'
+            ? { 'Content-Length': String(Buffer.byteLength(payload)) }
+            : {}),
+        });
+        res.write(payload.slice(0, Math.floor(payload.length / 2)));
+        setTimeout(() => res.socket?.destroy(), 20).unref();
+        return;
+      }
       res.writeHead(reply.status ?? 200, {
         'Content-Type': reply.raw === undefined ? 'application/json' : 'text/html',
         ...reply.headers,

@@ -136,12 +136,16 @@ function isTimeoutError(error: AxiosError): boolean {
 }
 
 /**
- * Status of a response whose headers arrived but whose body did not (a timeout or reset while
- * reading it). axios reports such a failure without `response`.
+ * Status of a response whose headers arrived but whose body did not (a timeout, a reset or the
+ * connection closed while reading it).
  */
 function partialResponseStatus(error: AxiosError): number | undefined {
-  if (error.response || error.code === NOT_TUNNELLED_CODE) return undefined;
-  const request = error.request as { res?: { statusCode?: number } } | undefined;
+  if (error.code === NOT_TUNNELLED_CODE) return undefined;
+  const request = error.request as
+    { res?: { statusCode?: number; complete?: boolean } } | undefined;
+  // An error status with its whole body is an answer. axios also puts the response on the error
+  // of a body cut short (the connection closed mid-body), whose text it never read.
+  if (error.response) return request?.res?.complete === false ? request.res.statusCode : undefined;
   return request?.res?.statusCode;
 }
 

@@ -329,6 +329,22 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error).toMatchObject({ status: 302, attempts: 1 });
     });
 
+    it.each(['content-length', 'chunked'] as const)(
+      'reports a body cut short (%s) as RESPONSE_INCOMPLETE, not retried, may have executed',
+      async (cutBody) => {
+        server.reply({ status: 200, body: successBody('payout'), cutBody });
+        server.reply({ status: 503, body: successBody('payout'), cutBody });
+
+        const cut = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+        const cutError = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(cut).toMatchObject({ code: 'RESPONSE_INCOMPLETE', status: 200, attempts: 1 });
+        expect(cutError).toMatchObject({ code: 'RESPONSE_INCOMPLETE', status: 503, attempts: 1 });
+        expect(cut.mayHaveExecuted && cutError.mayHaveExecuted).toBe(true);
+        expect(server.requests).toHaveLength(2);
+      },
+    );
+
     it('ends an attempt answered 101 Switching Protocols: it settles, and may have executed', async () => {
       // Node closes such a socket silently when nobody listens for the upgrade: a call left to
       // axios alone would never settle, and this test would end at jest's timeout.
