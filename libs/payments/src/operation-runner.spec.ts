@@ -289,6 +289,43 @@ describe('transport: retries, errors, debug logging', () => {
     });
   });
 
+  describe('the callback URL with its malipo_key', () => {
+    const longUrl = (length: number) =>
+      `https://shop.example.com/${'h'.repeat(length - 'https://shop.example.com/'.length)}`;
+
+    it('refuses a callbackUrl that malipo_key would take past 2,048 characters, sending nothing', async () => {
+      const request = { ...MPESA_PAYOUT.request, callbackUrl: longUrl(2048) };
+
+      const error = await client()
+        .payouts.mpesa(request, { idempotencyKey: 'key-1' })
+        .catch((e: unknown) => e);
+
+      expect(error).toMatchObject({
+        errors: [{ field: 'callbackUrl', rule: 'maxLength' }],
+        mayHaveExecuted: false,
+      });
+      expect(server.requests).toHaveLength(0);
+    });
+
+    it('sends one that fits with it, and any length without correlation', async () => {
+      const fits = {
+        ...MPESA_PAYOUT.request,
+        callbackUrl: longUrl(2048 - '?malipo_key=key-1'.length),
+      };
+      server.reply({ status: 200, body: successBody('payout') });
+      server.reply({ status: 200, body: successBody('payout') });
+
+      await client().payouts.mpesa(fits, { idempotencyKey: 'key-1' });
+      await client({ correlateCallbacks: false }).payouts.mpesa({
+        ...MPESA_PAYOUT.request,
+        callbackUrl: longUrl(2048),
+      });
+
+      const sent = server.requests.map((r) => (r.json as { callback_url: string }).callback_url);
+      expect(sent.map((url) => url.length)).toEqual([2048, 2048]);
+    });
+  });
+
   describe('bodies that are not JSON objects', () => {
     it.each<[string, Reply]>([
       ['HTML', { status: 200, raw: '<html><body>Gateway</body></html>' }],

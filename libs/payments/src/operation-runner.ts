@@ -1,5 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Optional } from '@nestjs/common';
-import { AuthenticationError, PaymentsError, ServiceAPIError } from './errors';
+import {
+  AuthenticationError,
+  PaymentsError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from './errors';
 import { IdempotencyKeyRegistry, requestFingerprint } from './idempotency-keys';
 import type { PaymentsOperation } from './operations';
 import {
@@ -28,11 +33,17 @@ import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
-import { prepareRequest, resolveIdempotencyKey } from './request-rules';
+import { prepareRequest, REQUEST_RULES, resolveIdempotencyKey } from './request-rules';
 import { callTracing } from './payments-telemetry';
 import type { CallTrace } from './payments-telemetry';
 import { SecretRedactor } from './secret-redactor';
-import { decodeResponse, encodeRequest, isJsonObject, readServiceError } from './wire';
+import {
+  decodeResponse,
+  encodeRequest,
+  isJsonObject,
+  readServiceError,
+  REQUEST_WIRE_KEYS,
+} from './wire';
 import type { EncodedRequest, JsonObject } from './wire';
 import { printsAsNameOnly } from './secret-holders';
 
@@ -79,6 +90,26 @@ export const ON_WIRE = Symbol('malipo.onWire');
 /** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE}. @internal */
 export interface InternalCallOptions extends PaymentsCallOptions {
   readonly [ON_WIRE]?: () => void;
+}
+
+/**
+ * `malipo_key` lengthens the callback URL past the bound its field was checked against: the
+ * service (and the sandbox) would refuse the call. Refused here, nothing sent.
+ * @throws PaymentsValidationError (`callbackUrl`, `maxLength`).
+ */
+function assertCallbackUrlFits(
+  operation: { readonly requestClass: { readonly name: string } },
+  encoded: EncodedRequest,
+): void {
+  const url = encoded.body?.[REQUEST_WIRE_KEYS.callbackUrl];
+  if (typeof url !== 'string' || url.length <= REQUEST_RULES.maxUrlLength) return;
+  throw new PaymentsValidationError(operation.requestClass.name, [
+    {
+      field: 'callbackUrl',
+      rule: 'maxLength',
+      message: `callbackUrl must be at most ${REQUEST_RULES.maxUrlLength} characters with its malipo_key (the idempotency key) appended: shorten the URL or the key`,
+    },
+  ]);
 }
 
 /** Margin of a send's deadline over its timeouts and retry waits (ms). */
@@ -270,10 +301,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
     prepared: TRequest,
     idempotencyKey: string,
   ): EncodedRequest {
-    return encodeRequest(operation, prepared, {
+    const encoded = encodeRequest(operation, prepared, {
       idempotencyKey,
       correlate: this.options.correlateCallbacks,
     });
+    if (this.options.correlateCallbacks) assertCallbackUrlFits(operation, encoded);
+    return encoded;
   }
 
   /** What the journal writes of a call before it is sent. */
