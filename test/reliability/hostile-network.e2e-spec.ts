@@ -263,6 +263,32 @@ describe('hostile network', () => {
       figures.push(`503 Retry-After 3600: 1 attempt, retryAfterMs ${error.retryAfterMs}`);
     });
 
+    it.each(['1e3', '0x10', 'Infinity', '12.5', '-5'])(
+      'reads Retry-After %s, no delay a server may send, as none: retried at the backoff',
+      async (value) => {
+        server.handle = (res, req, index) =>
+          index === 0
+            ? answer({ success: false }, 503, 0, { 'Retry-After': value })(res, req, index)
+            : answer(PAYOUT_ANSWER)(res, req, index);
+        const response = await clientOf(server.url).payouts.mpesa(PAYOUT);
+
+        expect(response.transactionReference).toBe(PAYOUT_REFERENCE);
+        expect(server.seen).toHaveLength(2);
+      },
+    );
+
+    it('reads an HTTP-date Retry-After as the wait until then', async () => {
+      server.handle = answer({ success: false }, 503, 0, {
+        'Retry-After': new Date(Date.now() + 3_600_000).toUTCString(),
+      });
+      const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+
+      expect(server.seen).toHaveLength(1);
+      // An hour, less the time the answer took to read (a second's rounding of the date).
+      expect(error.retryAfterMs).toBeGreaterThan(3_500_000);
+      expect(error.retryAfterMs).toBeLessThanOrEqual(3_600_000);
+    });
+
     it('does not retry a Retry-After above a lowered maxRetryAfterMs (0)', async () => {
       server.handle = (res, req, index) =>
         index === 0

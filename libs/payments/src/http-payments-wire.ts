@@ -10,7 +10,7 @@ import type {
   AxiosResponse,
   InternalAxiosRequestConfig,
 } from 'axios';
-import axiosRetry, { retryAfter } from 'axios-retry';
+import axiosRetry from 'axios-retry';
 import { ServiceAPIError } from './errors';
 import {
   PAYMENTS_HTTP_SERVICE,
@@ -128,6 +128,21 @@ export function armDeadline(request: http.ClientRequest, timeout: number): void 
   (request as DeadlinedRequest)[DEADLINE_TIMER] = setTimeout(expire, timeout, request, timeout);
   // A request closes once: `on` does what `once` would, without its wrapper.
   request.on('close', clearDeadline);
+}
+
+/**
+ * The wait an answer's `Retry-After` asks for (ms): delay-seconds (digits only) or an HTTP-date
+ * (RFC 9110, section 10.2.3), else 0. `1e3`, `0x10` or `Infinity` are no delay a server may
+ * send; read as numbers, they would stop the retries and reach the error as a wait of hours.
+ */
+function retryAfterMs(error: AxiosError): number {
+  const header: unknown = error.response?.headers['retry-after'];
+  if (typeof header !== 'string') return 0;
+  const value = header.trim();
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  // An HTTP-date names its day and month; `Date.parse` alone also reads bare numbers as years.
+  const date = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
 }
 
 /** Timeouts as axios reports them: ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError). */
@@ -307,7 +322,7 @@ function isRetryable(
     return false;
   }
   // The service asked for a longer pause than a caller should wait inside one call.
-  if (retryAfter(error) > maxRetryAfterMs) return false;
+  if (retryAfterMs(error) > maxRetryAfterMs) return false;
   const ambiguous = error.response
     ? error.response.status >= 500 && error.response.status <= 599
     : requestWasSent(error);
@@ -478,7 +493,7 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       config.signal = call.signal;
     },
     // The longer of the backoff and the service's Retry-After (capped by the retry condition).
-    retryDelay: (retryNumber, error) => Math.max(retryDelay(retryNumber), retryAfter(error)),
+    retryDelay: (retryNumber, error) => Math.max(retryDelay(retryNumber), retryAfterMs(error)),
     // Each attempt gets the full timeout (section 8), not a share of one budget.
     shouldResetTimeout: true,
   });
@@ -725,13 +740,13 @@ export class HttpPaymentsWire extends PaymentsWire {
       );
     }
     // An answer with a body: not a transport failure, the runner reads it.
-    const retryAfterMs = retryAfter(error);
+    const waitMs = retryAfterMs(error);
     return {
       status: error.response.status,
       text: typeof error.response.data === 'string' ? error.response.data : '',
       attempts,
       headers: this.sanitisedHeaders(error.response.headers),
-      ...(retryAfterMs > 0 ? { retryAfterMs } : {}),
+      ...(waitMs > 0 ? { retryAfterMs: waitMs } : {}),
       ...(earlier ? { earlierAttemptMayHaveExecuted: true } : {}),
     };
   }
