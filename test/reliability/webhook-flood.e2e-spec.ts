@@ -1,4 +1,4 @@
-import { type INestApplication, Injectable, Module } from '@nestjs/common';
+import { type INestApplication, Injectable, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   InMemoryPaymentsJournal,
@@ -239,14 +239,21 @@ describe('webhooks under a flood of forged deliveries: a bounded look-up budget'
       journal: () => new InMemoryPaymentsJournal(),
       webhook: { unjournaledEvents: 'refuse' },
     });
+    const warnings = jest.spyOn(Logger.prototype, 'warn');
     try {
       const genuine = await genuinePayout(instance);
-      const { answers, genuineAnswers } = await flood([instance.url], genuine);
+      const { answers, genuineAnswers, seconds } = await flood([instance.url], genuine);
       expect(Object.fromEntries(answers)).toEqual({ 409: FORGED });
       expect(genuineAnswers).toEqual([200]);
       expect(await lookUps()).toBe(1);
       expect(instance.handled).toHaveLength(1);
+      // A line per refusal would be 5,000 lines: 20 a minute, the rest counted at its end.
+      const refusals = warnings.mock.calls.filter(([line]) => String(line).startsWith('Refused a'));
+      expect(refusals.length).toBeGreaterThan(0);
+      // Each minute the flood touched (it may start late in one) writes 20 at most.
+      expect(refusals.length).toBeLessThanOrEqual(20 * (Math.ceil(seconds / 60) + 1));
     } finally {
+      warnings.mockRestore();
       await instance.close();
     }
   }, 180_000);

@@ -24,7 +24,7 @@ import {
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
-import { forLog } from './payments-webhook.logging';
+import { forLog, ThrottledWarnings } from './payments-webhook.logging';
 import { type LookupBudgetName, PaymentsWebhookLookups } from './payments-webhook.lookups';
 
 /** The record's status, fit for a log line. */
@@ -97,6 +97,11 @@ export interface JournalSettling {
 @Injectable()
 export class PaymentsWebhookConfirmation implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOK_LOGGER_CONTEXT);
+  /** Refusals and deferrals: anyone who reaches the route can cause them, a line each. */
+  private readonly deliveryWarnings = new ThrottledWarnings(
+    this.logger,
+    'webhook refusals and deferrals',
+  );
   private transactions?: TransactionsService;
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
   private reconciler?: PaymentsReconciler;
@@ -231,7 +236,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       if (found) throw this.refused(event, ...found);
       if (outcome !== undefined) return { ...event, confirmation: record };
       if (recheck >= this.recheckDelaysMs.length) {
-        this.logger.warn(
+        this.deliveryWarnings.warn(
           `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the ` +
             `service's record is not final (${shownStatus(record)}) after ${recheck + 1} ` +
             'look-up(s); answered 503 so that the service delivers it again',
@@ -315,7 +320,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     } catch (error) {
       kept = `not kept for reconcile(): the journal failed (${error instanceof Error ? error.message : 'error'})`;
     }
-    this.logger.warn(
+    this.deliveryWarnings.warn(
       `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the journal ` +
         `entry ${forLog(entry.idempotencyKey)} it names is being sent and has no reference yet; ` +
         `answered 503 so that the service delivers it again (its reference ${kept})`,
@@ -369,7 +374,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     detail: string,
   ): PaymentWebhookContradictedError {
     // Reference, kind and reason only: the body may carry phone numbers and names.
-    this.logger.warn(
+    this.deliveryWarnings.warn(
       `Refused a ${event.kind} webhook for ${forLog(event.transactionReference)} (${reason}): ${detail}`,
     );
     return new PaymentWebhookContradictedError(event.transactionReference, reason, detail);
