@@ -40,6 +40,18 @@ async function sentPastItsDeadline(key: string) {
   return begun;
 }
 
+/** The error of a payout the service refused with `status` (never executed). */
+function refusedByTheService(key: string, status: number): ServiceAPIError {
+  return new ServiceAPIError('refused', {
+    operation: 'payouts.mpesa',
+    idempotencyKey: key,
+    code: 'SERVICE_ERROR',
+    attempts: 1,
+    status,
+    mayHaveExecuted: false,
+  });
+}
+
 /** A journal over `store`, with the keys of the tests. */
 function journalOver(store: InMemoryPaymentsJournal): PaymentsJournal {
   return new PaymentsJournal(store, {
@@ -152,17 +164,7 @@ describe('PaymentsJournal', () => {
     expect(meant.send).toBe(true);
     // Any other refused entry (it was sent, and refused) is sent again as a retry.
     const { journal: other, decision } = await sent('refused-by-the-service');
-    await other.failed(
-      decision,
-      new ServiceAPIError('refused', {
-        operation: 'payouts.mpesa',
-        idempotencyKey: 'refused-by-the-service',
-        code: 'SERVICE_ERROR',
-        attempts: 1,
-        status: 400,
-        mayHaveExecuted: false,
-      }),
-    );
+    await other.failed(decision, refusedByTheService('refused-by-the-service', 400));
     expect((await other.begin(payoutIntent('refused-by-the-service'))).send).toBe(true);
   });
 
@@ -348,17 +350,7 @@ describe('PaymentsJournal', () => {
     const journal = journalOver(store);
     const first = await journal.begin(payoutIntent('salary-refused'));
     if (!first.send) throw new Error('the call was not sent');
-    await journal.failed(
-      first,
-      new ServiceAPIError('refused', {
-        operation: 'payouts.mpesa',
-        idempotencyKey: 'salary-refused',
-        code: 'SERVICE_ERROR',
-        attempts: 1,
-        status: 400,
-        mayHaveExecuted: false,
-      }),
-    );
+    await journal.failed(first, refusedByTheService('salary-refused', 400));
     expect(await store.get('salary-refused')).toMatchObject({ state: 'refused' });
 
     store.failNextReplace = true;
@@ -394,17 +386,7 @@ describe('PaymentsJournal', () => {
     const first = await journal.begin(payoutIntent('salary-18'));
     if (!first.send) throw new Error('not sent');
     // A 429: never executed, sent again under the key (a payout run's item does so).
-    await journal.failed(
-      first,
-      new ServiceAPIError('rate limited', {
-        operation: 'payouts.mpesa',
-        idempotencyKey: 'salary-18',
-        code: 'SERVICE_ERROR',
-        attempts: 1,
-        status: 429,
-        mayHaveExecuted: false,
-      }),
-    );
+    await journal.failed(first, refusedByTheService('salary-18', 429));
     expect(await store.get('salary-18')).toMatchObject({ state: 'refused' });
 
     store.lose = 'replace';
