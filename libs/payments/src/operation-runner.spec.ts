@@ -5,7 +5,7 @@ import { correlatedWire, OPERATION_CASES, successBody } from '../spec-support/op
 import type { Reply } from '../spec-support/recording-server';
 import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
-import { AuthenticationError, ServiceAPIError } from './errors';
+import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { retryDelay } from './http-payments-wire';
 import type { PaymentsModuleOptions } from './payments-options.interface';
@@ -287,6 +287,27 @@ describe('transport: retries, errors, debug logging', () => {
       });
       expect(server.requests).toHaveLength(1);
     });
+  });
+
+  it('rejects a request whose getter throws with a PaymentsValidationError, sending nothing', async () => {
+    const request = {
+      ...MPESA_PAYOUT.request,
+      get narration(): string {
+        throw new Error('the order was deleted');
+      },
+    };
+
+    const error = await client()
+      .payouts.mpesa(request)
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PaymentsValidationError);
+    expect(error).toMatchObject({
+      mayHaveExecuted: false,
+      errors: [{ field: 'request', rule: 'isReadable' }],
+    });
+    expect((error as Error).message).toContain('the order was deleted');
+    expect(server.requests).toHaveLength(0);
   });
 
   describe('the callback URL with its malipo_key', () => {

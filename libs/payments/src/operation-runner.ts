@@ -226,8 +226,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
         );
       }
     } catch (error: unknown) {
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
-      return Promise.reject(error);
+      return Promise.reject(this.unpreparable(operation, error));
     }
     if (this.journal !== undefined && operation.method === 'POST') {
       // Refused as the wire would refuse it, before the journal: its store may be closed already.
@@ -293,6 +292,22 @@ export class OperationRunner implements BeforeApplicationShutdown {
     }
     await journal.accepted(decision, response as JsonObject);
     return response;
+  }
+
+  /**
+   * What rejects a call that could not be prepared, nothing sent: the library's own error as it
+   * is; anything else (a getter of the caller's request that throws) as the validation error of
+   * an unreadable request, so that every call rejects with a `PaymentsError`.
+   */
+  private unpreparable(
+    operation: { readonly requestClass: { readonly name: string } },
+    error: unknown,
+  ): PaymentsError {
+    if (error instanceof PaymentsError) return error;
+    const reason = this.redactor.text(error instanceof Error ? error.message : String(error));
+    return new PaymentsValidationError(operation.requestClass.name, [
+      { field: 'request', rule: 'isReadable', message: `request could not be read: ${reason}` },
+    ]);
   }
 
   /** `prepared` as it goes on the wire under `idempotencyKey`. */
