@@ -132,8 +132,13 @@ export class LedgerService {
     if (draft.kind !== 'collection') {
       const wallet = draft.walletType ?? 'local';
       const balances = this.walletsOf(draft.account);
-      // The request amount is in local currency; the USD wallet pays its converted value.
-      debited = roundCents(wallet === 'USD' ? draft.amount / this.config.usdRate : draft.amount);
+      // The request amount is in local currency (a transfer's may be in USD, converted at
+      // usdRate); the USD wallet pays its converted value.
+      const local =
+        draft.kind === 'transfer' && draft.currency === 'USD'
+          ? draft.amount * this.config.usdRate
+          : draft.amount;
+      debited = roundCents(wallet === 'USD' ? local / this.config.usdRate : local);
       if (debited > balances[wallet]) {
         throw new InsufficientFundsError(wallet, debited, balances[wallet]);
       }

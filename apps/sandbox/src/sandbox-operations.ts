@@ -234,7 +234,9 @@ export const SANDBOX_OPERATIONS: Readonly<Record<MoneyOperationName, SandboxOper
       amount: rule.amount({ positive: true }),
       narration: rule.text(),
       phone_number: rule.optional(rule.phone('international')),
-      currency: rule.optional(rule.constant('KES', 'amounts are in the local currency')),
+      // The service converts a transfer in another currency (docs/wire-contract.md); the sandbox
+      // knows one rate, usdRate.
+      currency: rule.optional(rule.oneOf(['KES', 'USD'])),
       wallet_type: rule.walletType(),
     },
     message: 'Transaction request sent successfully',

@@ -51,6 +51,18 @@ describe('sandbox transfers: POST /api/v2/p2p', () => {
     expect(await wallets()).toEqual({ sandbox: [5000, 90], beta: [5000, 110] });
   });
 
+  it('converts a transfer in USD at usdRate, from either wallet', async () => {
+    const local = await env.client.send('transfers.send', { amount: 10, currency: 'USD' });
+    const usd = await env.client.send('transfers.send', {
+      amount: 10,
+      currency: 'USD',
+      wallet_type: 'USD',
+    });
+
+    expect([local.status, usd.status]).toEqual([200, 200]);
+    expect(await wallets()).toEqual({ sandbox: [3700, 90], beta: [6300, 110] });
+  });
+
   it('takes only the required keys, and currency "KES"', async () => {
     const minimal = await env.client.send('transfers.send', { phone_number: undefined });
     const withCurrency = await env.client.send('transfers.send', { currency: 'KES' });
