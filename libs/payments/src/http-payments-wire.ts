@@ -174,9 +174,9 @@ function requestWasSent(error: AxiosError): boolean {
 }
 
 /**
- * Whether the service may have executed a request it answered with this status, 2xx aside: a 4xx
- * is its refusal; a 5xx may come from a proxy after it executed, and a 3xx (never followed) may
- * stand for a call done elsewhere ("303 See Other").
+ * Whether the service may have executed a request it answered with this status: a 4xx is its
+ * refusal; a 5xx may come from a proxy after it executed, a 3xx (never followed) may stand for a
+ * call done elsewhere ("303 See Other"), and a 2xx that reaches here was cut short or unreadable.
  * @internal
  */
 export function errorStatusMayHaveExecuted(status: number): boolean {
@@ -447,21 +447,16 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
       const call = callOf(config);
       if (call) {
         call.calls.waitingForRetry.delete(call);
-        // A retry whose wait ended after close() began must not go out; nor one that would end
-        // after its journal entry's deadline (the process was paused): the call may count as in
-        // doubt by then, and be sent again by a person.
-        if (call.attemptsStarted > 0) {
-          if (
-            call.sendUntil !== undefined &&
-            !call.calls.closing &&
-            Date.now() + options.timeout > call.sendUntil
-          ) {
-            call.stoppedAtSendDeadline = true;
-          }
-          // Cancelled by a signal of its own: aborting the call's signal here would wake
-          // axios-retry's wait listener, which sends the attempt a second time.
-          if (call.calls.closing || call.stoppedAtSendDeadline) config.signal = AbortSignal.abort();
+        // A retry whose wait ended after close() began must not go out; nor any attempt that
+        // would end after its journal entry's deadline (the process was held up): the call may
+        // count as in doubt by then, and be sent again by a person.
+        const closing = call.calls.closing && call.attemptsStarted > 0;
+        if (!closing && call.sendUntil !== undefined) {
+          call.stoppedAtSendDeadline = Date.now() + options.timeout > call.sendUntil;
         }
+        // Cancelled by a signal of its own: aborting the call's signal here would wake
+        // axios-retry's wait listener, which sends the attempt a second time.
+        if (closing || call.stoppedAtSendDeadline) config.signal = AbortSignal.abort();
         call.attemptsStarted += 1;
         call.attemptTrace = call.trace?.attempt(
           (config.method ?? 'post').toUpperCase(),
@@ -520,27 +515,30 @@ export const MAY_HAVE_EXECUTED =
   'the request may have been executed: check its outcome (webhook or transactions.status) before retrying, and retry only with the same idempotencyKey';
 
 /**
- * The error of a call refused or cut short because the client is closing. `mayHaveExecuted`
- * when an earlier attempt of the call may have been executed (a 5xx or a timeout before the
- * retry that closing cancelled).
- */
-/**
  * The error of a call whose next attempt could not end before its journal deadline
  * ({@link WireCall.sendUntil}): not sent. `mayHaveExecuted` speaks of its earlier attempts.
- * @internal
  */
-export function sendDeadlineError(
+function sendDeadlineError(
   operationName: string,
   idempotencyKey: string,
   attempts: number,
   mayHaveExecuted: boolean,
 ): ServiceAPIError {
+  const sent =
+    attempts === 0
+      ? 'was not sent'
+      : `was not sent again after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
   return new ServiceAPIError(
-    `${operationName} was not sent again after ${attempts} attempt${attempts === 1 ? '' : 's'}: an attempt could not end before the call's journal deadline, after which it counts as in doubt (the process was held up)${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
+    `${operationName} ${sent}: an attempt could not end before the call's journal deadline, after which it counts as in doubt (the process was held up)${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
     { operation: operationName, idempotencyKey, attempts, code: 'TIMEOUT', mayHaveExecuted },
   );
 }
 
+/**
+ * The error of a call refused or cut short because the client is closing. `mayHaveExecuted`
+ * when an earlier attempt of the call may have been executed (a 5xx or a timeout before the
+ * retry that closing cancelled).
+ */
 export function clientClosedError(
   operationName: string,
   idempotencyKey: string,
@@ -688,7 +686,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     const attempts = attemptOf(error.config);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const partialStatus = partialResponseStatus(error);
-    if (this.calls.closing && !error.response) {
+    if (this.calls.closing && (!error.response || partialStatus !== undefined)) {
       // Cut short by the deadline or the sockets' end while the client shuts down.
       const mayHaveExecuted =
         earlier || (isPost && (partialStatus !== undefined || requestWasSent(error)));
@@ -764,5 +762,4 @@ export class HttpPaymentsWire extends PaymentsWire {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(HttpPaymentsWire.prototype, 'HttpPaymentsWire');

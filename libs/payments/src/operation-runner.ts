@@ -18,7 +18,6 @@ import {
   InFlightCount,
   MAY_HAVE_EXECUTED,
   retryDelay,
-  sendDeadlineError,
 } from './http-payments-wire';
 import {
   deriveFingerprintKey,
@@ -273,11 +272,6 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const sendUntil = Date.parse(decision.written.deadlineAt);
     let response: TResponse;
     try {
-      // The wire stops retries at the deadline; the first attempt is stopped here, for a process
-      // held up between the journal's write and the send.
-      if (Date.now() + this.options.timeout > sendUntil) {
-        throw sendDeadlineError(operation.name, idempotencyKey, 0, false);
-      }
       response = await this.send(
         operation,
         prepared,
@@ -604,5 +598,4 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(OperationRunner.prototype, 'OperationRunner');

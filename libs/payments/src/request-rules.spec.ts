@@ -157,6 +157,15 @@ describe('precompiled request checks', () => {
     },
   );
 
+  it('refuses a callback URL that URL cannot parse, though isURL takes it', () => {
+    const { requestClass } = OPERATIONS.payoutsMpesa;
+    const rules = (callbackUrl: string) =>
+      precompiledErrors(requestClass, { callbackUrl }).map((error) => error.rule);
+
+    expect(rules('http://xn--a.com/cb?x=%20')).toContain('isUrl');
+    expect(rules('https://shop.example.com/cb?x=%20')).not.toContain('isUrl');
+  });
+
   it('answer for a repeated callback URL exactly as for a new one (the last-URL memo)', () => {
     const { requestClass } = OPERATIONS.payoutsMpesa;
     const urlRules = (callbackUrl: unknown) =>

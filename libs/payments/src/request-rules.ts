@@ -219,7 +219,9 @@ let lastUrl: { value: string; valid: boolean } | undefined;
 function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   if (lastUrl?.value === value) return lastUrl.valid;
-  const valid = isURL(value, URL_OPTIONS);
+  // Both: `URL` is what the library and the service's HTTP stack parse it with (`isURL` takes
+  // some hosts, such as `xn--a.com`, that `URL` refuses).
+  const valid = isURL(value, URL_OPTIONS) && URL.canParse(value);
   if (value.length <= REQUEST_RULES.maxUrlLength) lastUrl = { value, valid };
   return valid;
 }

@@ -19,6 +19,7 @@ describe('correlatedUrl', () => {
     ['https://shop.example/cb?malipo_key=old', 'k-4', 'https://shop.example/cb?malipo_key=k-4'],
     ['https://shop.example/cb', 'k/5', 'https://shop.example/cb?malipo_key=k%2F5'],
     ['https://shop.example/cb?q=a%20b', 'k-6', 'https://shop.example/cb?q=a%20b&malipo_key=k-6'],
+    ['http://xn--a.com/cb?x=%20', 'k-7', 'http://xn--a.com/cb?x=%20&malipo_key=k-7'],
   ];
 
   it.each(cases)('appends the key to %s', (url, key, expected) => {

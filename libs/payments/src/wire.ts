@@ -90,7 +90,8 @@ export function correlatedUrl(value: string, idempotencyKey: string): string {
  */
 function carriesCorrelationKey(value: string): boolean {
   if (!value.includes(CORRELATION_QUERY_KEY) && !value.includes('%')) return false;
-  return new URL(value).searchParams.has(CORRELATION_QUERY_KEY);
+  // A URL `URL` cannot parse never passed validation (`IsHttpUrl`); as text it is appended to.
+  return URL.canParse(value) && new URL(value).searchParams.has(CORRELATION_QUERY_KEY);
 }
 
 function formatValue(format: WireFormat, value: unknown, context: EncodingContext): unknown {
@@ -233,8 +234,8 @@ export const RESPONSE_WIRE_KEYS = {
 export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
 
 /**
- * Strings every response carries (section 2.3) that the service may leave out: `''` then. The
- * real transfer answer has no `status`, and some answers no `message` (docs/wire-contract.md).
+ * Strings every response carries that the service may leave out: `''` then. The real transfer
+ * answer has no `status`, and some answers no `message` (docs/wire-contract.md, "Responses").
  */
 const EMPTY_WHEN_ABSENT: readonly ResponseField[] = ['message', 'status'];
 

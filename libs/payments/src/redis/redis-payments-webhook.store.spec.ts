@@ -260,7 +260,6 @@ describe('RedisPaymentsWebhookStore (on a real redis-server)', () => {
       }
       const waited = Date.now() - started;
       expect(taken).toBe(3);
-      expect(asked).toBeGreaterThan(3);
       expect(waited).toBeGreaterThanOrEqual(38);
     });
   });

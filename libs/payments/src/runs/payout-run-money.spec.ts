@@ -27,10 +27,16 @@ describe('payout-run money in minor units', () => {
     expect(toMinorUnits(1.005, 'KES')).toBeUndefined();
     expect(toMinorUnits(1.005, 'TND')).toBe(1005);
     expect(toMinorUnits(1000.5, 'UGX')).toBeUndefined();
-    // Large amounts: the binary error of the scaling grows with them, a decimal stays exact.
+    // Large amounts: the binary product's error grows with them; past 1e14 units, refused.
     expect(toMinorUnits(296815614.84, 'KES')).toBe(29681561484);
     expect(toMinorUnits(296815614.845, 'KES')).toBeUndefined();
+    expect(toMinorUnits(6000000000000.005, 'KES')).toBeUndefined();
+    expect(toMinorUnits(2_000_000_000.25, 'NGN')).toBe(200_000_000_025);
     expect(toMinorUnits(1e308, 'KES')).toBeUndefined();
+    expect(toMinorUnits(5e-324, 'KES')).toBeUndefined();
+    expect(toMinorUnits(1e-11, 'TND')).toBeUndefined();
+    // A binary sum a hair off its decimal is that decimal.
+    expect(toMinorUnits(0.1 + 0.2, 'KES')).toBe(30);
     expect(fromMinorUnits(30, 'KES')).toBe(0.3);
   });
 
