@@ -109,9 +109,9 @@ export class SecretRedactor {
    * The Basic token, and the password unless short, with any of their characters percent-encoded
    * or HTML-escaped.
    */
-  private readonly percentEncoded: RegExp;
-  /** What a text must hold to contain {@link percentEncoded} in any form but the plain one. */
-  private readonly percentMarks: readonly string[] = ['%', '&'];
+  private readonly escapedPattern: RegExp;
+  /** What a text must hold to contain {@link escapedPattern} in any form but the plain one. */
+  private readonly escapeMarks: readonly string[] = ['%', '&'];
 
   constructor(apiUsername: string, apiPassword: string) {
     const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
@@ -120,7 +120,7 @@ export class SecretRedactor {
     const encoded = [encodedPattern(token)];
     if (apiPassword.length >= MIN_REDACTED_PASSWORD_LENGTH) {
       encoded.push(encodedPattern(apiPassword));
-      if (apiPassword.includes(' ')) this.percentMarks = ['%', '&', '+'];
+      if (apiPassword.includes(' ')) this.escapeMarks = ['%', '&', '+'];
       const hex = Buffer.from(apiPassword, 'utf8').toString('hex');
       forms.push(
         apiPassword,
@@ -133,7 +133,7 @@ export class SecretRedactor {
         ...unicodeEscapes(apiPassword),
       );
     }
-    this.percentEncoded = new RegExp(encoded.join('|'), 'g');
+    this.escapedPattern = new RegExp(encoded.join('|'), 'g');
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
     forms.push(...forms.filter((s) => s.includes('/')).map((s) => s.replaceAll('/', '\\/')));
@@ -154,15 +154,15 @@ export class SecretRedactor {
     for (const secret of this.secrets) {
       if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     }
-    if (this.mayBePercentEncoded(result)) {
-      result = result.replace(this.percentEncoded, REDACTED);
+    if (this.mayBeEscaped(result)) {
+      result = result.replace(this.escapedPattern, REDACTED);
     }
     return result;
   }
 
   /** Whether `text` may hold the password percent-encoded (then the pattern is run). */
-  private mayBePercentEncoded(text: string): boolean {
-    return this.percentMarks.some((mark) => text.includes(mark));
+  private mayBeEscaped(text: string): boolean {
+    return this.escapeMarks.some((mark) => text.includes(mark));
   }
 
   /**
@@ -228,15 +228,15 @@ export class SecretRedactor {
     if (
       !text.includes('\\') &&
       !this.unescapedForms.some((form) => text.includes(form)) &&
-      !(this.mayBePercentEncoded(text) && this.holdsPercentEncoded(text))
+      !(this.mayBeEscaped(text) && this.holdsEscaped(text))
     ) {
       return parsed;
     }
     return this.value(parsed);
   }
 
-  private holdsPercentEncoded(text: string): boolean {
-    const pattern = this.percentEncoded;
+  private holdsEscaped(text: string): boolean {
+    const pattern = this.escapedPattern;
     pattern.lastIndex = 0;
     const found = pattern.test(text);
     pattern.lastIndex = 0;
@@ -256,5 +256,4 @@ export class SecretRedactor {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(SecretRedactor.prototype, 'SecretRedactor');

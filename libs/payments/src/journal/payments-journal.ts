@@ -1032,10 +1032,11 @@ export class PaymentsJournal {
 
   /**
    * A write before sending that failed (a `create`, or a retry's `replace`) may still have been
-   * made (a timeout after the command left): marks such a send `refused`, since it was not sent. The first try is queued behind the create on
-   * the store's connection, then a few more over about four seconds; if they all fail (Redis hangs
-   * that long), the entry reads `in_doubt` after its deadline to other processes, and this one
-   * sends the key again (`unsent`). An entry that is not there was never written: nothing to do.
+   * made (a timeout after the command left): marks such a send `refused`, since it was not sent.
+   * The first try is queued behind that write on the store's connection, then a few more over
+   * about four seconds; if they all fail (Redis hangs that long), the entry reads `in_doubt` after
+   * its deadline to other processes, and this one sends the key again (`unsent`). An entry that
+   * does not hold the send was never written so: nothing to do.
    */
   private undoUnsentWrite(idempotencyKey: string, callId: string): void {
     this.unsent.add(callId);
@@ -1226,5 +1227,4 @@ function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
   return [calls[0], ...calls.slice(calls.length - MAX_CALLS_PER_ENTRY + 1)];
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(PaymentsJournal.prototype, 'PaymentsJournal');

@@ -298,5 +298,4 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(RedisPaymentsJournal.prototype, 'RedisPaymentsJournal');

@@ -193,5 +193,4 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(RedisPaymentsWebhookStore.prototype, 'RedisPaymentsWebhookStore');

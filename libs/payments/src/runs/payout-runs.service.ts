@@ -529,5 +529,4 @@ function queryProblem(field: string, rule: string, message: string): PaymentsVal
   return new PaymentsValidationError('PayoutRunItemsQuery', [{ field, rule, message }]);
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(PayoutRunsService.prototype, 'PayoutRunsService');

@@ -666,5 +666,4 @@ function withoutCredentials<T>(work: Promise<T>): Promise<T> {
   });
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(BullMQPayoutRunEngine.prototype, 'BullMQPayoutRunEngine');

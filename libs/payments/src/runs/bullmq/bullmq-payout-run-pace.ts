@@ -102,5 +102,4 @@ export class BullMQPayoutRunPace {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(BullMQPayoutRunPace.prototype, 'BullMQPayoutRunPace');

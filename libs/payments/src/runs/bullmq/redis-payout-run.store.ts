@@ -625,5 +625,4 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   }
 }
 
-// It holds credentials, derived keys or a Redis connection: printed, it shows its name only.
 printsAsNameOnly(RedisPayoutRunStore.prototype, 'RedisPayoutRunStore');
