@@ -158,9 +158,14 @@ function partialResponseStatus(error: AxiosError): number | undefined {
   if (error.code === NOT_TUNNELLED_CODE) return undefined;
   const request = error.request as
     { res?: { statusCode?: number; complete?: boolean } } | undefined;
-  // An error status with its whole body is an answer. axios also puts the response on the error
-  // of a body cut short (the connection closed mid-body), whose text it never read.
-  if (error.response) return request?.res?.complete === false ? request.res.statusCode : undefined;
+  // axios also puts the response on the error of a body cut short (the connection closed
+  // mid-body), without its text. A cut 2xx is incomplete: its body was the answer. An error
+  // status says enough without its body (a 503 is retried, a 401 refused), and stays the answer.
+  if (error.response) {
+    const { status } = error.response;
+    const cut = request?.res?.complete === false && status >= 200 && status <= 299;
+    return cut ? status : undefined;
+  }
   return request?.res?.statusCode;
 }
 

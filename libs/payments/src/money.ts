@@ -51,24 +51,19 @@ export function hasAtMostDecimals(amount: number, digits: number): boolean {
   return scaledExactly(amount, digits) !== undefined;
 }
 
-/**
- * The most minor units an amount may count: far above any payment (a trillion KES), and low
- * enough that the tolerance below stays under a tenth of a minor unit.
- */
-const MAX_MINOR_UNITS = 1e14;
-
 /** `amount` × 10^digits when that is an integer as a decimal literal, else `undefined`. */
 function scaledExactly(amount: number, digits: number): number | undefined {
   const scale = 10 ** digits;
   const scaled = amount * scale;
   const minor = Math.round(scaled);
-  if (!Number.isSafeInteger(minor) || Math.abs(minor) > MAX_MINOR_UNITS) return undefined;
+  if (!Number.isSafeInteger(minor)) return undefined;
   // Less than one minor unit is no amount, however close to 0 (5e-324).
   if (minor === 0 && amount !== 0) return undefined;
-  // The amount as a decimal literal must be the minor units exactly; the tolerance only absorbs
-  // the binary representation of a decimal (0.1 * 100 is 10.000000000000002), which grows with
-  // the amount (296815614.84 * 100 is 29681561483.999996).
-  const tolerance = Math.max(1e-6, Math.abs(scaled) * 4 * Number.EPSILON);
+  // The amount as a decimal literal must be the minor units exactly. The tolerance only absorbs
+  // the binary representation of a decimal, a few units in the last place of the product
+  // (0.1 * 100 is 10.000000000000002, 296815614.84 * 100 is 29681561483.999996), and never a
+  // hundredth of a minor unit: 100.000000001 KES or 6000000000000.005 KES is refused.
+  const tolerance = Math.min(0.01, Math.abs(scaled) * 4 * Number.EPSILON);
   return Math.abs(minor - scaled) <= tolerance ? minor : undefined;
 }
 

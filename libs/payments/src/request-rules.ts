@@ -24,9 +24,12 @@ export const REQUEST_RULES = {
   cardAmount: { min: 100, decimals: 2 },
   kesAmount: { positive: true, decimals: 2 },
   anyCurrencyAmount: { positive: true, decimals: 4 },
-  /** Control characters and bidirectional overrides: no text field of a payment carries them. */
+  /**
+   * Control characters (a tab aside, as text pasted from a spreadsheet holds) and bidirectional
+   * overrides: no text field of a payment carries them.
+   */
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
-  textForbidden: /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/,
+  textForbidden: /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/,
   kenyanPhone: {
     pattern: /^(?:0\d{9}|\+254\d{9})$/,
     description: 'a Kenyan phone number, 0XXXXXXXXX or +254XXXXXXXXX',

@@ -27,7 +27,9 @@ describe('payout-run money in minor units', () => {
     expect(toMinorUnits(1.005, 'KES')).toBeUndefined();
     expect(toMinorUnits(1.005, 'TND')).toBe(1005);
     expect(toMinorUnits(1000.5, 'UGX')).toBeUndefined();
-    // Large amounts: the binary product's error grows with them; past 1e14 units, refused.
+    // The binary product's error grows with the amount; a decimal's own digits never pass.
+    expect(toMinorUnits(100.000000001, 'KES')).toBeUndefined();
+    expect(toMinorUnits(1.5e10, 'XOF')).toBe(1.5e10);
     expect(toMinorUnits(296815614.84, 'KES')).toBe(29681561484);
     expect(toMinorUnits(296815614.845, 'KES')).toBeUndefined();
     expect(toMinorUnits(6000000000000.005, 'KES')).toBeUndefined();
