@@ -163,7 +163,7 @@ function partialResponseStatus(error: AxiosError): number | undefined {
   // status says enough without its body (a 503 is retried, a 401 refused), and stays the answer.
   if (error.response) {
     const { status } = error.response;
-    const cut = request?.res?.complete === false && status >= 200 && status <= 299;
+    const cut = request?.res?.complete === false && isSuccessStatus(status);
     return cut ? status : undefined;
   }
   return request?.res?.statusCode;
@@ -176,6 +176,11 @@ function partialResponseStatus(error: AxiosError): number | undefined {
 function requestWasSent(error: AxiosError): boolean {
   const request = error.request as { writableFinished?: boolean } | undefined;
   return request?.writableFinished === true;
+}
+
+/** Whether `status` is a 2xx. @internal */
+export function isSuccessStatus(status: number): boolean {
+  return status >= 200 && status <= 299;
 }
 
 /**

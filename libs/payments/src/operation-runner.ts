@@ -16,6 +16,7 @@ import {
   clientClosedError,
   errorStatusMayHaveExecuted,
   InFlightCount,
+  isSuccessStatus,
   MAY_HAVE_EXECUTED,
   retryDelay,
 } from './http-payments-wire';
@@ -498,10 +499,10 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const isPost = operation.method === 'POST';
     // Parsed first, then redacted, so escaped forms of a secret are caught as well.
     const body = this.redactor.json(answer.text);
-    const isSuccessStatus = answer.status >= 200 && answer.status <= 299;
+    const succeeded = isSuccessStatus(answer.status);
     // The service's refusal comes under an error status, and sometimes under HTTP 200
     // (docs/wire-contract.md, "Errors on the wire").
-    if (!isSuccessStatus || (isJsonObject(body) && body.success === false)) {
+    if (!succeeded || (isJsonObject(body) && body.success === false)) {
       throw this.refusal(
         {
           ...this.details(operation, idempotencyKey, answer, body),
@@ -573,8 +574,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
     // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed, and
     // so may a 2xx whose body says 5xx (the service's error, not a refusal of the request).
-    const isSuccessStatus = status >= 200 && status <= 299;
-    const statusSaysMayHaveExecuted = isSuccessStatus
+    const statusSaysMayHaveExecuted = isSuccessStatus(status)
       ? service.status !== undefined && service.status >= 500 && service.status <= 599
       : errorStatusMayHaveExecuted(status);
     const mayHaveExecuted = isPost && (statusSaysMayHaveExecuted || earlierMayHaveExecuted);
