@@ -400,18 +400,34 @@ export class PaymentsJournal {
     intent: JournalIntent,
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+    const { callId } = fresh.calls[0];
+    const created = await this.writeBeforeSending(intent, 'create', callId, () =>
+      this.store.create(this.sealed(fresh)),
+    );
+    // The store's answer was lost and the command sent again (ioredis resends on reconnect): the
+    // entry found is this call's own, written by the first (a create, or a retry's replace), and
+    // nobody has sent it.
+    if (!created.created && isOwnUnsentEntry(created.entry, callId)) {
+      return { created: true, entry: created.entry };
+    }
+    return created;
+  }
+
+  /**
+   * A store write before the send of `callId`; its failure stops the call with
+   * `JOURNAL_UNAVAILABLE`, and the write, which may still land, is undone.
+   */
+  private async writeBeforeSending<T>(
+    intent: JournalIntent,
+    what: 'create' | 'replace',
+    callId: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
     try {
-      const created = await this.store.create(this.sealed(fresh));
-      // The store's answer was lost and the command sent again (ioredis resends on reconnect):
-      // the entry found is this call's own, written by the first (a create, or a retry's
-      // replace), and nobody has sent it.
-      if (!created.created && isOwnUnsentEntry(created.entry, fresh.calls[0].callId)) {
-        return { created: true, entry: created.entry };
-      }
-      return created;
+      return await write();
     } catch (error) {
-      this.undoUnsentWrite(intent.idempotencyKey, fresh.calls[0].callId);
-      throw this.unavailable(intent, 'create', error);
+      this.undoUnsentWrite(intent.idempotencyKey, callId);
+      throw this.unavailable(intent, what, error);
     }
   }
 
@@ -486,14 +502,9 @@ export class PaymentsJournal {
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
       });
-      let replaced: boolean;
-      try {
-        replaced = await this.store.replace(this.sealed(next));
-      } catch (error) {
-        // As a failed create: the replace may still land, leaving this unsent call `started`.
-        this.undoUnsentWrite(intent.idempotencyKey, callId);
-        throw this.unavailable(intent, 'replace', error);
-      }
+      const replaced = await this.writeBeforeSending(intent, 'replace', callId, () =>
+        this.store.replace(this.sealed(next)),
+      );
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
         return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: next };
