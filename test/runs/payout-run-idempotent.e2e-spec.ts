@@ -178,11 +178,15 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
   it('validates without sending: every problem at once, then the balance check', async () => {
     const items = harness.mpesaItems(3);
     items[1] = { ...items[1], itemId: 'emp;=1', request: { ...items[1].request, amount: 100.005 } };
+    // 2,040 characters: within the field's 2,048, not with the item's malipo_key appended.
+    const callbackUrl = `https://shop.example/hook?pad=${'x'.repeat(2_010)}`;
+    items[2] = { ...items[2], request: { ...items[2].request, callbackUrl } };
     const report = await harness.runs.validate({ items });
     expect(report.ok).toBe(false);
     expect(report.problems.map(({ itemId, field, rule }) => [itemId, field, rule])).toEqual([
       ['emp;=1', 'itemId', 'isPayoutRunItemId'],
       ['emp;=1', 'amount', 'decimals'],
+      [items[2].itemId, 'callbackUrl', 'maxLength'],
     ]);
     const fine = await harness.runs.validate({ items: harness.mpesaItems(3) });
     expect(fine).toMatchObject({ ok: true, problems: [], shortfalls: [] });

@@ -305,6 +305,27 @@ export class OperationRunner implements BeforeApplicationShutdown {
     ]);
   }
 
+  /**
+   * `request` as {@link execute} would send it under `idempotencyKey`, nothing sent: every rule,
+   * the defaults, and the callback URL's room for `malipo_key` when a key is given. Payout runs
+   * check each item so before a run starts (docs/payout-runs.md, "All or nothing").
+   * @throws PaymentsValidationError for a request that breaks a rule.
+   * @internal
+   */
+  prepare<TRequest extends object>(
+    operation: PaymentsOperation<TRequest, unknown>,
+    request: unknown,
+    idempotencyKey: string | undefined,
+  ): TRequest {
+    try {
+      const prepared = prepareRequest(operation, request, this.defaults);
+      if (idempotencyKey !== undefined) this.encode(operation, prepared, idempotencyKey);
+      return prepared;
+    } catch (error: unknown) {
+      throw this.unpreparable(operation, error);
+    }
+  }
+
   /** `prepared` as it goes on the wire under `idempotencyKey`. */
   private encode<TRequest extends object>(
     operation: PaymentsOperation<TRequest, unknown>,

@@ -45,6 +45,20 @@ export class PayoutsService {
     return this.runner.holdInDoubt(operation, request, idempotencyKey, reason);
   }
 
+  /**
+   * `request` as a payout under `idempotencyKey` would be sent, nothing sent: payout runs check
+   * every item before a run starts.
+   * @throws PaymentsValidationError for a request that breaks a rule.
+   * @internal
+   */
+  prepare(
+    operation: PaymentsOperation<object, unknown>,
+    request: unknown,
+    idempotencyKey: string | undefined,
+  ): object {
+    return this.runner.prepare(operation, request, idempotencyKey);
+  }
+
   /** Client defaults (section 2.2). */
   get defaults(): PaymentsDefaults {
     return this.runner.defaults;

@@ -1,5 +1,7 @@
 import type { PaymentsDefaults } from '../payments-options.interface';
+import { prepareRequest } from '../request-rules';
 import { payoutRunItemKey, validatePayoutRunItems } from './payout-run-validation';
+import type { PreparePayout } from './payout-run-validation';
 
 const keyOf = (itemId: string) => payoutRunItemKey('a secret of the tests', 'r1', itemId);
 
@@ -8,6 +10,9 @@ const defaults: PaymentsDefaults = {
   callbackUrl: 'https://shop.example/hook',
   walletType: 'local',
 };
+
+/** The rules and defaults alone; the runner's own checks are the service's (payout-runs specs). */
+const prepare: PreparePayout = (operation, request) => prepareRequest(operation, request, defaults);
 
 const mpesa = (itemId: string, phoneNumber: string, amount = 100) => ({
   itemId,
@@ -33,7 +38,7 @@ describe('validatePayoutRunItems', () => {
           },
         },
       ],
-      defaults,
+      prepare,
       false,
     );
     expect(result).toMatchObject({
@@ -59,7 +64,7 @@ describe('validatePayoutRunItems', () => {
         mpesa('x'.repeat(300), '0712345679'),
         { operation: 'payouts.mpesa', request: {} },
       ],
-      defaults,
+      prepare,
       false,
     );
     expect(result.ok).toBe(false);
@@ -80,7 +85,7 @@ describe('validatePayoutRunItems', () => {
 
   it('refuses duplicate ids and look-alike payouts (one number, two spellings) unless allowed', () => {
     const items = [mpesa('a', '0712345678'), mpesa('a', '0712345670'), mpesa('c', '+254712345678')];
-    const refused = validatePayoutRunItems(keyOf, items, defaults, false);
+    const refused = validatePayoutRunItems(keyOf, items, prepare, false);
     expect(refused.ok ? [] : refused.problems.map((p) => [p.itemId, p.rule])).toEqual([
       ['a', 'unique'],
       ['c', 'duplicatePayout'],
@@ -89,11 +94,11 @@ describe('validatePayoutRunItems', () => {
     const marked = validatePayoutRunItems(
       keyOf,
       [items[0], { ...items[2], allowDuplicate: true }],
-      defaults,
+      prepare,
       false,
     );
     expect(marked.ok).toBe(true);
-    expect(validatePayoutRunItems(keyOf, [items[0], items[2]], defaults, true).ok).toBe(true);
+    expect(validatePayoutRunItems(keyOf, [items[0], items[2]], prepare, true).ok).toBe(true);
   });
 
   it('takes one account in any case or spacing, and a wallet number in any spelling, as one receiver', () => {
@@ -137,7 +142,7 @@ describe('validatePayoutRunItems', () => {
         wallet('w2', '08031234567'),
         wallet('w3', '+2347031234567'),
       ],
-      defaults,
+      prepare,
       false,
     );
     expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.rule])).toEqual([
@@ -163,7 +168,7 @@ describe('validatePayoutRunItems', () => {
         mpesa('=HYPERLINK(1)', '0712345679'),
         mpesa('ok.1:a-b_c', '0712345670'),
       ],
-      defaults,
+      prepare,
       false,
     );
     expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.rule])).toEqual([
@@ -199,7 +204,7 @@ describe('validatePayoutRunItems', () => {
         pan('ugx-bad', 'UGX', 1000.5, '1'),
         pan('tnd-ok', 'TND', 10.125, '2'),
       ],
-      defaults,
+      prepare,
       false,
     );
     expect(
@@ -218,7 +223,7 @@ describe('validatePayoutRunItems', () => {
     const accepted = validatePayoutRunItems(
       keyOf,
       [mpesa('sum', '0712345678', sum)],
-      defaults,
+      prepare,
       false,
     );
     expect(accepted.ok && accepted.items.map((item) => [item.amount, item.request])).toEqual([
@@ -228,7 +233,7 @@ describe('validatePayoutRunItems', () => {
     const twice = validatePayoutRunItems(
       keyOf,
       [mpesa('one', '0712345678', 250.8), mpesa('two', '0712345678', sum)],
-      defaults,
+      prepare,
       false,
     );
     expect(twice.ok ? [] : twice.problems.map((p) => [p.itemId, p.rule])).toEqual([

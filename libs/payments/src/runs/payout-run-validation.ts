@@ -1,7 +1,6 @@
 import { PaymentsValidationError } from '../errors';
-import type { PaymentsDefaults } from '../payments-options.interface';
+import type { PaymentsOperation } from '../operations';
 import { createHmac } from 'node:crypto';
-import { prepareRequest } from '../request-rules';
 import { fromMinorUnits, minorUnitDigits, toMinorUnits } from '../money';
 import { PAYOUT_RUN_KINDS, isPayoutRunOperation } from './payout-run-kinds';
 import type {
@@ -43,15 +42,26 @@ export function payoutRunItemKey(secret: Buffer | string, runId: string, itemId:
 }
 
 /**
+ * `request` prepared as its send under `idempotencyKey` would be (`PayoutsService.prepare`): the
+ * defaults applied, every rule checked.
+ * @throws PaymentsValidationError for a request that breaks a rule.
+ */
+export type PreparePayout = (
+  operation: PaymentsOperation<object, unknown>,
+  request: unknown,
+  idempotencyKey: string | undefined,
+) => object;
+
+/**
  * Checks every item before anything is sent (docs/payout-runs.md, "All or nothing"): the
- * library's own rules of each payout (`prepareRequest`, the same checks a single call runs), item
+ * library's own rules of each payout (`prepare`, the same checks a single call runs), item
  * ids of safe characters and unique, amounts with no more decimals than their currency has, and
  * no two items alike in receiver and amount unless allowed. Reports every problem of every item, not only the first.
  */
 export function validatePayoutRunItems(
   keyOf: (itemId: string) => string,
   items: readonly unknown[],
-  defaults: PaymentsDefaults,
+  prepare: PreparePayout,
   allowDuplicates: boolean,
 ): PayoutRunValidation {
   const problems: PayoutRunItemProblem[] = [];
@@ -96,7 +106,7 @@ export function validatePayoutRunItems(
     const kind = PAYOUT_RUN_KINDS[item.operation];
     let request: object;
     try {
-      request = prepareRequest(kind.operation, item.request, defaults);
+      request = prepare(kind.operation, item.request, idempotencyKey);
     } catch (error) {
       if (!(error instanceof PaymentsValidationError)) throw error;
       for (const { field, rule, message } of error.errors) problem(field, rule, message);

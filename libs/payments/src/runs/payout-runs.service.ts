@@ -321,7 +321,8 @@ export class PayoutRunsService {
     return validatePayoutRunItems(
       (itemId) => payoutRunItemKey(secret, runId, itemId),
       items as unknown[],
-      this.payments.payouts.defaults,
+      (operation, request, idempotencyKey) =>
+        this.payments.payouts.prepare(operation, request, idempotencyKey),
       allowDuplicates,
     );
   }
