@@ -488,6 +488,25 @@ describe('transport: retries, errors, debug logging', () => {
       },
     );
 
+    it.each([
+      ['500', 500, true],
+      ['400', 400, false],
+      ['5e2', undefined, false],
+    ])(
+      'reads an error body status written as the text %s under HTTP 200 as %s (may have executed: %s)',
+      async (written, serviceStatus, mayHaveExecuted) => {
+        server.reply({
+          status: 200,
+          body: { status: written, success: false, message: 'internal error' },
+        });
+
+        const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(error).toMatchObject({ status: 200, mayHaveExecuted, attempts: 1 });
+        expect(error.serviceStatus).toBe(serviceStatus);
+      },
+    );
+
     it('takes a 4xx and a redirected look-up for calls that did not execute', async () => {
       server.reply({ status: 409, body: { success: false, message: 'duplicate' } });
       server.reply({ status: 303, headers: { Location: 'http://127.0.0.1:1/done' } });

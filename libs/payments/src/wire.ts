@@ -561,6 +561,8 @@ export function readServiceError(body: unknown): ServiceErrorBody {
   return {
     ...(typeof message === 'string' && message !== '' ? { message } : {}),
     ...(typeof status === 'number' && Number.isFinite(status) ? { status } : {}),
+    // Some gateways write it as text ("500"): an HTTP status all the same.
+    ...(typeof status === 'string' && /^[1-5]\d\d$/.test(status) ? { status: Number(status) } : {}),
     ...(typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
       ? { code: String(code) }
       : {}),
