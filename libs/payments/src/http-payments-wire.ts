@@ -117,7 +117,8 @@ export class DeadlineTransport {
     const request = (secure ? https : http).request(options, onResponse);
     // Registered before the tunnelling agent's own listener, which replays the proxy's bytes.
     if (secure) request.once('socket', refuseUntunnelled);
-    request.once('upgrade', refuseSwitchedProtocols);
+    // A request is upgraded once at most: `on` with the shared function allocates nothing per call.
+    request.on('upgrade', refuseSwitchedProtocols);
     armDeadline(request, this.timeout);
     return request;
   }
