@@ -20,7 +20,8 @@ import {
 import type { ResolvedPaymentsOptions } from './payments-options';
 import { PaymentsWire } from './payments-wire';
 import type { AttemptTracing, CallTracing, WireAnswer, WireCall } from './payments-wire';
-import { basicAuthorization, SecretRedactor } from './secret-redactor';
+import { basicAuthorization, credentialsRedactor } from './secret-redactor';
+import type { SecretRedactor } from './secret-redactor';
 import { LIBRARY_NAME, LIBRARY_VERSION } from './version';
 import { printsAsNameOnly } from './secret-holders';
 
@@ -445,11 +446,7 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
   });
   // Registered before axios-retry so that its response hook sees every attempt, not only the last.
   if (options.debug) {
-    attachDebugLogging(
-      instance,
-      new SecretRedactor(options.apiUsername, options.apiPassword),
-      options.maxRetries + 1,
-    );
+    attachDebugLogging(instance, credentialsRedactor(options), options.maxRetries + 1);
   }
   // Synchronous, as are all request hooks of this instance: axios then runs them in line instead
   // of chaining a promise per hook.
@@ -582,7 +579,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
   ) {
     super();
-    this.redactor = new SecretRedactor(options.apiUsername, options.apiPassword);
+    this.redactor = credentialsRedactor(options);
   }
 
   get closing(): boolean {
@@ -767,7 +764,10 @@ export class HttpPaymentsWire extends PaymentsWire {
     for (const [name, value] of Object.entries(headers)) {
       const key = name.toLowerCase();
       if (UNSAFE_HEADERS.has(key) || value === undefined || value === null) continue;
-      safe[key] = this.redactor.text(Array.isArray(value) ? value.join(', ') : String(value));
+      // The name as well: a server can echo a secret as a header's name (`x-debug-<password>`).
+      safe[this.redactor.text(key)] = this.redactor.text(
+        Array.isArray(value) ? value.join(', ') : String(value),
+      );
     }
     return safe;
   }

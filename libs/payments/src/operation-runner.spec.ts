@@ -765,6 +765,47 @@ describe('transport: retries, errors, debug logging', () => {
       expect(response._raw).toEqual({ replaced: true });
     });
 
+    it('redacts what a proxy echoes: its own password, the Basic tokens in hex, a header named after a password', async () => {
+      const apiPassword = 'hunter2secretpass';
+      const proxyPassword = 'pr0xy-pa55word';
+      const proxyToken = Buffer.from(`px:${proxyPassword}`).toString('base64');
+      const apiTokenHex = Buffer.from(
+        Buffer.from(`api-user:${apiPassword}`).toString('base64'),
+      ).toString('hex');
+      // The recording server stands as the proxy: a plain-http call goes to it whole.
+      server.reply({
+        status: 407,
+        headers: { [`x-debug-${apiPassword}`]: `Basic ${proxyToken}` },
+        body: { message: `denied ${proxyPassword}`, dump: apiTokenHex.toUpperCase() },
+      });
+      const proxied = createPaymentsClient({
+        apiUsername: 'api-user',
+        apiPassword,
+        baseUrl: 'http://payments.invalid',
+        allowInsecureHttp: true,
+        proxy: {
+          host: '127.0.0.1',
+          port: Number(new URL(server.url).port),
+          auth: { username: 'px', password: proxyPassword },
+        },
+        debug: true,
+      });
+
+      const error = await failure(proxied.payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(server.requests[0].headers['proxy-authorization']).toBe(`Basic ${proxyToken}`);
+      const visible = [everythingVisibleIn(error), ...logger.lines.map((l) => l.message)].join(
+        '\n',
+      );
+      for (const secret of [apiPassword, proxyPassword, proxyToken, apiTokenHex]) {
+        expect(visible.toLowerCase()).not.toContain(secret.toLowerCase());
+      }
+      expect(error).toMatchObject({ status: 407, mayHaveExecuted: false });
+      expect(error.headers).toEqual(
+        expect.objectContaining({ 'x-debug-[REDACTED]': 'Basic [REDACTED]' }),
+      );
+    });
+
     it('redacts a secret the service echoes back in an error body', async () => {
       server.reply({ status: 400, body: { message: `denied ${PASSWORD}` } });
 

@@ -33,10 +33,11 @@ import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
-import { prepareRequest, REQUEST_RULES, resolveIdempotencyKey } from './request-rules';
+import { prepareRequest, readField, REQUEST_RULES, resolveIdempotencyKey } from './request-rules';
 import { callTracing } from './payments-telemetry';
 import type { CallTrace } from './payments-telemetry';
-import { SecretRedactor } from './secret-redactor';
+import { credentialsRedactor } from './secret-redactor';
+import type { SecretRedactor } from './secret-redactor';
 import {
   decodeResponse,
   encodeRequest,
@@ -90,6 +91,20 @@ export const ON_WIRE = Symbol('malipo.onWire');
 /** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE}. @internal */
 export interface InternalCallOptions extends PaymentsCallOptions {
   readonly [ON_WIRE]?: () => void;
+}
+
+/**
+ * The call options the caller set, read as a request's fields are ({@link readField}): a value
+ * found on `Object.prototype` (polluted elsewhere in the app) is none, so that it cannot send an
+ * in-doubt call again (`resend`) or give every call one key (`idempotencyKey`).
+ */
+function ownCallOptions(options: InternalCallOptions): InternalCallOptions {
+  return {
+    idempotencyKey: readField(options, 'idempotencyKey') as string | undefined,
+    retryAmbiguous: readField(options, 'retryAmbiguous') as boolean | undefined,
+    resend: readField(options, 'resend') as boolean | undefined,
+    [ON_WIRE]: readField(options, ON_WIRE) as (() => void) | undefined,
+  };
 }
 
 /**
@@ -163,7 +178,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     @Optional() @Inject(PAYMENTS_REGISTRATION_NAME) registrationName?: string,
   ) {
     this.defaults = toDefaults(options);
-    this.redactor = new SecretRedactor(options.apiUsername, options.apiPassword);
+    this.redactor = credentialsRedactor(options);
     this.idempotencyKeys = idempotencyKeys ?? new IdempotencyKeyRegistry();
     let budget = (options.maxRetries + 1) * options.timeout + SEND_BUDGET_MARGIN_MS;
     for (let retry = 1; retry <= options.maxRetries; retry += 1) {
@@ -201,14 +216,16 @@ export class OperationRunner implements BeforeApplicationShutdown {
   execute<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,
     request: TRequest,
-    callOptions?: InternalCallOptions,
+    givenOptions?: InternalCallOptions,
   ): Promise<TResponse> {
     // Not `async`: a call settles through the wire's promise and one `then`, with no generator
     // and no extra promise per call; what throws before sending still becomes a rejection.
     let prepared: TRequest;
     let idempotencyKey: string;
     let encoded: EncodedRequest;
+    let callOptions: InternalCallOptions | undefined;
     try {
+      callOptions = givenOptions == null ? undefined : ownCallOptions(givenOptions);
       prepared = prepareRequest(operation, request, this.defaults);
       idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
       encoded = this.encode(operation, prepared, idempotencyKey);

@@ -78,6 +78,8 @@ describe('SecretRedactor.json', () => {
       encoded(/[A-Za-z0-9]/, false, '%20'),
       encoded(/(?!)/, true, '%20'),
       encoded(/(?!)/, false, '%20'),
+      // Percent-encoded twice (a URL inside a query parameter).
+      encodeURIComponent(encodeURIComponent(pass)),
     ];
     for (const form of forms) {
       expect(form).not.toBe(pass);

@@ -8,6 +8,25 @@ import { printsAsNameOnly } from './secret-holders';
  */
 export const MIN_REDACTED_PASSWORD_LENGTH = 8;
 
+/** A username and password sent as HTTP Basic credentials. */
+export interface BasicCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * The redactor of a client's credentials: the API's, and an explicit proxy's, whose password a
+ * proxy may echo back (a 407's body, a debug header) as the service may echo the API's.
+ */
+export function credentialsRedactor(options: {
+  readonly apiUsername: string;
+  readonly apiPassword: string;
+  readonly proxy?: { readonly auth?: BasicCredentials } | undefined;
+}): SecretRedactor {
+  const proxy = options.proxy?.auth;
+  return new SecretRedactor(options.apiUsername, options.apiPassword, proxy ? [proxy] : []);
+}
+
 /** The `Authorization` header value for HTTP Basic authentication (section 5). */
 export function basicAuthorization(apiUsername: string, apiPassword: string): string {
   return `Basic ${Buffer.from(`${apiUsername}:${apiPassword}`, 'utf8').toString('base64')}`;
@@ -65,7 +84,8 @@ function encodedPattern(value: string): string {
     /[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit;
   const byte = (value: number) => {
     const [high, low] = value.toString(16).padStart(2, '0');
-    return `%${hexDigit(high)}${hexDigit(low)}`;
+    // `%25` for `%`: text percent-encoded twice (a URL put in a query parameter).
+    return `%(?:25)?${hexDigit(high)}${hexDigit(low)}`;
   };
   const character = (char: string) => {
     const literal = char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
@@ -111,28 +131,44 @@ export class SecretRedactor {
    */
   private readonly escapedPattern: RegExp;
   /** What a text must hold to contain {@link escapedPattern} in any form but the plain one. */
-  private readonly escapeMarks: readonly string[] = ['%', '&'];
+  private readonly escapeMarks: readonly string[];
 
-  constructor(apiUsername: string, apiPassword: string) {
-    const token = basicAuthorization(apiUsername, apiPassword).slice('Basic '.length);
-    const forms = [token, token.replace(/=+$/, ''), encodeURIComponent(token)];
-    forms.push(Buffer.from(token, 'base64').toString('base64url'), ...base64Cores(token));
-    const encoded = [encodedPattern(token)];
-    if (apiPassword.length >= MIN_REDACTED_PASSWORD_LENGTH) {
-      encoded.push(encodedPattern(apiPassword));
-      if (apiPassword.includes(' ')) this.escapeMarks = ['%', '&', '+'];
-      const hex = Buffer.from(apiPassword, 'utf8').toString('hex');
+  constructor(
+    apiUsername: string,
+    apiPassword: string,
+    /** More credentials sent with the calls: an explicit proxy's (`Proxy-Authorization`). */
+    others: readonly BasicCredentials[] = [],
+  ) {
+    const forms: string[] = [];
+    const encoded: string[] = [];
+    let spaced = false;
+    for (const { username, password } of [
+      { username: apiUsername, password: apiPassword },
+      ...others,
+    ]) {
+      const token = basicAuthorization(username, password).slice('Basic '.length);
+      const tokenHex = Buffer.from(token, 'utf8').toString('hex');
+      forms.push(token, token.replace(/=+$/, ''), encodeURIComponent(token));
+      forms.push(Buffer.from(token, 'base64').toString('base64url'), ...base64Cores(token));
+      // A header dump in hex holds the token's hex whole: it decodes to the username and password.
+      forms.push(tokenHex, tokenHex.toUpperCase());
+      encoded.push(encodedPattern(token));
+      if (password.length < MIN_REDACTED_PASSWORD_LENGTH) continue;
+      encoded.push(encodedPattern(password));
+      spaced ||= password.includes(' ');
+      const hex = Buffer.from(password, 'utf8').toString('hex');
       forms.push(
-        apiPassword,
-        JSON.stringify(apiPassword).slice(1, -1),
-        encodeURIComponent(apiPassword),
-        ...base64Forms(apiPassword),
-        ...base64Cores(apiPassword),
+        password,
+        JSON.stringify(password).slice(1, -1),
+        encodeURIComponent(password),
+        ...base64Forms(password),
+        ...base64Cores(password),
         hex,
         hex.toUpperCase(),
-        ...unicodeEscapes(apiPassword),
+        ...unicodeEscapes(password),
       );
     }
+    this.escapeMarks = spaced ? ['%', '&', '+'] : ['%', '&'];
     this.escapedPattern = new RegExp(encoded.join('|'), 'g');
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
