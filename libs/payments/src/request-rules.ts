@@ -306,7 +306,7 @@ export function IsPathSegment() {
  * Reads `key` from a caller's object: an own property, or one defined by its class (a getter
  * or an inherited field), but never one found on `Object.prototype`, so pollution cannot inject it.
  */
-export function readField(source: object, key: string): unknown {
+export function readField(source: object, key: PropertyKey): unknown {
   for (
     let owner: object | null = source;
     owner !== null && owner !== Object.prototype;

@@ -253,6 +253,30 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     ]);
   });
 
+  it('takes no call option from Object.prototype: a polluted resend or idempotencyKey is none', async () => {
+    server.reply({ status: 500, body: { message: 'upstream' } });
+    const payments = client();
+    await expect(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-9' }),
+    ).rejects.toMatchObject({ mayHaveExecuted: true });
+    const polluted = Object.prototype as Record<string, unknown>;
+    try {
+      polluted.resend = true;
+      polluted.idempotencyKey = 'salary-9';
+      await expect(
+        payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-9' }),
+      ).rejects.toMatchObject({ code: 'IN_DOUBT' });
+      server.reply({ status: 200, body: successBody('payout') });
+      const other = await payments.payouts.mpesa(PAYOUT, {});
+      expect(Object.hasOwn(other, 'replayed')).toBe(false);
+    } finally {
+      delete polluted.resend;
+      delete polluted.idempotencyKey;
+    }
+    expect(posts()).toHaveLength(2);
+    expect(posts()[1].headers['idempotency-key']).not.toBe('salary-9');
+  });
+
   it('refuses a failed key before sending: a new attempt needs a new key', async () => {
     const payments = client();
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-5' });
