@@ -1,3 +1,4 @@
+import { printsAsNameOnly } from '../secret-holders';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PAYMENTS_LOGGER_CONTEXT, PAYOUT_RUN_EVENT_HANDLER } from '../payments.constants';
@@ -52,3 +53,6 @@ export class PayoutRunEventsDispatcher implements OnModuleInit {
     return this.delivered;
   }
 }
+
+// It reaches Nest's container (and the options as the app wrote them) through what it injects.
+printsAsNameOnly(PayoutRunEventsDispatcher.prototype, 'PayoutRunEventsDispatcher');

@@ -1,3 +1,4 @@
+import { printsAsNameOnly } from '../secret-holders';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { BalancesService } from '../balances.service';
@@ -100,3 +101,6 @@ export class PayoutRunsPayments implements OnModuleInit {
     return this.services;
   }
 }
+
+// It reaches Nest's container (and the options as the app wrote them) through what it injects.
+printsAsNameOnly(PayoutRunsPayments.prototype, 'PayoutRunsPayments');

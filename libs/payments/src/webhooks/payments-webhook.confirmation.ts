@@ -1,3 +1,4 @@
+import { printsAsNameOnly } from '../secret-holders';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
@@ -380,3 +381,6 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     return new PaymentWebhookContradictedError(event.transactionReference, reason, detail);
   }
 }
+
+// It reaches Nest's container (and the options as the app wrote them) through what it injects.
+printsAsNameOnly(PaymentsWebhookConfirmation.prototype, 'PaymentsWebhookConfirmation');

@@ -1,3 +1,4 @@
+import { printsAsNameOnly } from '../secret-holders';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
@@ -318,3 +319,6 @@ function withKey(
   const { idempotencyKey: _unverified, ...rest } = event;
   return idempotencyKey === undefined ? rest : { ...rest, idempotencyKey };
 }
+
+// It reaches Nest's container (and the options as the app wrote them) through what it injects.
+printsAsNameOnly(PaymentsWebhookDispatcher.prototype, 'PaymentsWebhookDispatcher');

@@ -1,3 +1,4 @@
+import { printsAsNameOnly } from '../secret-holders';
 import { Logger, type OnModuleDestroy, type Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_LOGGER_CONTEXT } from './payments-webhook.constants';
@@ -65,3 +66,6 @@ export const PAYMENTS_WEBHOOK_STORE_PROVIDER: Provider = {
       : new PaymentsWebhookStoreHost(new InMemoryPaymentsWebhookStore(), true, discovery),
   inject: [PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_OPTIONS_SOURCE, DiscoveryService],
 };
+
+// It reaches Nest's container (and the options as the app wrote them) through what it injects.
+printsAsNameOnly(PaymentsWebhookStoreHost.prototype, 'PaymentsWebhookStoreHost');
