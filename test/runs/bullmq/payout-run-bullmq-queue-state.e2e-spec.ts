@@ -72,6 +72,32 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     return counts.queued + counts.sending;
   };
 
+  it('sends a run whose id holds `:`, which BullMQ refuses in a queue name, and holds up no other run', async () => {
+    const colon = await instance.runs.create({
+      runId: 'payroll:2026-03',
+      items: mpesaItems(5, `${instance.url}/webhooks/payments`),
+      ratePerSecond: 50,
+    });
+    const beside = await instance.runs.create({
+      items: mpesaItems(5, `${instance.url}/webhooks/payments`).map((item) => ({
+        ...item,
+        itemId: `beside-${item.itemId}`,
+        request: { ...item.request, amount: item.request.amount + 1 },
+      })),
+      ratePerSecond: 50,
+    });
+    await waitFor(
+      async () =>
+        (await notSent(colon.runId)) === 0 && (await notSent(beside.runId)) === 0
+          ? true
+          : undefined,
+      'both runs sent',
+      60_000,
+    );
+    const sent = (await sandbox.control.requests()).filter((r) => r.method === 'POST');
+    expect(sent.length).toBeGreaterThanOrEqual(10);
+  });
+
   it('resumes a queue left paused while the store says running (a pause and a resume raced)', async () => {
     const runId = await pausedRun(30);
     const queue = queueOf(runId);

@@ -90,9 +90,14 @@ const PAGE = 1000;
 /** Default of `setupTimeoutMs`. */
 const SETUP_TIMEOUT_MS = 10_000;
 
-/** The BullMQ queue of a run. */
-function queueName(runId: string): string {
-  return `run-${runId}`;
+/**
+ * The BullMQ queue of a run. BullMQ refuses `:` in a queue name, which a run id may hold: it is
+ * written `%3A` there (a run id holds no `%`, so no two runs share a queue), and a run id without
+ * one keeps the name it always had.
+ * @internal
+ */
+export function payoutRunQueueName(runId: string): string {
+  return `run-${runId.replaceAll(':', '%3A')}`;
 }
 
 /** A job id from the item's key: the same item is never added twice to its run's queue. */
@@ -311,19 +316,23 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     }
     const { max, duration } = limiterOf(rate);
     await queue.setGlobalRateLimit(max, duration);
-    const worker = new Worker<ItemJobData>(queueName(runId), (job) => this.process(runId, job), {
-      connection: this.bullConnection,
-      prefix: this.prefix,
-      autorun: false,
-      concurrency: record.concurrency,
-      maxStalledCount: MAX_STALLED,
-      ...(this.options.lockDurationMs === undefined
-        ? {}
-        : { lockDuration: this.options.lockDurationMs }),
-      ...(this.options.stalledIntervalMs === undefined
-        ? {}
-        : { stalledInterval: this.options.stalledIntervalMs }),
-    });
+    const worker = new Worker<ItemJobData>(
+      payoutRunQueueName(runId),
+      (job) => this.process(runId, job),
+      {
+        connection: this.bullConnection,
+        prefix: this.prefix,
+        autorun: false,
+        concurrency: record.concurrency,
+        maxStalledCount: MAX_STALLED,
+        ...(this.options.lockDurationMs === undefined
+          ? {}
+          : { lockDuration: this.options.lockDurationMs }),
+        ...(this.options.stalledIntervalMs === undefined
+          ? {}
+          : { stalledInterval: this.options.stalledIntervalMs }),
+      },
+    );
     const warn = this.bullMQWarning(runId);
     worker.on('error', warn);
     const attempts = this.options.jobAttempts ?? JOB_ATTEMPTS;
@@ -494,43 +503,19 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     this.ticking = (async () => {
       try {
         const active = new Set(await this.client.smembers(this.activeKey));
+        // Each run on its own: one that cannot be attached or followed holds up no other.
         for (const runId of active) {
           if (this.closed) break;
-          const run = await this.attach(runId);
-          if (!run && !this.closed && !(await this.context.store.getRun(runId))) {
-            await this.retireDeleted(runId);
-          }
+          await this.forRun(runId, async () => {
+            const run = await this.attach(runId);
+            if (!run && !this.closed && !(await this.context.store.getRun(runId))) {
+              await this.retireDeleted(runId);
+            }
+          });
         }
         for (const run of [...this.runs.values()]) {
           if (this.closed) break;
-          if (!active.has(run.runId)) {
-            await this.detach(run);
-            continue;
-          }
-          run.rate = (await this.pace.current(run.runId)) ?? run.rate;
-          await this.reconcileQueue(run);
-          if (run.jobsLost) {
-            run.jobsLost = false;
-            await this.addJobs(run);
-          }
-          let unsettled = 0;
-          const due: string[] = [];
-          await this.forEachItem(run.runId, UNSETTLED_ITEM_STATES, (itemId) => {
-            if (this.schedule.isDue(run.runId, itemId)) due.push(itemId);
-            else unsettled += 1;
-            return Promise.resolve();
-          });
-          await inBatches(due, async (itemId) => {
-            if (await followPayoutRunItem(this.context, run.runId, itemId)) {
-              unsettled += 1;
-              this.schedule.missed(run.runId, itemId);
-            } else this.schedule.forget(run.runId, itemId);
-          });
-          const finished = await this.finishIfDone(run);
-          if (!finished) this.progress.schedule(run.runId);
-          else if (unsettled === 0 || (await this.finishedLongAgo(run.runId))) {
-            await this.retire(run);
-          }
+          await this.forRun(run.runId, () => this.follow(run, active));
         }
       } catch (error) {
         this.logger.warn(
@@ -541,6 +526,49 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       }
     })();
     return this.ticking;
+  }
+
+  /** `work` for one run: its failure is logged with the run's id, and the tick goes on. */
+  private async forRun(runId: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.logger.warn(
+        `Payout runs: the run ${runId} could not be followed (${error instanceof Error ? error.message : 'error'}); trying again`,
+      );
+    }
+  }
+
+  /** One tick of an attached run: its pace, its queue, its items due, its end. */
+  private async follow(run: AttachedRun, active: ReadonlySet<string>): Promise<void> {
+    if (!active.has(run.runId)) {
+      await this.detach(run);
+      return;
+    }
+    run.rate = (await this.pace.current(run.runId)) ?? run.rate;
+    await this.reconcileQueue(run);
+    if (run.jobsLost) {
+      run.jobsLost = false;
+      await this.addJobs(run);
+    }
+    let unsettled = 0;
+    const due: string[] = [];
+    await this.forEachItem(run.runId, UNSETTLED_ITEM_STATES, (itemId) => {
+      if (this.schedule.isDue(run.runId, itemId)) due.push(itemId);
+      else unsettled += 1;
+      return Promise.resolve();
+    });
+    await inBatches(due, async (itemId) => {
+      if (await followPayoutRunItem(this.context, run.runId, itemId)) {
+        unsettled += 1;
+        this.schedule.missed(run.runId, itemId);
+      } else this.schedule.forget(run.runId, itemId);
+    });
+    const finished = await this.finishIfDone(run);
+    if (!finished) this.progress.schedule(run.runId);
+    else if (unsettled === 0 || (await this.finishedLongAgo(run.runId))) {
+      await this.retire(run);
+    }
   }
 
   /** Finished more than `followInDoubtMs` ago: its in-doubt items are left to people. */
@@ -583,7 +611,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
 
   /** The run's queue, its errors logged from its creation on. */
   private queueOf(runId: string): Queue<ItemJobData> {
-    const queue = new Queue<ItemJobData>(queueName(runId), {
+    const queue = new Queue<ItemJobData>(payoutRunQueueName(runId), {
       connection: this.bullConnection,
       prefix: this.prefix,
     });
