@@ -490,8 +490,11 @@ describe('transport: retries, errors, debug logging', () => {
 
     it.each([
       ['500', 500, true],
+      [' 500', 500, true],
+      ['503 Service Unavailable', 503, true],
       ['400', 400, false],
       ['5e2', undefined, false],
+      ['5000', undefined, false],
     ])(
       'reads an error body status written as the text %s under HTTP 200 as %s (may have executed: %s)',
       async (written, serviceStatus, mayHaveExecuted) => {
@@ -504,6 +507,35 @@ describe('transport: retries, errors, debug logging', () => {
 
         expect(error).toMatchObject({ status: 200, mayHaveExecuted, attempts: 1 });
         expect(error.serviceStatus).toBe(serviceStatus);
+      },
+    );
+
+    it.each([
+      ['a 400 whose body says 500', 400, { success: false, status: 500, message: 'upstream' }],
+      ['a 409 whose body says the call succeeded', 409, { success: true, status: 409 }],
+    ])('takes %s for a call that may have executed', async (_label, status, body) => {
+      server.reply({ status, body });
+
+      const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+      expect(error).toMatchObject({ status, mayHaveExecuted: true, attempts: 1 });
+    });
+
+    it.each([
+      ['an empty reference', { correlator_id: '' }],
+      ['a reference no look-up can take', { correlator_id: '../balances' }],
+      ['an amount of 1e400', { amount: '1e400' }],
+    ])(
+      'refuses an acceptance with %s: INVALID_RESPONSE, may have executed',
+      async (_label, fields) => {
+        const body = { ...successBody('payout'), ...fields };
+        // `1e400` is written as a JSON number, which JSON.stringify cannot write.
+        const raw = JSON.stringify(body).replace('"1e400"', '1e400');
+        server.reply({ status: 200, raw });
+
+        const error = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(error).toMatchObject({ code: 'INVALID_RESPONSE', mayHaveExecuted: true });
       },
     );
 

@@ -611,10 +611,15 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const service = readServiceError(body);
     // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
     // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed, and
-    // so may a 2xx whose body says 5xx (the service's error, not a refusal of the request).
+    // so may any answer whose body says 5xx (the service's error, not a refusal of the request)
+    // or, under an error status, says the call succeeded.
+    const bodySays5xx =
+      service.status !== undefined && service.status >= 500 && service.status <= 599;
     const statusSaysMayHaveExecuted = isSuccessStatus(status)
-      ? service.status !== undefined && service.status >= 500 && service.status <= 599
-      : errorStatusMayHaveExecuted(status);
+      ? bodySays5xx
+      : errorStatusMayHaveExecuted(status) ||
+        bodySays5xx ||
+        (isJsonObject(body) && body.success === true);
     const mayHaveExecuted = isPost && (statusSaysMayHaveExecuted || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
     const serviceStatus =

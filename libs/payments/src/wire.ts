@@ -5,6 +5,7 @@
  */
 
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
+import { REQUEST_RULES } from './request-rules';
 
 /** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
@@ -328,7 +329,10 @@ function decodeShape(value: unknown, shape: WireShape, path: string, invalid: st
     return value;
   }
   if (typeof shape === 'string') {
-    if (typeof value !== shape) invalid.push(path);
+    // `1e400` parses as Infinity: no amount or count the service means.
+    if (typeof value !== shape || (typeof value === 'number' && !Number.isFinite(value))) {
+      invalid.push(path);
+    }
     return value;
   }
   if ('listOf' in shape) {
@@ -377,6 +381,15 @@ function firstPresent(body: JsonObject, keys: readonly string[]): unknown {
   return found;
 }
 
+/**
+ * Whether an accepted call's reference is one `transactions.status` can look up: an empty one
+ * (`""`), or one with `/` or `..`, would leave the caller a payment it can never check on.
+ */
+function isLookupReference(reference: unknown): boolean {
+  const { pattern, forbidden } = REQUEST_RULES.pathSegment;
+  return typeof reference === 'string' && pattern.test(reference) && !forbidden.test(reference);
+}
+
 function invalidAnswer(invalid: readonly string[]): Decoded {
   return {
     ok: false,
@@ -408,7 +421,7 @@ export function decodeAcceptanceByTable(
     record[field] = decodeShape(value, RESPONSE_FIELD_SHAPES[field], field, invalid);
   }
   if (typeof record.success !== 'boolean') invalid.push('success');
-  if (record.success === true && typeof record.transactionReference !== 'string') {
+  if (record.success === true && !isLookupReference(record.transactionReference)) {
     invalid.push('transactionReference');
   }
   if (invalid.length > 0) return invalidAnswer(invalid);
@@ -436,6 +449,7 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
   const bindings: Record<string, unknown> = {
     decodeShape,
     invalidAnswer,
+    isLookupReference,
     missingFields,
   };
   const lines = ['const record = {};', 'const invalid = [];'];
@@ -470,7 +484,7 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
   });
   lines.push(
     `if (typeof record.success !== 'boolean') invalid.push('success');`,
-    `if (record.success === true && typeof record.transactionReference !== 'string') invalid.push('transactionReference');`,
+    `if (record.success === true && !isLookupReference(record.transactionReference)) invalid.push('transactionReference');`,
     'if (invalid.length > 0) return invalidAnswer(invalid);',
   );
   for (const field of EMPTY_WHEN_ABSENT) {
@@ -561,8 +575,10 @@ export function readServiceError(body: unknown): ServiceErrorBody {
   return {
     ...(typeof message === 'string' && message !== '' ? { message } : {}),
     ...(typeof status === 'number' && Number.isFinite(status) ? { status } : {}),
-    // Some gateways write it as text ("500"): an HTTP status all the same.
-    ...(typeof status === 'string' && /^[1-5]\d\d$/.test(status) ? { status: Number(status) } : {}),
+    // Some gateways write it as text ("500", "503 Service Unavailable"): a status all the same.
+    ...(typeof status === 'string' && /^\s*[1-5]\d\d(?!\S)/.test(status)
+      ? { status: Number(status.trim().slice(0, 3)) }
+      : {}),
     ...(typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
       ? { code: String(code) }
       : {}),
