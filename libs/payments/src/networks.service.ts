@@ -31,10 +31,14 @@ export class NetworksService {
   }
 }
 
+/** Longest part of a caller's network name shown in an error message. */
+const MAX_SHOWN_NAME_LENGTH = 64;
+
 /**
  * The network whose name matches `name` (case-insensitive; an exact name wins over a partial
- * one), among the mobile networks, the banks, or both.
- * @throws PaymentsValidationError naming the networks on offer when none matches.
+ * one), among the mobile networks, the banks, or both. Never a guess: a name that matches several
+ * networks (`Bank`) is refused, since a payout would go to whichever came first.
+ * @throws PaymentsValidationError naming the networks on offer when none or several match.
  */
 export function findNetwork(
   discovery: Pick<NetworkDiscovery, 'mobile' | 'banks'>,
@@ -43,19 +47,28 @@ export function findNetwork(
 ): Network {
   const candidates = among === 'all' ? [...discovery.mobile, ...discovery.banks] : discovery[among];
   const wanted = name.trim().toLowerCase();
-  const found =
-    candidates.find((network) => network.name.toLowerCase() === wanted) ??
-    (wanted === ''
-      ? undefined
-      : candidates.find((network) => network.name.toLowerCase().includes(wanted)));
-  if (found) return found;
-  const offered = candidates.map((network) => network.name).join(', ') || 'none';
+  const exact = candidates.filter((network) => network.name.toLowerCase() === wanted);
+  const matches =
+    exact.length > 0 || wanted === ''
+      ? exact
+      : candidates.filter((network) => network.name.toLowerCase().includes(wanted));
+  if (matches.length === 1) return matches[0];
+  const shown = JSON.stringify(name.slice(0, MAX_SHOWN_NAME_LENGTH));
+  const kind = among === 'all' ? 'network' : `${among} network`;
+  const names = (networks: readonly Network[]) =>
+    networks.map((network) => network.name).join(', ') || 'none';
   throw new PaymentsValidationError('Network', [
-    {
-      field: 'name',
-      rule: 'isKnownNetwork',
-      message: `no ${among === 'all' ? '' : `${among} `}network matches the name; on offer: ${offered}`,
-    },
+    matches.length === 0
+      ? {
+          field: 'name',
+          rule: 'isKnownNetwork',
+          message: `no ${kind} matches the name ${shown}; on offer: ${names(candidates)}`,
+        }
+      : {
+          field: 'name',
+          rule: 'isUniqueNetwork',
+          message: `the name ${shown} matches more than one ${kind}: ${names(matches)}; give the whole name`,
+        },
   ]);
 }
 

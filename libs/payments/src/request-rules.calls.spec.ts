@@ -316,6 +316,26 @@ describe('request validation (nothing is sent)', () => {
     });
   });
 
+  it('compares the limits with the decimal a sum stands for, not its binary artefact', async () => {
+    const request = byOperation('collections.mpesa').request;
+    server.fallback = () => ({
+      status: 200,
+      body: { success: true, transaction_reference: 'TX-C' },
+    });
+    await client.collections.mpesa({ ...request, amount: 0.01 + 8.04 + 1.95 });
+    await client.collections.mpesa({ ...request, amount: 250_000.00000000003 });
+    const below = await client.collections
+      .mpesa({ ...request, amount: 9.99 })
+      .catch((error: unknown) => error);
+
+    expect(server.requests).toHaveLength(2);
+    expect(below).toBeInstanceOf(PaymentsValidationError);
+    expect((below as PaymentsValidationError).errors).toEqual([
+      expect.objectContaining({ field: 'amount', rule: 'min' }),
+    ]);
+    server.reset();
+  });
+
   it('accepts the boundary amounts of each limit', async () => {
     server.fallback = () => ({
       status: 200,

@@ -153,22 +153,25 @@ export function IsAmount(limits: {
       test: (v) => isAmount(v) && v > 0,
     });
   }
-  const { min, max } = limits;
+  const { min, max, decimals } = limits;
+  // The limits are compared with the decimal an amount stands for: a sum's binary artefact
+  // (0.01 + 8.04 + 1.95 is 9.999999999999998) is 10.00, which `decimals` then accepts.
+  const scale = 10 ** (decimals ?? 0);
+  const decimal = (v: number) => (decimals === undefined ? v : Math.round(v * scale) / scale);
   if (min !== undefined) {
     checks.push({
       rule: 'min',
       message: `$property must be at least ${min}`,
-      test: (v) => isAmount(v) && v >= min,
+      test: (v) => isAmount(v) && decimal(v) >= min,
     });
   }
   if (max !== undefined) {
     checks.push({
       rule: 'max',
       message: `$property must be at most ${max}`,
-      test: (v) => isAmount(v) && v <= max,
+      test: (v) => isAmount(v) && decimal(v) <= max,
     });
   }
-  const { decimals } = limits;
   if (decimals !== undefined) {
     checks.push({
       rule: 'decimals',

@@ -26,8 +26,11 @@ export type PayoutRunValidation =
   | { readonly ok: true; readonly items: readonly PreparedPayoutRunItem[] }
   | { readonly ok: false; readonly problems: readonly PayoutRunItemProblem[] };
 
+/** The longest run id (or item id) {@link PAYOUT_RUN_ID_PATTERN} takes. */
+export const MAX_RUN_ID_LENGTH = 64;
+
 /** What a run id and an item id may hold: safe in a key, a URL, a CSV cell and a Redis key. */
-export const PAYOUT_RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+export const PAYOUT_RUN_ID_PATTERN = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_RUN_ID_LENGTH}}$`);
 
 /**
  * The idempotency key of an item: `run-<runId>-<HMAC-SHA256(secret, runId + "\n" + itemId)>`,

@@ -31,6 +31,7 @@ import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
 import {
   PAYOUT_RUN_ID_PATTERN,
   payoutRunItemKey,
+  MAX_RUN_ID_LENGTH,
   validatePayoutRunItems,
 } from './payout-run-validation';
 import type { PreparedPayoutRunItem } from './payout-run-validation';
@@ -276,7 +277,9 @@ export class PayoutRunsService {
     options: Pick<CreatePayoutRunOptions, 'items' | 'allowDuplicates' | 'runId'>,
   ): Promise<PayoutRunValidationReport> {
     checkOptions(options);
-    let runId = 'validate';
+    // Without the run's id, the longest one it may have: its items' keys, and so the room their
+    // callback URLs need for `malipo_key`, are then the longest `create()` can make.
+    let runId = 'v'.repeat(MAX_RUN_ID_LENGTH);
     try {
       if (options.runId !== undefined) runId = checkRunId(options.runId);
     } catch (error) {
