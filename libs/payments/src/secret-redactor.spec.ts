@@ -181,3 +181,39 @@ describe('SecretRedactor.json', () => {
     expect(parsed).toEqual({ a: '[REDACTED]' });
   });
 });
+
+describe('SecretRedactor.text', () => {
+  const pass = 'Sécret-Päss<w>&rd/42';
+  const redactor = new SecretRedactor('api-user', pass);
+  const token = basicAuthorization('api-user', pass).slice('Basic '.length);
+  /** `pass` with only the characters `escape` picks written as `\uXXXX`. */
+  const partly = (escape: RegExp) =>
+    Array.from(pass, (char) =>
+      escape.test(char) ? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}` : char,
+    ).join('');
+
+  it.each([
+    ['non-ASCII escaped alone (Python json.dumps)', partly(/[^\x20-\x7e]/)],
+    ['<, > and & escaped (Go encoding/json)', partly(/[<>&]/)],
+    ['PHP json_encode (\\/ and \\u together)', partly(/[^\x20-\x7e]/).replaceAll('/', '\\/')],
+    ['JSON escaped twice', JSON.stringify(JSON.stringify(pass)).slice(1, -1)],
+    [
+      'UTF-8 bytes as Python prints them',
+      Array.from(Buffer.from(pass, 'utf8'), (byte) =>
+        byte > 0x7e ? `\\x${byte.toString(16)}` : String.fromCharCode(byte),
+      ).join(''),
+    ],
+    ['upper-cased', pass.toUpperCase()],
+    ['the Basic token lower-cased', token.toLowerCase()],
+  ])('redacts the password or token written with %s, in text that is not JSON', (_label, form) => {
+    const redacted = redactor.text(`<p>denied: ${form}</p>`);
+    expect(redacted).toContain('[REDACTED]');
+    expect(redacted.toLowerCase()).not.toContain(pass.toLowerCase());
+    expect(redacted.toLowerCase()).not.toContain(form.toLowerCase());
+  });
+
+  it('leaves text whose escapes spell no credential as it is', () => {
+    const text = 'path C:\\payments\\new \\u00e4 "\\/x"';
+    expect(redactor.text(text)).toBe(text);
+  });
+});

@@ -64,6 +64,22 @@ function base64Cores(value: string): string[] {
   return cores;
 }
 
+/**
+ * `text` with its backslash escapes decoded, for a look at what it spells: `\uXXXX`, runs of
+ * `\xXX` bytes (UTF-8, as Python prints bytes), then any other escaped character as itself (`\/`,
+ * and the doubled backslashes of JSON escaped twice).
+ */
+function decodeEscapes(text: string): string {
+  return text
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_match, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    )
+    .replace(/(?:\\x[0-9a-fA-F]{2})+/g, (run) =>
+      Buffer.from(run.replaceAll('\\x', ''), 'hex').toString('utf8'),
+    )
+    .replace(/\\(.)/g, '$1');
+}
+
 /** Named HTML entities of the characters that HTML escaping always writes as one. */
 const HTML_NAMED: Readonly<Record<string, string>> = {
   '&': 'amp',
@@ -130,6 +146,10 @@ export class SecretRedactor {
    * or HTML-escaped.
    */
   private readonly escapedPattern: RegExp;
+  /** The Basic tokens, and the passwords unless short, lower-cased: looked for in any case. */
+  private readonly caselessForms: readonly string[];
+  /** {@link caselessForms} as a pattern that ignores case. */
+  private readonly caselessPattern: RegExp;
   /** What a text must hold to contain {@link escapedPattern} in any form but the plain one. */
   private readonly escapeMarks: readonly string[];
 
@@ -141,6 +161,7 @@ export class SecretRedactor {
   ) {
     const forms: string[] = [];
     const encoded: string[] = [];
+    const caseless: string[] = [];
     let spaced = false;
     for (const { username, password } of [
       { username: apiUsername, password: apiPassword },
@@ -153,7 +174,9 @@ export class SecretRedactor {
       // A header dump in hex holds the token's hex whole: it decodes to the username and password.
       forms.push(tokenHex, tokenHex.toUpperCase());
       encoded.push(encodedPattern(token));
+      caseless.push(token);
       if (password.length < MIN_REDACTED_PASSWORD_LENGTH) continue;
+      caseless.push(password);
       encoded.push(encodedPattern(password));
       spaced ||= password.includes(' ');
       const hex = Buffer.from(password, 'utf8').toString('hex');
@@ -169,6 +192,11 @@ export class SecretRedactor {
       );
     }
     this.escapeMarks = spaced ? ['%', '&', '+'] : ['%', '&'];
+    this.caselessForms = caseless.map((form) => form.toLowerCase());
+    this.caselessPattern = new RegExp(
+      caseless.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'),
+      'gi',
+    );
     this.escapedPattern = new RegExp(encoded.join('|'), 'g');
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
@@ -193,7 +221,23 @@ export class SecretRedactor {
     if (this.mayBeEscaped(result)) {
       result = result.replace(this.escapedPattern, REDACTED);
     }
-    return result;
+    return this.withoutDisguised(result);
+  }
+
+  /**
+   * `text` when neither its escapes decoded (`\u00e4` or `\u0026` for some characters only, as
+   * Python's and Go's JSON write them; `\xc3\xa4` bytes; `\/`; JSON escaped twice) nor a change
+   * of case show a credential; else the decoded text with each one redacted, in any case.
+   */
+  private withoutDisguised(text: string): string {
+    const decoded = text.includes('\\') ? decodeEscapes(text) : text;
+    const lower = decoded.toLowerCase();
+    if (!this.caselessForms.some((form) => lower.includes(form))) return text;
+    let result = decoded;
+    for (const secret of this.secrets) {
+      if (result.includes(secret)) result = result.split(secret).join(REDACTED);
+    }
+    return result.replace(this.caselessPattern, REDACTED);
   }
 
   /** Whether `text` may hold the password percent-encoded (then the pattern is run). */
