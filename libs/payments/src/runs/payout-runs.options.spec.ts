@@ -24,6 +24,15 @@ describe('resolvePayoutRunsOptions', () => {
     );
   });
 
+  it('refuses a key that is not an option (a typo would leave the default pace)', () => {
+    const mistyped = { concurrency: 2, ratePerSecound: 1 } as Parameters<
+      typeof resolvePayoutRunsOptions
+    >[0];
+    expect(() => resolvePayoutRunsOptions(mistyped)).toThrow(
+      'The PayoutRunsModule option ratePerSecound is not an option',
+    );
+  });
+
   it.each([0, -1, 1.5, Number.NaN, '4'])('refuses concurrency %p, naming the rule', (value) => {
     expect(() => resolvePayoutRunsOptions({ concurrency: value as number })).toThrow(
       'The PayoutRunsModule option concurrency must be a positive integer',

@@ -100,10 +100,35 @@ function itemKeySecret(value: unknown): string | undefined {
   return value;
 }
 
-/** @throws Error naming the option that is not a positive integer, or above its bound. */
+/** Every option of the module: a key not here is a typo, refused rather than ignored. */
+const OPTION_NAMES: Readonly<Record<keyof PayoutRunsModuleOptions, true>> = {
+  account: true,
+  store: true,
+  engine: true,
+  concurrency: true,
+  ratePerSecond: true,
+  maxItems: true,
+  settlementPollMs: true,
+  progressIntervalMs: true,
+  followInDoubtMs: true,
+  pauseAfterInDoubtSends: true,
+  itemKeySecret: true,
+};
+
+/**
+ * @throws Error naming an option that is not one (a typo such as `ratePerSecound` would leave
+ * the default pace), or that is not a positive integer, or above its bound.
+ */
 export function resolvePayoutRunsOptions(
   options: PayoutRunsModuleOptions,
 ): ResolvedPayoutRunsOptions {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(OPTION_NAMES, key)) {
+      throw new Error(
+        `The PayoutRunsModule option ${key.slice(0, 64)} is not an option (options: ${Object.keys(OPTION_NAMES).join(', ')})`,
+      );
+    }
+  }
   const resolved: ResolvedPayoutRunsOptions = {
     concurrency: positiveInteger(
       'concurrency',

@@ -1,4 +1,5 @@
 import { printsAsNameOnly } from '../secret-holders';
+import { checkPaymentsWebhookOptions } from './payments-webhook.options';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
@@ -95,6 +96,7 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     @Inject(PAYMENTS_WEBHOOK_STORE) host: PaymentsWebhookStoreHost,
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) options: PaymentsWebhookModuleOptions,
   ) {
+    checkPaymentsWebhookOptions(options);
     this.store = host.store;
     this.leaseMs = options.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
   }

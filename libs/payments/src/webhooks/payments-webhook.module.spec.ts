@@ -828,6 +828,20 @@ describe('PaymentsWebhookModule', () => {
         ]),
       ).rejects.toThrow(/pendingRecheckDelaysMs must be an array of non-negative integers \(ms\)/);
     });
+
+    it.each([
+      ['a misspelt option', { confrim: false }, /option confrim is not an option/],
+      [
+        'unjournaledEvents outside its choices',
+        { unjournaledEvents: 'Refuse' },
+        /unjournaledEvents must be one of "confirm", "refuse"/,
+      ],
+      ['confirm as text', { confirm: 'false' }, /confirm must be one of true, false/],
+    ])('fails at boot with %s', async (_label, options, message) => {
+      await expect(
+        boot([register(options as unknown as Parameters<typeof register>[0])]),
+      ).rejects.toThrow(message);
+    });
   });
 
   describe.each(REGISTRATIONS)('signed deliveries (%s)', (_how, register) => {

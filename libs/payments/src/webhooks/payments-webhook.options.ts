@@ -1,0 +1,44 @@
+import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
+
+/** Every option of the module: a key not here is a typo, refused rather than ignored. */
+const OPTION_NAMES: Readonly<Record<keyof PaymentsWebhookModuleOptions, true>> = {
+  confirm: true,
+  account: true,
+  store: true,
+  leaseMs: true,
+  pendingRecheckDelaysMs: true,
+  lookupBudget: true,
+  foreignLookupBudget: true,
+  unjournaledEvents: true,
+  unknownReferenceTtlMs: true,
+  verify: true,
+};
+
+/** The values an option may only take: a misspelt one would fall back to the weaker default. */
+const CHOICES: Partial<Record<keyof PaymentsWebhookModuleOptions, readonly unknown[]>> = {
+  confirm: [true, false],
+  unjournaledEvents: ['confirm', 'refuse'],
+};
+
+/**
+ * Fails the boot on an option that is not one (`confrim`), or a value outside its choices
+ * (`unjournaledEvents: 'Refuse'` would confirm what it was meant to refuse).
+ * @throws Error naming the option.
+ */
+export function checkPaymentsWebhookOptions(options: PaymentsWebhookModuleOptions): void {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(OPTION_NAMES, key)) {
+      throw new Error(
+        `The PaymentsWebhookModule option ${key.slice(0, 64)} is not an option (options: ${Object.keys(OPTION_NAMES).join(', ')}; path is given to forRoot beside them)`,
+      );
+    }
+  }
+  for (const [name, allowed] of Object.entries(CHOICES)) {
+    const value: unknown = options[name as keyof PaymentsWebhookModuleOptions];
+    if (value !== undefined && !allowed.includes(value)) {
+      throw new Error(
+        `The PaymentsWebhookModule option ${name} must be one of ${allowed.map((choice) => JSON.stringify(choice)).join(', ')}`,
+      );
+    }
+  }
+}
