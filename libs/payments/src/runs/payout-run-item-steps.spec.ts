@@ -105,6 +105,45 @@ describe('payout-run item steps', () => {
     expect((await sendPayoutRunItem(context, 'r', 'a')).requested).toBe(made);
   });
 
+  it('sends an item whose move to sending landed but whose answer was lost (the write ran again), once', async () => {
+    const { store, context, sent } = await world('queued');
+    const updateItem = store.updateItem.bind(store);
+    // As ioredis does on a reconnect: the first run of the command landed, its reply was lost,
+    // and the same command ran again, which finds the item moved on.
+    store.updateItem = async (...args: Parameters<typeof updateItem>) => {
+      const [, , change] = args;
+      if (change.state !== 'sending') return updateItem(...args);
+      await updateItem(...args);
+      return updateItem(...args);
+    };
+
+    const result = await sendPayoutRunItem(context, 'r', 'a');
+
+    expect(result).toMatchObject({ requested: true });
+    expect(sent).toHaveLength(1);
+    expect((await store.getItem('r', 'a'))?.state).toBe('accepted');
+  });
+
+  it('leaves an item another send moved to sending (another claim) to that send', async () => {
+    const { store, context, sent } = await world('queued');
+    await store.updateItem('r', 'a', { state: 'sending', sends: 2, sendClaim: 'another' }, [
+      'queued',
+    ]);
+    const getItem = store.getItem.bind(store);
+    // This worker read the item while it was still queued.
+    store.getItem = async (...args: Parameters<typeof getItem>) => {
+      store.getItem = getItem;
+      const item = await getItem(...args);
+      return item && { ...item, state: 'queued' };
+    };
+
+    expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({
+      kind: 'skipped',
+      requested: false,
+    });
+    expect(sent).toEqual([]);
+  });
+
   it('sends an item with no retry of a failure that may have executed', async () => {
     const { context } = await world('queued');
     const options: unknown[] = [];

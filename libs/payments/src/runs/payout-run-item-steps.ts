@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { ON_WIRE } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
@@ -76,17 +77,21 @@ export async function sendPayoutRunItem(
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
   // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
   // its state, no item of the run starts (docs/payout-runs.md, "Run states").
-  const item = await store.updateItem(
+  const sendClaim = randomUUID();
+  let item = await store.updateItem(
     runId,
     itemId,
-    { state: 'sending', sends: queued.sends + 1 },
+    { state: 'sending', sends: queued.sends + 1, sendClaim },
     ['queued'],
     ['running'],
   );
   if (!item) {
-    return (await store.getItem(runId, itemId))?.state === 'queued'
-      ? { kind: 'held', requested: false }
-      : { kind: 'skipped', requested: false };
+    const now = await store.getItem(runId, itemId);
+    // The write landed, its answer was lost and the command ran again (a reconnect): the item is
+    // this send's, and nobody else sends it.
+    if (now?.state === 'sending' && now.sendClaim === sendClaim) item = now;
+    else if (now?.state === 'queued') return { kind: 'held', requested: false };
+    else return { kind: 'skipped', requested: false };
   }
   const { request } = item;
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);

@@ -23,8 +23,11 @@ export function toPayoutRun(
   };
 }
 
-/** An item as callers read it: without its request, which holds the receiver's numbers. */
+/**
+ * An item as callers read it: without its request, which holds the receiver's numbers, nor the
+ * engine's send claim.
+ */
 export function toPayoutRunItem(record: PayoutRunItemRecord): PayoutRunItem {
-  const { request: _request, ...item } = record;
+  const { request: _request, sendClaim: _sendClaim, ...item } = record;
   return item;
 }

@@ -31,6 +31,13 @@ export interface PayoutRunRecord {
  */
 export interface PayoutRunItemRecord extends PayoutRunItem {
   readonly request?: object;
+  /**
+   * The token of the send that moved the item to `sending`: a worker whose write landed but
+   * whose answer was lost (a reconnect, which re-sends the command) finds its own token and sends
+   * the item, where it would otherwise leave it `sending`, never sent. A store that does not
+   * keep it loses only that recovery.
+   */
+  readonly sendClaim?: string;
 }
 
 /** Item states after which an item is never sent: its store drops its request. */
@@ -38,7 +45,7 @@ export const FINAL_ITEM_STATES: readonly PayoutRunItemState[] = ['succeeded', 'f
 
 /** What {@link PayoutRunStore.updateItem} may change. */
 export type PayoutRunItemChange = Partial<
-  Pick<PayoutRunItemRecord, 'state' | 'reason' | 'reference' | 'sends'>
+  Pick<PayoutRunItemRecord, 'state' | 'reason' | 'reference' | 'sends' | 'sendClaim'>
 >;
 
 /** What {@link PayoutRunStore.updateRun} may change. */

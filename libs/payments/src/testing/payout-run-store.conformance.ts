@@ -120,6 +120,29 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
     },
   },
   {
+    name: 'updateItem keeps the send claim with the item, for getItem to read back',
+    run: async (store) => {
+      const runId = randomUUID();
+      await store.createRun(runRecord(runId), items(runId, 1));
+      const claim = randomUUID();
+      const sending = await store.updateItem(
+        runId,
+        'item:0',
+        { state: 'sending', sends: 1, sendClaim: claim },
+        ['queued'],
+      );
+      strictEqual(sending?.sendClaim, claim);
+      // The same write run again (its answer lost, the command re-sent) finds the item moved on.
+      strictEqual(
+        await store.updateItem(runId, 'item:0', { state: 'sending', sends: 1, sendClaim: claim }, [
+          'queued',
+        ]),
+        undefined,
+      );
+      strictEqual((await store.getItem(runId, 'item:0'))?.sendClaim, claim);
+    },
+  },
+  {
     name: 'of updateItem calls racing from the same state, exactly one wins',
     run: async (store) => {
       const runId = randomUUID();
