@@ -61,12 +61,13 @@ async function walkOfOnePayout(load: () => typeof createPaymentsClient): Promise
 
 /**
  * The walk of docs/architecture.md: service → runner → rules (and the amount's decimals) → wire
- * mapping → HTTP, + redaction.
+ * mapping (and the answer's reference as a path segment) → HTTP, + redaction.
  */
 const WALK = [
   'http-payments-wire.ts',
   'money.ts',
   'operation-runner.ts',
+  'path-segment.ts',
   'payouts.service.ts',
   'request-rules.ts',
   'secret-redactor.ts',
@@ -74,7 +75,7 @@ const WALK = [
 ];
 
 describe('the walk of one payouts.mpesa call (docs/architecture.md)', () => {
-  it('runs code in seven library files when @opentelemetry/api is not installed', async () => {
+  it('runs code in eight library files when @opentelemetry/api is not installed', async () => {
     expect(OPERATION_CASES[3].operation).toBe('payouts.mpesa');
     const walk = await walkOfOnePayout(() => {
       let create: typeof createPaymentsClient | undefined;

@@ -11,6 +11,7 @@ import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.i
 import { WALLET_TYPES } from './payments-options.interface';
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
 import { hasAtMostDecimals } from './money';
+import { isPathSegment, PATH_SEGMENT } from './path-segment';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
@@ -45,15 +46,7 @@ export const REQUEST_RULES = {
   accountTypes: ['bank', 'phone'] as const,
   networkTransactionTypes: ['receipt', 'withdrawal'] as const,
   dialCode: { pattern: /^\+\d{1,4}$/, description: 'a dial code, + and 1 to 4 digits' },
-  /**
-   * A value that goes into a URL path (a reference, a username): printable ASCII without `/`,
-   * `\\`, `?`, `#` or `..`, so it cannot reach another endpoint.
-   */
-  pathSegment: {
-    pattern: /^(?!\.$)(?!.*\.\.)[\x21-\x7e]{1,128}$/,
-    forbidden: /[/\\?#]/,
-    description: '1 to 128 printable characters, not ".", without "/", "\\", "?", "#" or ".."',
-  },
+  pathSegment: PATH_SEGMENT,
   maxTextLength: 255,
   maxUrlLength: 2048,
 } as const;
@@ -297,11 +290,10 @@ export function IsDialCode() {
 
 /** A value that is sent as one URL path segment (see `REQUEST_RULES.pathSegment`). */
 export function IsPathSegment() {
-  const { pattern, forbidden, description } = REQUEST_RULES.pathSegment;
   return checked(IS_STRING, {
     rule: 'isPathSegment',
-    message: `$property must be ${description}`,
-    test: (v) => typeof v === 'string' && pattern.test(v) && !forbidden.test(v),
+    message: `$property must be ${REQUEST_RULES.pathSegment.description}`,
+    test: isPathSegment,
   });
 }
 

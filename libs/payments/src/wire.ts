@@ -5,7 +5,7 @@
  */
 
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
-import { REQUEST_RULES } from './request-rules';
+import { isPathSegment } from './path-segment';
 
 /** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
@@ -385,10 +385,7 @@ function firstPresent(body: JsonObject, keys: readonly string[]): unknown {
  * Whether an accepted call's reference is one `transactions.status` can look up: an empty one
  * (`""`), or one with `/` or `..`, would leave the caller a payment it can never check on.
  */
-function isLookupReference(reference: unknown): boolean {
-  const { pattern, forbidden } = REQUEST_RULES.pathSegment;
-  return typeof reference === 'string' && pattern.test(reference) && !forbidden.test(reference);
-}
+const isLookupReference = isPathSegment;
 
 function invalidAnswer(invalid: readonly string[]): Decoded {
   return {
