@@ -1,3 +1,4 @@
+import { assertKnownOptions } from '../known-options';
 import type { PayoutRunEngineFactory } from './payout-run-engine';
 import type { PayoutRunStore } from './payout-run.store';
 import { withSecretsHidden } from '../secret-holders';
@@ -122,13 +123,7 @@ const OPTION_NAMES: Readonly<Record<keyof PayoutRunsModuleOptions, true>> = {
 export function resolvePayoutRunsOptions(
   options: PayoutRunsModuleOptions,
 ): ResolvedPayoutRunsOptions {
-  for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(OPTION_NAMES, key)) {
-      throw new Error(
-        `The PayoutRunsModule option ${key.slice(0, 64)} is not an option (options: ${Object.keys(OPTION_NAMES).join(', ')})`,
-      );
-    }
-  }
+  assertKnownOptions('PayoutRunsModule', options, OPTION_NAMES);
   const resolved: ResolvedPayoutRunsOptions = {
     concurrency: positiveInteger(
       'concurrency',

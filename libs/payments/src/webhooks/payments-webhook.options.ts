@@ -1,3 +1,4 @@
+import { assertKnownOptions } from '../known-options';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 
 /** Every option of the module: a key not here is a typo, refused rather than ignored. */
@@ -26,13 +27,12 @@ const CHOICES: Partial<Record<keyof PaymentsWebhookModuleOptions, readonly unkno
  * @throws Error naming the option.
  */
 export function checkPaymentsWebhookOptions(options: PaymentsWebhookModuleOptions): void {
-  for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(OPTION_NAMES, key)) {
-      throw new Error(
-        `The PaymentsWebhookModule option ${key.slice(0, 64)} is not an option (options: ${Object.keys(OPTION_NAMES).join(', ')}; path is given to forRoot beside them)`,
-      );
-    }
-  }
+  assertKnownOptions(
+    'PaymentsWebhookModule',
+    options,
+    OPTION_NAMES,
+    '; path is given to forRoot beside them',
+  );
   for (const [name, allowed] of Object.entries(CHOICES)) {
     const value: unknown = options[name as keyof PaymentsWebhookModuleOptions];
     if (value !== undefined && !allowed.includes(value)) {
