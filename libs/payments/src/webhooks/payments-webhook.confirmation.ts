@@ -75,6 +75,12 @@ function contradiction(
   return undefined;
 }
 
+/** The record a watch ended on, and how many look-ups it took. */
+interface WatchedRecord {
+  readonly record: TransactionStatus;
+  readonly lookUps: number;
+}
+
 /**
  * What settling the journal found that the dispatcher acts on: a second execution of the entry's
  * call (whose first reference it names) raises `payment.duplicate` only; and, once the journal
@@ -104,6 +110,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     'webhook refusals and deferrals',
   );
   private transactions?: TransactionsService;
+  /** Records being watched until final, by budget and reference: see `watch`. */
+  private readonly watches = new Map<string, Promise<WatchedRecord>>();
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
   private reconciler?: PaymentsReconciler;
   private recheckDelaysMs: readonly number[] = DEFAULT_PENDING_RECHECK_DELAYS_MS;
@@ -230,19 +238,53 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     const transactions = this.transactions;
     if (!transactions) return event;
     const budget = await this.budgetOf(event);
+    const { record, lookUps } = await this.watch(transactions, event, budget);
+    const outcome = recordOutcome(record);
+    const found = contradiction(event, record, outcome);
+    if (found) throw this.refused(event, ...found);
+    if (outcome !== undefined) return { ...event, confirmation: record };
+    this.deliveryWarnings.warn(
+      `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the ` +
+        `service's record is not final (${shownStatus(record)}) after ${lookUps} ` +
+        'look-up(s); answered 503 so that the service delivers it again',
+    );
+    throw new PaymentWebhookNotFinalError(event.transactionReference);
+  }
+
+  /**
+   * The record of the event's reference once final (or of another reference), else after the last
+   * re-check. Deliveries of one reference from one budget that arrive meanwhile share it, look-ups
+   * and all: a flood of copies of a pending reference costs one schedule of look-ups, not one each,
+   * and none of them waits behind the others' schedules.
+   */
+  private watch(
+    transactions: TransactionsService,
+    event: PaymentWebhookEvent,
+    budget: LookupBudgetName,
+  ): Promise<WatchedRecord> {
+    const key = `${budget}:${event.transactionReference}`;
+    const running = this.watches.get(key);
+    if (running) return running;
+    const watching = this.recheck(transactions, event, budget).finally(() =>
+      this.watches.delete(key),
+    );
+    this.watches.set(key, watching);
+    return watching;
+  }
+
+  private async recheck(
+    transactions: TransactionsService,
+    event: PaymentWebhookEvent,
+    budget: LookupBudgetName,
+  ): Promise<WatchedRecord> {
     for (let recheck = 0; ; recheck += 1) {
       const record = await this.lookUp(transactions, event, budget);
-      const outcome = recordOutcome(record);
-      const found = contradiction(event, record, outcome);
-      if (found) throw this.refused(event, ...found);
-      if (outcome !== undefined) return { ...event, confirmation: record };
-      if (recheck >= this.recheckDelaysMs.length) {
-        this.deliveryWarnings.warn(
-          `Deferred a ${event.kind} webhook for ${forLog(event.transactionReference)}: the ` +
-            `service's record is not final (${shownStatus(record)}) after ${recheck + 1} ` +
-            'look-up(s); answered 503 so that the service delivers it again',
-        );
-        throw new PaymentWebhookNotFinalError(event.transactionReference);
+      if (
+        record.code !== event.transactionReference ||
+        recordOutcome(record) !== undefined ||
+        recheck >= this.recheckDelaysMs.length
+      ) {
+        return { record, lookUps: recheck + 1 };
       }
       await sleep(this.recheckDelaysMs[recheck]);
     }

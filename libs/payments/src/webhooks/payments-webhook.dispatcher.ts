@@ -22,9 +22,7 @@ import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import {
   PaymentWebhookBusyError,
   PaymentWebhookConcurrentFailureError,
-  PaymentWebhookConfirmationError,
   PaymentWebhookContradictedError,
-  PaymentWebhookNotFinalError,
   PaymentWebhookCallInFlightError,
   PaymentWebhookStoreError,
 } from './payments-webhook.errors';
@@ -43,9 +41,9 @@ export interface PaymentWebhookDispatch {
 
 /**
  * How a delivery ended, as seen by a copy that waited for it: `processed` (the copy then finds it
- * in the store), `refused` (confirmation failed or the record was not final: the copy is judged on
- * its own, and may find the record settled by now), `failed` (a handler or the store failed: the
- * copy must not be acknowledged either).
+ * in the store), `refused` (the journal refused the event, or deferred it while its call is sent:
+ * the copy is judged on its own), `failed` (a handler or the store failed: the copy must not be
+ * acknowledged either).
  */
 type DeliveryEnd = 'processed' | 'refused' | 'failed';
 
@@ -75,8 +73,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  *
  * The claim is what makes several instances safe: of all the deliveries of one event, to any
  * instance, one holds it at a time (`busy` answers 503, and the service delivers again later),
- * and once one completed the others are duplicates. Copies that reach the same instance wait for
- * the delivery in flight instead (no store round trip, and a 200 when it succeeds).
+ * and once one completed the others are duplicates. Copies that reach the same instance are
+ * confirmed together (one look-up), then wait for the delivery in flight (no store round trip,
+ * and a 200 when it succeeds).
  */
 @Injectable()
 export class PaymentsWebhookDispatcher implements OnModuleInit {
@@ -127,8 +126,8 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
   /**
    * Confirms `event` and runs its handlers unless it was processed already.
    *
-   * A copy that arrives at this instance while the same event is being handled here waits for
-   * it: if that delivery failed, the copy fails too ({@link PaymentWebhookConcurrentFailureError})
+   * A copy that arrives at this instance while the same event is being handled here shares its
+   * confirmation's look-ups, then waits for it: if that delivery failed, the copy fails too ({@link PaymentWebhookConcurrentFailureError})
    * rather than being acknowledged for work that did not happen; if it was refused, the copy is
    * judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
    * @throws PaymentWebhookContradictedError, PaymentWebhookConfirmationError,
@@ -136,6 +135,9 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
    *   what a handler threw.
    */
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
+    // Before the wait: concurrent copies share the look-ups of one confirmation (and a record
+    // that is not final refuses them all at once), rather than each confirming after the other.
+    const looked = await this.confirmation.confirm(event);
     const key = deliveryKey(event);
     for (let running = this.inFlight.get(key); running; running = this.inFlight.get(key)) {
       if ((await running) === 'failed') {
@@ -143,13 +145,11 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       }
     }
     // No await between the check above and this claim: a concurrent copy sees the claim.
-    const run = this.process(event, key);
+    const run = this.process(event, looked, key);
     const end = run.then(
       (): DeliveryEnd => 'processed',
       (error: unknown): DeliveryEnd =>
         error instanceof PaymentWebhookContradictedError ||
-        error instanceof PaymentWebhookConfirmationError ||
-        error instanceof PaymentWebhookNotFinalError ||
         error instanceof PaymentWebhookCallInFlightError
           ? 'refused'
           : 'failed',
@@ -165,8 +165,11 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     return run;
   }
 
-  private async process(event: PaymentWebhookEvent, key: string): Promise<PaymentWebhookDispatch> {
-    const looked = await this.confirmation.confirm(event);
+  private async process(
+    event: PaymentWebhookEvent,
+    looked: PaymentWebhookEvent,
+    key: string,
+  ): Promise<PaymentWebhookDispatch> {
     // Before the claim: settling is idempotent, and a handler that fails leaves it settled.
     const settling = await this.confirmation.settleJournal(looked);
     const confirmed = settling.journaled
