@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { type DynamicModule, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
@@ -139,5 +139,71 @@ describe('several Payments accounts in one app (named registrations)', () => {
         providers: [WantsUnnamed],
       }).compile(),
     ).rejects.toThrow(/PayoutsService/);
+  });
+
+  describe('two registrations under one name', () => {
+    @Module({
+      imports: [PaymentsModule.forRoot({ apiUsername: 'billing', apiPassword: 'billing-secret' })],
+    })
+    class BillingModule {}
+
+    /** The app's modules booted, as `NestFactory.create` and `app.init()` boot them. */
+    const boot = async (...imports: (DynamicModule | (new () => unknown))[]) => {
+      const moduleRef = await Test.createTestingModule({ imports }).compile();
+      try {
+        await moduleRef.init();
+      } finally {
+        await moduleRef.close();
+      }
+    };
+
+    it('fails the boot when they are of different accounts, naming what differs but no value', async () => {
+      @Module({
+        imports: [
+          PaymentsModule.forRoot({ apiUsername: 'billing', apiPassword: 'payroll-secret' }),
+        ],
+      })
+      class PayrollModule {}
+
+      const booting = boot(BillingModule, PayrollModule);
+
+      await expect(booting).rejects.toThrow(
+        /Two PaymentsModule registrations are named "default" \(or have no name\) with different accounts \(apiPassword differ\).*own name/,
+      );
+      await booting.catch((error: Error) => {
+        expect(error.message).not.toMatch(/secret|billing|payroll/);
+      });
+    });
+
+    it('fails the boot for one name given twice to two usernames', async () => {
+      await expect(
+        boot(
+          PaymentsModule.forRoot({ apiUsername: 'kes-api', apiPassword: 'p', name: 'kes' }),
+          PaymentsModule.forRootAsync({
+            name: 'kes',
+            useFactory: () => ({ apiUsername: 'usd-api', apiPassword: 'p', baseUrl: server.url }),
+          }),
+        ),
+      ).rejects.toThrow(/named "kes" with different accounts \(baseUrl, apiUsername differ\)/);
+    });
+
+    it('boots with the same account in two feature modules, or two accounts under two names', async () => {
+      @Module({
+        imports: [
+          PaymentsModule.forRootAsync({
+            useFactory: () => ({ apiUsername: 'billing', apiPassword: 'billing-secret' }),
+          }),
+        ],
+      })
+      class RefundsModule {}
+
+      await expect(boot(BillingModule, RefundsModule)).resolves.toBeUndefined();
+      await expect(
+        boot(
+          BillingModule,
+          PaymentsModule.forRoot({ apiUsername: 'payroll', apiPassword: 'p', name: 'payroll' }),
+        ),
+      ).resolves.toBeUndefined();
+    });
   });
 });

@@ -10,6 +10,7 @@ import { resolvePaymentsOptions } from './payments-options';
 import { OperationRunner } from './operation-runner';
 import { PaymentsWire } from './payments-wire';
 import { EXPORTED_SERVICES } from './payments.decorators';
+import { PaymentsRegistrationCheck } from './payments-registrations';
 
 /**
  * The Payments Service module. `PaymentsModule.forRoot(options)` or
@@ -33,6 +34,7 @@ import { EXPORTED_SERVICES } from './payments.decorators';
     },
     { provide: PaymentsWire, useClass: HttpPaymentsWire },
     OperationRunner,
+    PaymentsRegistrationCheck,
     ...Object.values(EXPORTED_SERVICES),
   ],
   // Exports depend on `name`, so they are set in payments.module-definition.ts.
