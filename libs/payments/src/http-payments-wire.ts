@@ -188,12 +188,16 @@ export function isSuccessStatus(status: number): boolean {
 /**
  * Whether the service may have executed a request it answered with this status: a 4xx is its
  * refusal; a 5xx may come from a proxy after it executed, a 3xx (never followed) may stand for a
- * call done elsewhere ("303 See Other"), and a 2xx that reaches here was cut short or unreadable.
+ * call done elsewhere ("303 See Other"), a 2xx that reaches here was cut short or unreadable, and
+ * a 409 is how an API that keeps idempotency keys answers a key whose call is in progress or
+ * done: a retry of a call that timed out gets it while the first one pays.
  * @internal
  */
 export function errorStatusMayHaveExecuted(status: number): boolean {
-  return status < 400 || status > 499;
+  return status < 400 || status > 499 || status === CONFLICT;
 }
+
+const CONFLICT = 409;
 
 /**
  * Whether the service may have executed a failed attempt: its answer says so

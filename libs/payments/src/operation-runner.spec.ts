@@ -159,7 +159,8 @@ describe('transport: retries, errors, debug logging', () => {
       attempts: 1,
       code: status === 401 ? 'AUTHENTICATION_FAILED' : 'SERVICE_ERROR',
       serviceCode: `E${status}`,
-      mayHaveExecuted: false,
+      // A 409 is answered to a key in use: not retried, but the call under it may have executed.
+      mayHaveExecuted: status === 409,
     });
     expect(error.body).toEqual({
       success: false,
@@ -492,6 +493,10 @@ describe('transport: retries, errors, debug logging', () => {
       ['500', 500, true],
       [' 500', 500, true],
       ['503 Service Unavailable', 503, true],
+      ['503: upstream timed out', 503, true],
+      ['504-Gateway Timeout', 504, true],
+      ['502.3', 502, true],
+      ['409 Conflict', 409, true],
       ['400', 400, false],
       ['5e2', undefined, false],
       ['5000', undefined, false],
@@ -540,14 +545,28 @@ describe('transport: retries, errors, debug logging', () => {
     );
 
     it('takes a 4xx and a redirected look-up for calls that did not execute', async () => {
-      server.reply({ status: 409, body: { success: false, message: 'duplicate' } });
+      server.reply({ status: 422, body: { success: false, message: 'invalid amount' } });
       server.reply({ status: 303, headers: { Location: 'http://127.0.0.1:1/done' } });
 
       const refused = await failure(client().payouts.mpesa(MPESA_PAYOUT.request));
       const lookup = await failure(client().transactions.status('9BD1eW'));
 
-      expect(refused).toMatchObject({ status: 409, mayHaveExecuted: false });
+      expect(refused).toMatchObject({ status: 422, mayHaveExecuted: false });
       expect(lookup).toMatchObject({ status: 303, mayHaveExecuted: false });
+    });
+
+    it('takes a 409 for a call that may have executed: the key is in use by a call in progress or done', async () => {
+      server.reply({ status: 409, body: { success: false, message: 'request in progress' } });
+      server.reply({ status: 409, body: { success: false, message: 'duplicate' } });
+
+      const timedOutRetry = await failure(
+        client().payouts.mpesa(MPESA_PAYOUT.request, { idempotencyKey: 'order-409' }),
+      );
+      const lookup = await failure(client().transactions.status('9BD1eW'));
+
+      expect(timedOutRetry).toMatchObject({ status: 409, mayHaveExecuted: true, attempts: 1 });
+      expect(timedOutRetry.message).toMatch(/may have been executed: check its outcome/);
+      expect(lookup).toMatchObject({ status: 409, mayHaveExecuted: false });
     });
   });
 
@@ -836,6 +855,40 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error.headers).toEqual(
         expect.objectContaining({ 'x-debug-[REDACTED]': 'Basic [REDACTED]' }),
       );
+    });
+
+    it('redacts a password with non-ASCII characters echoed through a wrong charset', async () => {
+      const apiPassword = 'Geheim-Pässwört-2024';
+      const utf8 = Buffer.from(apiPassword, 'utf8');
+      const hex = utf8.toString('hex');
+      server.reply({
+        status: 400,
+        // Node writes a header's text as Latin-1 bytes: these are the password's UTF-8 bytes,
+        // as a server in another language echoes it, and read back as Latin-1 (`PÃ¤ss...`).
+        headers: { 'x-echo': utf8.toString('latin1') },
+        body: {
+          message: `denied ${apiPassword.normalize('NFD')}`,
+          // The password sent as ISO-8859-1 and read as UTF-8, and its hex in mixed case.
+          latin1: Buffer.from(apiPassword, 'latin1').toString('utf8'),
+          dump: [...hex].map((digit, i) => (i % 2 ? digit.toUpperCase() : digit)).join(''),
+        },
+      });
+      const echoed = createPaymentsClient({
+        apiUsername: 'api-user',
+        apiPassword,
+        baseUrl: server.url,
+        allowInsecureHttp: true,
+        maxRetries: 0,
+        debug: true,
+      });
+
+      const error = await failure(echoed.payouts.mpesa(MPESA_PAYOUT.request));
+
+      const visible = [everythingVisibleIn(error), ...logger.lines.map((l) => l.message)].join(
+        '\n',
+      );
+      expect(error.headers).toEqual(expect.objectContaining({ 'x-echo': '[REDACTED]' }));
+      expect(visible).not.toMatch(/Geheim|wört|w\u00c3|4765686569/i);
     });
 
     it('redacts a secret the service echoes back in an error body', async () => {

@@ -610,15 +610,18 @@ export class OperationRunner implements BeforeApplicationShutdown {
     const { operation, status, attempts } = details;
     const service = readServiceError(body);
     // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
-    // earlier attempt (a 5xx, a timeout) may have; a 3xx or 5xx may come after it executed, and
-    // so may any answer whose body says 5xx (the service's error, not a refusal of the request)
-    // or, under an error status, says the call succeeded.
-    const bodySays5xx =
-      service.status !== undefined && service.status >= 500 && service.status <= 599;
+    // earlier attempt (a 5xx, a timeout) may have; a 3xx, 409 or 5xx may come after it executed,
+    // and so may any answer whose body says 409 or 5xx (the service's error, not a refusal of the
+    // request) or, under an error status, says the call succeeded.
+    const bodySaysMayHaveExecuted =
+      service.status !== undefined &&
+      service.status >= 400 &&
+      service.status <= 599 &&
+      errorStatusMayHaveExecuted(service.status);
     const statusSaysMayHaveExecuted = isSuccessStatus(status)
-      ? bodySays5xx
+      ? bodySaysMayHaveExecuted
       : errorStatusMayHaveExecuted(status) ||
-        bodySays5xx ||
+        bodySaysMayHaveExecuted ||
         (isJsonObject(body) && body.success === true);
     const mayHaveExecuted = isPost && (statusSaysMayHaveExecuted || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;

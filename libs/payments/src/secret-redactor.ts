@@ -116,6 +116,26 @@ function encodedPattern(value: string): string {
 }
 
 /**
+ * `value` as it reads after a wrong charset on the way: composed or decomposed (NFC, NFD: `ä` as
+ * one character or as `a` and a combining mark), its UTF-8 bytes read as Latin-1 (as Node reads
+ * header bytes: `Ã¤`), and its Latin-1 bytes read as UTF-8 (a body sent as ISO-8859-1: `�`).
+ * Only the forms that differ from `value`; none for ASCII text.
+ */
+function charsetForms(value: string): string[] {
+  // ASCII (one byte per character in UTF-8) reads the same in every one of them.
+  if (Buffer.byteLength(value, 'utf8') === value.length) return [];
+  const forms = new Set<string>();
+  for (const text of [value, value.normalize('NFC'), value.normalize('NFD')]) {
+    forms.add(text);
+    forms.add(Buffer.from(text, 'utf8').toString('latin1'));
+    // Only text that Latin-1 can hold: beyond U+00FF its encoder writes other characters.
+    if (!/[\u0100-\uffff]/.test(text)) forms.add(Buffer.from(text, 'latin1').toString('utf8'));
+  }
+  forms.delete(value);
+  return [...forms];
+}
+
+/**
  * Every `\uXXXX` escape of `value`, in lower- and upper-case hex. Per UTF-16 code unit, as JSON
  * writes them: a character outside the BMP is a surrogate pair (`\ud83d\udd11`).
  */
@@ -180,7 +200,10 @@ export class SecretRedactor {
       encoded.push(encodedPattern(password));
       spaced ||= password.includes(' ');
       const hex = Buffer.from(password, 'utf8').toString('hex');
+      // In errors and log lines, hex in any case (`4A6f...`).
+      caseless.push(hex);
       forms.push(
+        ...charsetForms(password),
         password,
         JSON.stringify(password).slice(1, -1),
         encodeURIComponent(password),

@@ -572,8 +572,9 @@ export function readServiceError(body: unknown): ServiceErrorBody {
   return {
     ...(typeof message === 'string' && message !== '' ? { message } : {}),
     ...(typeof status === 'number' && Number.isFinite(status) ? { status } : {}),
-    // Some gateways write it as text ("500", "503 Service Unavailable"): a status all the same.
-    ...(typeof status === 'string' && /^\s*[1-5]\d\d(?!\S)/.test(status)
+    // Some gateways write it as text ("500", "503 Service Unavailable", "503: upstream", IIS's
+    // "502.3"): a status all the same, though not a longer number ("5000").
+    ...(typeof status === 'string' && /^\s*[1-5]\d\d(?!\d)/.test(status)
       ? { status: Number(status.trim().slice(0, 3)) }
       : {}),
     ...(typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
