@@ -112,8 +112,11 @@ describe('conformance: look-ups', () => {
     });
 
     it('allows a reference with a single dot, URL-encoded', async () => {
+      // The recorded answer is the record of 9BD103350408eR: refused as another transaction's.
       conformance.server.answerWith('transactions/status-response.json');
-      await conformance.client().transactions.status('9BD12041887.eS');
+      await expect(
+        conformance.client().transactions.status('9BD12041887.eS'),
+      ).rejects.toMatchObject({ code: 'INVALID_RESPONSE', mayHaveExecuted: false });
 
       expect(conformance.server.onlyRequest().url).toBe(
         `/api/v1/status/${encodeURIComponent('9BD12041887.eS')}`,

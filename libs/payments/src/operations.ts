@@ -289,6 +289,8 @@ export const OPERATIONS = {
     requestClass: TransactionStatusRequest,
     response: {
       kind: 'record',
+      // A record of another transaction would confirm what the one asked for never did.
+      echoes: { key: 'code', requestField: 'reference' },
       shape: {
         object: {
           id: 'string',

@@ -149,3 +149,39 @@ describe('generated acceptance decoding (generated-function.ts)', () => {
     },
   );
 });
+
+describe('record decoding', () => {
+  const decoding = OPERATIONS.transactionsStatus.response;
+  const record = (fields: Record<string, unknown>) => ({
+    code: 'TX-1',
+    amount: 10,
+    transaction_details: { status: 'failed' },
+    ...fields,
+  });
+
+  it("keeps the documented key's value when another key reads as the same field", () => {
+    for (const body of [
+      record({ transactionDetails: { status: 'success' } }),
+      { transactionDetails: { status: 'success' }, ...record({}) },
+      record({ transaction__details: { status: 'success' } }),
+    ]) {
+      const decoded = decodeResponse(body, decoding, { reference: 'TX-1' });
+
+      expect(decoded).toMatchObject({
+        ok: true,
+        record: { transactionDetails: { status: 'failed' } },
+      });
+      // The other stays in `_raw`, as the service sent it.
+      expect(decoded.ok && decoded.record._raw).toBe(body);
+    }
+  });
+
+  it('refuses the record of another transaction than the one asked for', () => {
+    expect(decodeResponse(record({}), decoding, { reference: 'TX-2' })).toEqual({
+      ok: false,
+      code: 'INVALID_RESPONSE',
+      problem: "the response's code is not the reference asked for",
+    });
+    expect(decodeResponse(record({ code: null }), decoding, { reference: 'TX-2' }).ok).toBe(true);
+  });
+});

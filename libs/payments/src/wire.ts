@@ -258,6 +258,11 @@ export interface RecordDecoding {
   readonly shape: WireShape;
   /** Extra names for top-level fields, e.g. `local` for `fiatBalance`. */
   readonly aliases?: Readonly<Record<string, string>>;
+  /**
+   * A top-level wire key that, when the record has it, must equal a request field: the record
+   * asked for, not another one (`code` of the status look-up, its `reference`).
+   */
+  readonly echoes?: { readonly key: string; readonly requestField: string };
 }
 
 export type ResponseDecoding = AcceptanceDecoding | RecordDecoding;
@@ -351,10 +356,15 @@ function decodeShape(value: unknown, shape: WireShape, path: string, invalid: st
   }
   const record: JsonObject = {};
   for (const [key, item] of Object.entries(value)) {
-    const member = Object.hasOwn(shape.object, key) ? shape.object[key] : 'unknown';
+    const documented = Object.hasOwn(shape.object, key);
+    const name = camelCase(key);
+    // `transactionDetails` or `transaction__details` beside `transaction_details`: the documented
+    // key's value is the field's, whatever order they came in (the other stays in `_raw`).
+    if (!documented && Object.hasOwn(record, name)) continue;
+    const member = documented ? shape.object[key] : 'unknown';
     const decoded = decodeShape(item, member, path === '' ? key : `${path}.${key}`, invalid);
     // defineProperty: a `__proto__` key stays data.
-    Object.defineProperty(record, camelCase(key), {
+    Object.defineProperty(record, name, {
       value: decoded,
       enumerable: true,
       writable: true,
@@ -529,7 +539,18 @@ function decodeAcceptance(
   return acceptanceDecoderOf(decoding)(body, request);
 }
 
-function decodeRecord(body: JsonObject, decoding: RecordDecoding): Decoded {
+function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: object): Decoded {
+  const { echoes } = decoding;
+  const echoed = echoes && Object.hasOwn(body, echoes.key) ? body[echoes.key] : null;
+  if (echoes && echoed !== null) {
+    if (echoed !== (request as Record<string, unknown>)[echoes.requestField]) {
+      return {
+        ok: false,
+        code: 'INVALID_RESPONSE',
+        problem: `the response's ${echoes.key} is not the ${echoes.requestField} asked for`,
+      };
+    }
+  }
   const invalid: string[] = [];
   const record = decodeShape(body, decoding.shape, '', invalid) as JsonObject;
   if (invalid.length > 0) {
@@ -553,7 +574,7 @@ export function decodeResponse(
 ): Decoded {
   return decoding.kind === 'acceptance'
     ? decodeAcceptance(body, decoding, request)
-    : decodeRecord(body, decoding);
+    : decodeRecord(body, decoding, request);
 }
 
 /** What the service's error body says (`{"status": 400, "success": false, "message": ...}`). */

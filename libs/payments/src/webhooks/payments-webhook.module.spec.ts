@@ -537,21 +537,15 @@ describe('PaymentsWebhookModule', () => {
         { ...EXAMPLES.kenyaSuccess, amount: '7000000' },
       ],
       [
-        'a record of another reference',
-        () =>
+        'a success the record says failed, beside an undocumented key that says success',
+        () => {
+          const record = statusRecord('9BD103739849eR', 'failed', 10);
+          const success = { ...record.transaction_details, status: 'success' };
           status.answer('9BD103739849eR', {
             status: 200,
-            body: statusRecord('9BD000000000eR', 'success', 10),
-          }),
-        EXAMPLES.kenyaSuccess,
-      ],
-      [
-        'a pending record of another reference',
-        () =>
-          status.answer('9BD103739849eR', {
-            status: 200,
-            body: statusRecord('9BD000000000eR', 'pending', 10),
-          }),
+            body: { ...record, transactionDetails: success, transaction__details: success },
+          });
+        },
         EXAMPLES.kenyaSuccess,
       ],
       [
@@ -577,6 +571,21 @@ describe('PaymentsWebhookModule', () => {
       expect(warnings).toMatch(/Refused a collection webhook for 9BD\d+eR/);
       expect(warnings).not.toMatch(/0712345678|\+254700000000/);
     });
+
+    it.each(['success', 'pending'])(
+      'answers 503 and runs no handler when the look-up answers a %s record of another reference',
+      async (recordStatus) => {
+        status.answer('9BD103739849eR', {
+          status: 200,
+          body: statusRecord('9BD000000000eR', recordStatus, 10),
+        });
+        const { deliver, handlers, logger } = await standard();
+
+        expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+        expect(handlers.all).toEqual([]);
+        expect(logger.of('warn').join('\n')).toMatch(/Could not confirm/);
+      },
+    );
 
     it.each([500, 502, 401, 429])(
       'answers 503 and runs no handler when the look-up fails with %s',
