@@ -16,47 +16,47 @@ export interface PaymentsModuleOptions {
   /** API password for HTTP Basic authentication. Supply it from the environment; it is never logged. */
   apiPassword: string;
   /** Base URL of the service. Defaults to {@link DEFAULT_BASE_URL}, a placeholder: set it. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Timeout of each request attempt in milliseconds. Default 30000. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Default wallet of payouts. Default `"local"`. */
-  walletType?: WalletType;
+  walletType?: WalletType | undefined;
   /** Webhook URL used when a request's `callbackUrl` is empty. */
-  defaultCallbackUrl?: string;
+  defaultCallbackUrl?: string | undefined;
   /** Account username used when a request's `username` is empty. */
-  defaultUsername?: string;
+  defaultUsername?: string | undefined;
   /** Log every request attempt and response through Nest's `Logger`. Not for production. Default false. */
-  debug?: boolean;
+  debug?: boolean | undefined;
   /** Retries of transient failures (5xx, network, timeout); 0 disables. Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
    * Allow a plain `http://` baseUrl to a host that is not loopback. Off by default: the Basic
    * credentials would cross the network in clear. Loopback (`localhost`, `127.0.0.0/8`, `[::1]`) is always allowed.
    */
-  allowInsecureHttp?: boolean;
+  allowInsecureHttp?: boolean | undefined;
   /**
    * Append each call's idempotency key to its `callback_url` as the query parameter `malipo_key`,
    * so the webhook can be matched to the call even when the call's answer was lost. Default true.
    */
-  correlateCallbacks?: boolean;
+  correlateCallbacks?: boolean | undefined;
   /**
    * Retry a POST whose failure is ambiguous (a timeout or reset after the request was sent, a
    * 5xx): the interface document's rule, so default true. Set false for payouts while the
    * service's honouring of `Idempotency-Key` is unconfirmed: only failures before the request was
    * sent are then retried. Overridable per call.
    */
-  retryAmbiguous?: boolean;
+  retryAmbiguous?: boolean | undefined;
   /**
    * Longest `Retry-After` (ms) a retry waits for; a 5xx asking for longer is not retried and
    * its error carries `retryAfterMs`. Default 5000.
    */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /**
    * An explicit HTTP proxy (axios's `proxy` config). Environment proxies (`HTTP_PROXY`) are never
    * used for a plain-http `baseUrl`, since they would see the Basic credentials in clear; an
    * https `baseUrl` may tunnel through them (CONNECT).
    */
-  proxy?: PaymentsProxyOptions;
+  proxy?: PaymentsProxyOptions | undefined;
   /**
    * The payments journal (docs/journal.md): every collection, payout and transfer is written to it
    * before it is sent and as it ends, a repeated key is answered from it, and `PaymentsReconciler`
@@ -65,13 +65,13 @@ export interface PaymentsModuleOptions {
    * instances and crashes, or your own store. Off by default. The client closes the store (its
    * `close()`) when it closes, after its calls have settled.
    */
-  journal?: PaymentsJournalStore;
+  journal?: PaymentsJournalStore | undefined;
   /**
    * Key of the journal's request fingerprints (at least 16 characters). Default: derived from
    * `apiPassword`, so every instance of the account agrees; set it to keep fingerprints across a
    * password rotation (after a rotation without it, a key in flight is refused as reused).
    */
-  journalFingerprintSecret?: string;
+  journalFingerprintSecret?: string | undefined;
 }
 
 /** An explicit proxy for {@link PaymentsModuleOptions.proxy}. */

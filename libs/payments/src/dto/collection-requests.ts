@@ -84,7 +84,10 @@ export class PanAfricanCollectionRequest {
   @IsText()
   accountNumber!: string;
 
-  /** From network discovery. */
+  /**
+   * The network's `id` from network discovery (not its `code`); `toNetworkRequestFields(network)`
+   * sets it.
+   */
   @IsText()
   networkCode!: string;
 

@@ -46,7 +46,10 @@ export class PanAfricanPayoutRequest {
   @IsText()
   username?: string;
 
-  /** From network discovery. */
+  /**
+   * The network's `id` from network discovery (not its `code`); `toNetworkRequestFields(network)`
+   * sets it.
+   */
   @IsText()
   networkCode!: string;
 

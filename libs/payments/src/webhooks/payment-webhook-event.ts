@@ -87,8 +87,9 @@ export interface PaymentWebhookEvent extends PaymentWebhookPayload {
    * Idempotency key of the call that started the transaction: the `malipo_key` query parameter of
    * the delivery's URL, else of `forwardUrl` (the library appends it to every `callback_url`).
    * It matches an outcome to its call even when the call's answer was lost. It travels in the URL
-   * and the status look-up does not vouch for it: match on it together with the amount, or with
-   * the reference once known. With the payments journal and confirmed events (the default),
+   * and the status look-up does not vouch for it: without the journal, a forger who paid one order
+   * can post its genuine reference under another order's key, of the same amount or not; match on
+   * the reference the call returned once known. With the payments journal and confirmed events (the default),
    * handlers get the key of the journal entry the event matched (by this key or by its reference),
    * or none when it matched no entry.
    */

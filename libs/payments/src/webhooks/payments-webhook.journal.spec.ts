@@ -278,3 +278,66 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     expect(service.requests.filter((request) => request.method === 'GET')).toHaveLength(lookUps);
   });
 });
+
+describe('PaymentsWebhookModule: what events of a journaled, pending reference cost', () => {
+  it('makes a few schedules of look-ups outside the budgets per reference, then draws on the main one', async () => {
+    const service = await RecordingServer.start();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsModule.forRoot({
+          apiUsername: 'shop-user',
+          apiPassword: 'webhook-journal-spec-password',
+          baseUrl: service.url,
+          maxRetries: 0,
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+          journal: new InMemoryPaymentsJournal(),
+        }),
+        PaymentsWebhookModule.forRoot({
+          pendingRecheckDelaysMs: [],
+          lookupBudget: { perSecond: 0.001, burst: 1 },
+        }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      service.fallback = (request) =>
+        request.method === 'POST'
+          ? { status: 200, body: successBody('payout') }
+          : {
+              status: 200,
+              body: {
+                ...succeededPayout(PAYOUT_REFERENCE, PAYOUT.amount),
+                transaction_details: { status: 'pending' },
+              },
+            };
+      // The reference is the app's to show (a checkout URL holds one): anyone may post it.
+      await app.get(PayoutsService).mpesa(PAYOUT, { idempotencyKey: 'order-pending' });
+      const forged = JSON.stringify({
+        ...kenyaSuccess,
+        transaction_reference: PAYOUT_REFERENCE,
+        amount: PAYOUT.amount,
+      });
+      const lookUps = () => service.requests.filter((request) => request.method === 'GET').length;
+
+      const answers: number[] = [];
+      for (let delivery = 0; delivery < 6; delivery += 1) {
+        const response = await fetch(`${await app.getUrl()}/webhooks/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: forged,
+        });
+        await response.arrayBuffer();
+        answers.push(response.status);
+      }
+
+      // Each is not final yet (503): three schedules outside the budgets, one from the main
+      // budget's only token, then none left: 503 without a look-up.
+      expect(answers).toEqual(Array(6).fill(503));
+      expect(lookUps()).toBe(4);
+    } finally {
+      await app.close();
+      await service.close();
+    }
+  });
+});

@@ -1016,6 +1016,20 @@ describe('PaymentsWebhookModule', () => {
       expect(status.requests).toEqual([]);
     });
 
+    it('answers 401 to a body nested deeper than JSON.stringify can write, logging no error', async () => {
+      const { deliver, handlers, logger } = await signed({ secrets: SECRET });
+      const depth = 20_000;
+      const body = `{"transaction_reference":"9BD1eR","x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
+      const response = await deliver(body, {
+        headers: { 'x-payd-connect-signature': KENYA_SUCCESS_SIGNATURE },
+      });
+
+      expect(response.status).toBe(401);
+      expect(handlers.all).toEqual([]);
+      expect(logger.of('error')).toEqual([]);
+    });
+
     it('accepts each secret of a rotation, and no other', async () => {
       status.settleExamples();
       const { deliver, handlers } = await signed({ secrets: ['old-secret', 'new-secret'] });

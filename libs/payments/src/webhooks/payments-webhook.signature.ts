@@ -75,14 +75,15 @@ function checked(options: PaymentsSignatureOptions): {
  * never from the app's parsed body, which a middleware may have changed.
  */
 function sortedKeysForm(rawBody: Buffer): string | undefined {
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(rawBody.toString('utf8'));
+    const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    return JSON.stringify(parsed, Object.keys(parsed).sort());
   } catch {
+    // Not JSON, or nested deeper than JSON.stringify can write (a RangeError): no signature of
+    // the service's can be over it, so it is refused as unsigned (401), not failed (500).
     return undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  return JSON.stringify(parsed, Object.keys(parsed).sort());
 }
 
 /**
