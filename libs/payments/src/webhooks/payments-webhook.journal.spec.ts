@@ -73,6 +73,17 @@ function crashedEntry(key: string): PaymentsJournalEntry {
   };
 }
 
+/** The payments module of the app under test: the service on loopback, and `journal`. */
+const journaledPayments = (service: RecordingServer, journal: InMemoryPaymentsJournal) =>
+  PaymentsModule.forRoot({
+    apiUsername: 'shop-user',
+    apiPassword: 'webhook-journal-spec-password',
+    baseUrl: service.url,
+    maxRetries: 0,
+    defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+    journal,
+  });
+
 describe('PaymentsWebhookModule with the payments journal', () => {
   let service: RecordingServer;
   let app: INestApplication;
@@ -84,17 +95,7 @@ describe('PaymentsWebhookModule with the payments journal', () => {
   beforeEach(async () => {
     journal = new InMemoryPaymentsJournal();
     const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsModule.forRoot({
-          apiUsername: 'shop-user',
-          apiPassword: 'webhook-journal-spec-password',
-          baseUrl: service.url,
-          maxRetries: 0,
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
-          journal,
-        }),
-        PaymentsWebhookModule.forRoot({}),
-      ],
+      imports: [journaledPayments(service, journal), PaymentsWebhookModule.forRoot({})],
       providers: [Handlers],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -284,14 +285,7 @@ describe('PaymentsWebhookModule: what events of a journaled, pending reference c
     const service = await RecordingServer.start();
     const moduleRef = await Test.createTestingModule({
       imports: [
-        PaymentsModule.forRoot({
-          apiUsername: 'shop-user',
-          apiPassword: 'webhook-journal-spec-password',
-          baseUrl: service.url,
-          maxRetries: 0,
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
-          journal: new InMemoryPaymentsJournal(),
-        }),
+        journaledPayments(service, new InMemoryPaymentsJournal()),
         PaymentsWebhookModule.forRoot({
           pendingRecheckDelaysMs: [],
           lookupBudget: { perSecond: 0.001, burst: 1 },
