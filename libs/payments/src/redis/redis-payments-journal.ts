@@ -6,10 +6,16 @@ import type {
   PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
 import { connectRedis, quit, type RedisConnectionOptions } from './redis-connection';
+import {
+  type RedisReplicationOptions,
+  type ReplicatedWrite,
+  replicatedWrites,
+} from './redis-replication';
 import { printsAsNameOnly } from '../secret-holders';
 
 /** Options of {@link RedisPaymentsJournal}: a client, or what to connect with. */
-export interface RedisPaymentsJournalOptions extends RedisConnectionOptions {
+export interface RedisPaymentsJournalOptions
+  extends RedisConnectionOptions, RedisReplicationOptions {
   /**
    * Prefix of every key the journal writes. Default `malipo:journal:`. On Redis Cluster, give it a
    * hash tag (`{malipo-journal}:`): an entry and its indexes change in one script.
@@ -119,6 +125,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   /** The client; made by the journal unless given as `client`. */
   readonly client: Redis;
   private readonly commands: JournalCommands;
+  private readonly replicated: ReplicatedWrite;
   private readonly ownsClient: boolean;
   private readonly prefix: string;
   private readonly ttlMs: number;
@@ -131,6 +138,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       throw new Error('RedisPaymentsJournal: ttlMs must be a positive integer (ms)');
     }
     this.ttlMs = ttlMs;
+    const replicated = replicatedWrites(options, 'RedisPaymentsJournal');
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPaymentsJournal',
@@ -140,41 +148,46 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     this.client.defineCommand('malipoJournalCreate', { numberOfKeys: 4, lua: CREATE_SCRIPT });
     this.client.defineCommand('malipoJournalReplace', { numberOfKeys: 4, lua: REPLACE_SCRIPT });
     this.commands = this.client as unknown as JournalCommands;
+    this.replicated = replicated(this.client);
   }
 
   async create(
     entry: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     const startedAtMs = Date.parse(entry.startedAt);
-    const [created, json] = await this.commands.malipoJournalCreate(
-      this.entryKey(entry.idempotencyKey),
-      this.key('started'),
-      this.key('open'),
-      this.referenceKey(entry.reference),
-      JSON.stringify(entry),
-      this.ttlMs,
-      startedAtMs,
-      entry.idempotencyKey,
-      OPEN_STATES.has(entry.state) ? '1' : '0',
-      entry.reference === undefined ? '0' : '1',
-      startedAtMs - this.ttlMs,
+    const [created, json] = await this.replicated(
+      this.commands.malipoJournalCreate(
+        this.entryKey(entry.idempotencyKey),
+        this.key('started'),
+        this.key('open'),
+        this.referenceKey(entry.reference),
+        JSON.stringify(entry),
+        this.ttlMs,
+        startedAtMs,
+        entry.idempotencyKey,
+        OPEN_STATES.has(entry.state) ? '1' : '0',
+        entry.reference === undefined ? '0' : '1',
+        startedAtMs - this.ttlMs,
+      ),
     );
     return { created: created === 1, entry: JSON.parse(json) as PaymentsJournalEntry };
   }
 
   async replace(next: PaymentsJournalEntry): Promise<boolean> {
-    const replaced = await this.commands.malipoJournalReplace(
-      this.entryKey(next.idempotencyKey),
-      this.key('open'),
-      this.referenceKey(next.reference),
-      this.key('started'),
-      JSON.stringify(next),
-      next.version - 1,
-      this.ttlMs,
-      Date.parse(next.startedAt),
-      next.idempotencyKey,
-      OPEN_STATES.has(next.state) ? '1' : '0',
-      next.reference === undefined ? '0' : '1',
+    const replaced = await this.replicated(
+      this.commands.malipoJournalReplace(
+        this.entryKey(next.idempotencyKey),
+        this.key('open'),
+        this.referenceKey(next.reference),
+        this.key('started'),
+        JSON.stringify(next),
+        next.version - 1,
+        this.ttlMs,
+        Date.parse(next.startedAt),
+        next.idempotencyKey,
+        OPEN_STATES.has(next.state) ? '1' : '0',
+        next.reference === undefined ? '0' : '1',
+      ),
     );
     return replaced === 1;
   }

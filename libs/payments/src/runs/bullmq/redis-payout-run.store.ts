@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
+import {
+  type RedisReplicationOptions,
+  type ReplicatedWrite,
+  replicatedWrites,
+} from '../../redis/redis-replication';
 import type { MinorTotal } from '../../money';
 import { itemMinorUnits, summaryOf } from '../payout-run-tally';
 import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
@@ -18,7 +23,8 @@ import type {
 import { printsAsNameOnly } from '../../secret-holders';
 
 /** Options of {@link RedisPayoutRunStore}: a client, or what to connect with. */
-export interface RedisPayoutRunStoreOptions extends RedisConnectionOptions {
+export interface RedisPayoutRunStoreOptions
+  extends RedisConnectionOptions, RedisReplicationOptions {
   /**
    * Prefix of every key the store writes. Default `malipo:runs:`. The keys of one run share the
    * hash tag `{<runId>}`, so the scripts work on Redis Cluster too.
@@ -255,6 +261,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private readonly prefix: string;
   private readonly finishedRunTtlSeconds: number;
   private closing?: Promise<void>;
+  private readonly replicated: ReplicatedWrite;
   /** Runs whose items' expiry this store is setting now. */
   private readonly expiring = new Set<string>();
 
@@ -266,6 +273,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         'RedisPayoutRunStore: finishedRunTtlSeconds must be a whole number, 0 or more',
       );
     }
+    const replicated = replicatedWrites(options, 'RedisPayoutRunStore');
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPayoutRunStore',
@@ -295,6 +303,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       lua: CREATE_RUN_SCRIPT,
     });
     this.commands = this.client as unknown as RunStoreCommands;
+    this.replicated = replicated(this.client);
   }
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
@@ -366,17 +375,19 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
     // Written last, and whole: until then the run does not exist for readers, whatever its items
     // say; a creation killed before this step left no run behind.
-    const created = await this.commands.malipoRunsCreateRun(
-      ...this.runKeys(run.runId),
-      claim,
-      JSON.stringify(fixed satisfies StaticRun),
-      'state',
-      state,
-      'updatedAt',
-      updatedAt,
-      'rateLimited',
-      rateLimited,
-      ...(finishedAt === undefined ? [] : ['finishedAt', finishedAt]),
+    const created = await this.replicated(
+      this.commands.malipoRunsCreateRun(
+        ...this.runKeys(run.runId),
+        claim,
+        JSON.stringify(fixed satisfies StaticRun),
+        'state',
+        state,
+        'updatedAt',
+        updatedAt,
+        'rateLimited',
+        rateLimited,
+        ...(finishedAt === undefined ? [] : ['finishedAt', finishedAt]),
+      ),
     );
     if (created === -1) throw this.lapsed(run.runId);
     if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
@@ -447,15 +458,17 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     when: PayoutRunCondition = {},
   ): Promise<PayoutRunRecord | undefined> {
     if (when.states !== undefined && when.states.length === 0) return undefined;
-    const reply = await this.commands.malipoRunsUpdateRun(
-      ...this.runKeys(runId),
-      (when.states ?? []).join(','),
-      when.unfinished ? '1' : '0',
-      new Date().toISOString(),
-      change.state ?? '',
-      change.finishedAt ?? '',
-      change.rateLimited === undefined ? '' : String(change.rateLimited),
-      this.finishedRunTtlSeconds === 0 ? '' : this.finishedRunTtlSeconds,
+    const reply = await this.replicated(
+      this.commands.malipoRunsUpdateRun(
+        ...this.runKeys(runId),
+        (when.states ?? []).join(','),
+        when.unfinished ? '1' : '0',
+        new Date().toISOString(),
+        change.state ?? '',
+        change.finishedAt ?? '',
+        change.rateLimited === undefined ? '' : String(change.rateLimited),
+        this.finishedRunTtlSeconds === 0 ? '' : this.finishedRunTtlSeconds,
+      ),
     );
     if (!reply) return undefined;
     const fields = fieldsOf(reply);
@@ -478,22 +491,26 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     // An empty list allows no state (the script reads '' as any).
     if (from !== undefined && from.length === 0) return undefined;
     if (runStates !== undefined && runStates.length === 0) return undefined;
-    const reply = await this.commands.malipoRunsUpdateItem(
-      this.key(runId, `item:${itemId}`),
-      this.key(runId, 'totals'),
-      this.key(runId, 'run'),
-      (from ?? []).join(','),
-      new Date().toISOString(),
-      change.state ?? '',
-      change.reason ?? '',
-      change.reason === undefined ? '0' : '1',
-      change.reference ?? '',
-      change.reference === undefined ? '0' : '1',
-      change.sends === undefined ? '' : String(change.sends),
-      this.key(runId, 'state:'),
-      (runStates ?? []).join(','),
-      FINAL_ITEM_STATES.join(','),
-      change.sendClaim ?? '',
+    // Before an item is sent, its `sending` must outlive a failover, or the new primary sends it
+    // again: the wait covers every earlier write of this connection too.
+    const reply = await this.replicated(
+      this.commands.malipoRunsUpdateItem(
+        this.key(runId, `item:${itemId}`),
+        this.key(runId, 'totals'),
+        this.key(runId, 'run'),
+        (from ?? []).join(','),
+        new Date().toISOString(),
+        change.state ?? '',
+        change.reason ?? '',
+        change.reason === undefined ? '0' : '1',
+        change.reference ?? '',
+        change.reference === undefined ? '0' : '1',
+        change.sends === undefined ? '' : String(change.sends),
+        this.key(runId, 'state:'),
+        (runStates ?? []).join(','),
+        FINAL_ITEM_STATES.join(','),
+        change.sendClaim ?? '',
+      ),
     );
     return reply ? this.itemOf(fieldsOf(reply)) : undefined;
   }
