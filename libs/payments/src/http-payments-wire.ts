@@ -185,6 +185,9 @@ export function isSuccessStatus(status: number): boolean {
   return status >= 200 && status <= 299;
 }
 
+/** HTTP 409 Conflict: see {@link errorStatusMayHaveExecuted}. */
+const CONFLICT = 409;
+
 /**
  * Whether the service may have executed a request it answered with this status: a 4xx is its
  * refusal; a 5xx may come from a proxy after it executed, a 3xx (never followed) may stand for a
@@ -196,8 +199,6 @@ export function isSuccessStatus(status: number): boolean {
 export function errorStatusMayHaveExecuted(status: number): boolean {
   return status < 400 || status > 499 || status === CONFLICT;
 }
-
-const CONFLICT = 409;
 
 /**
  * Whether the service may have executed a failed attempt: its answer says so

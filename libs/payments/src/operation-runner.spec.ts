@@ -870,6 +870,7 @@ describe('transport: retries, errors, debug logging', () => {
           message: `denied ${apiPassword.normalize('NFD')}`,
           // The password sent as ISO-8859-1 and read as UTF-8, and its hex in mixed case.
           latin1: Buffer.from(apiPassword, 'latin1').toString('utf8'),
+          encoded: encodeURIComponent(utf8.toString('latin1')),
           dump: [...hex].map((digit, i) => (i % 2 ? digit.toUpperCase() : digit)).join(''),
         },
       });

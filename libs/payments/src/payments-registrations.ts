@@ -12,6 +12,15 @@ import { printsAsNameOnly } from './secret-holders';
 /** What tells one account at the service from another. */
 const ACCOUNT_OPTIONS = ['baseUrl', 'apiUsername', 'apiPassword'] as const;
 
+/** An account option as it tells accounts apart: `https://x` and `https://x/` are one service. */
+function accountOption(
+  options: ResolvedPaymentsOptions,
+  option: (typeof ACCOUNT_OPTIONS)[number],
+): string {
+  const value = options[option];
+  return option === 'baseUrl' && URL.canParse(value) ? new URL(value).href : value;
+}
+
 /**
  * Fails the boot when another `PaymentsModule` registration of the app has this one's name (or
  * neither has one) but another account: the journal files calls under the name, and the webhook
@@ -37,7 +46,9 @@ export class PaymentsRegistrationCheck implements OnModuleInit {
       if (!other || other === this.options) continue;
       if (providers.get(PAYMENTS_REGISTRATION_NAME)?.instance !== this.name) continue;
       // Names of the options only: their values are credentials.
-      const differing = ACCOUNT_OPTIONS.filter((option) => other[option] !== this.options[option]);
+      const differing = ACCOUNT_OPTIONS.filter(
+        (option) => accountOption(other, option) !== accountOption(this.options, option),
+      );
       if (differing.length === 0) continue;
       throw new Error(
         `Two PaymentsModule registrations are named "${this.name}"` +

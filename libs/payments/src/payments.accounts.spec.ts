@@ -191,7 +191,12 @@ describe('several Payments accounts in one app (named registrations)', () => {
       @Module({
         imports: [
           PaymentsModule.forRootAsync({
-            useFactory: () => ({ apiUsername: 'billing', apiPassword: 'billing-secret' }),
+            // The same service whatever its URL's form.
+            useFactory: () => ({
+              apiUsername: 'billing',
+              apiPassword: 'billing-secret',
+              baseUrl: 'https://api.payments-service.example/',
+            }),
           }),
         ],
       })

@@ -202,8 +202,10 @@ export class SecretRedactor {
       const hex = Buffer.from(password, 'utf8').toString('hex');
       // In errors and log lines, hex in any case (`4A6f...`).
       caseless.push(hex);
+      const misread = charsetForms(password);
+      encoded.push(...misread.map(encodedPattern));
       forms.push(
-        ...charsetForms(password),
+        ...misread,
         password,
         JSON.stringify(password).slice(1, -1),
         encodeURIComponent(password),

@@ -262,17 +262,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     event: PaymentWebhookEvent,
     budget: LookupBudgetName,
   ): Promise<WatchedRecord> {
-    const reference = event.transactionReference;
-    let key = `${budget}:${reference}`;
-    let running = this.watches.get(key);
+    const key = `${budget}:${event.transactionReference}`;
+    const running = this.watches.get(key);
     if (running) return running;
-    if (budget === 'known') {
-      // Unbudgeted schedules of one reference are few per window: see `budgetOfKnown`.
-      budget = this.lookups.budgetOfKnown(reference);
-      key = `${budget}:${reference}`;
-      running = this.watches.get(key);
-      if (running) return running;
-    }
     const watching = this.recheck(transactions, event, budget).finally(() =>
       this.watches.delete(key),
     );

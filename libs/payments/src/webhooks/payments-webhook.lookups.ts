@@ -72,14 +72,6 @@ const FINAL_RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_ONLY_LOOKUPS = 5;
 const KEY_ONLY_WINDOW_MS = 10 * 60 * 1000;
 
-/**
- * Schedules of look-ups (the first and the re-checks of a pending record) made outside the budgets
- * for one reference the journal holds, per window; past them, from the main budget. Only the
- * service and the app know such a reference, but the app may well show it (a checkout's URL holds
- * it): a flood of forged events of many pending references must not make unbudgeted look-ups.
- */
-const KNOWN_SCHEDULES = 3;
-
 /** At most one warning a minute while the budget refuses deliveries. */
 const WARNING_INTERVAL_MS = 60_000;
 
@@ -166,7 +158,6 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
   private readonly unknown = new ExpiringMap<true>(REMEMBERED_REFERENCES);
   private readonly final = new ExpiringMap<TransactionStatus>(REMEMBERED_REFERENCES);
   private readonly keyOnly = new ExpiringMap<number>(REMEMBERED_REFERENCES);
-  private readonly knownSchedules = new ExpiringMap<number>(REMEMBERED_REFERENCES);
   private readonly countSpent = libraryCounter(
     'malipo.webhook.lookups',
     'Status look-ups made to confirm webhook events.',
@@ -254,18 +245,6 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
     const seen = this.keyOnly.get(idempotencyKey, now) ?? 0;
     this.keyOnly.set(idempotencyKey, seen + 1, now + KEY_ONLY_WINDOW_MS);
     return seen < KEY_ONLY_LOOKUPS ? 'main' : 'foreign';
-  }
-
-  /**
-   * The budget of a new schedule of look-ups for a reference the journal holds: none (`known`)
-   * for the first {@link KNOWN_SCHEDULES} in a window, then the main one.
-   * @internal
-   */
-  budgetOfKnown(reference: string): LookupBudgetName {
-    const now = Date.now();
-    const started = this.knownSchedules.get(reference, now) ?? 0;
-    this.knownSchedules.set(reference, started + 1, now + KEY_ONLY_WINDOW_MS);
-    return started < KNOWN_SCHEDULES ? 'known' : 'main';
   }
 
   /**

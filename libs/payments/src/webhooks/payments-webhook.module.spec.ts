@@ -87,6 +87,7 @@ class StatusServer {
   /** Answers each look-up takes in turn before the last one stays (see `settleInTurn`). */
   private readonly turns = new Map<string, StatusAnswer[]>();
   private held?: Promise<void>;
+  private release?: () => void;
 
   private constructor(
     private readonly server: Server,
@@ -125,10 +126,11 @@ class StatusServer {
   hold(): () => void {
     let release!: () => void;
     this.held = new Promise<void>((resolve) => (release = resolve));
-    return () => {
+    this.release = () => {
       this.held = undefined;
       release();
     };
+    return this.release;
   }
 
   /** The look-up of `reference` answers `answer` as it is. */
@@ -145,7 +147,8 @@ class StatusServer {
   }
 
   reset(): void {
-    this.held = undefined;
+    // Look-ups a failed test left held are answered, so that close() does not wait for them.
+    this.release?.();
     this.answers.clear();
     this.turns.clear();
     this.requests.length = 0;
