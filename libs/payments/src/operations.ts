@@ -76,6 +76,8 @@ const KES = { key: 'currency', value: 'KES' } as const;
 const KENYAN_LOCAL_PHONE = { field: 'phoneNumber', format: 'kenyanLocalPhone' } as const;
 const CALLBACK_URL = { field: 'callbackUrl', format: 'correlatedUrl' } as const;
 const USD_WALLET_ONLY = { field: 'walletType', format: 'usdWalletOnly' } as const;
+/** Sent as the decimal it was validated as: `10 * 1.1` goes out as 11, not 11.000000000000002. */
+const AMOUNT = { field: 'amount', format: 'decimal' } as const;
 /** Sent as the interface document says (section 4.0); the real service's examples say `MPESA`. */
 const MOBILE_MONEY_KE = 'MOBILE_MONEY_KE';
 
@@ -132,7 +134,7 @@ export const OPERATIONS = {
     body: [
       'username',
       { key: 'channel', value: MOBILE_MONEY_KE },
-      'amount',
+      AMOUNT,
       KENYAN_LOCAL_PHONE,
       'narration',
       KES,
@@ -153,7 +155,7 @@ export const OPERATIONS = {
       'username',
       { key: 'channel', value: 'card' },
       { key: 'payment_method', value: 'card' },
-      'amount',
+      AMOUNT,
       KENYAN_LOCAL_PHONE,
       'narration',
       KES,
@@ -175,7 +177,7 @@ export const OPERATIONS = {
       body: [
         'username',
         'accountName',
-        'amount',
+        AMOUNT,
         'phoneNumber',
         'accountNumber',
         'networkCode',
@@ -199,7 +201,7 @@ export const OPERATIONS = {
     requestClass: MpesaPayoutRequest,
     body: [
       KENYAN_LOCAL_PHONE,
-      'amount',
+      AMOUNT,
       'narration',
       CALLBACK_URL,
       { key: 'channel', value: MOBILE_MONEY_KE },
@@ -219,7 +221,7 @@ export const OPERATIONS = {
       'accountName',
       'accountHolderName',
       'accountNumber',
-      'amount',
+      AMOUNT,
       'phoneNumber',
       'channelId',
       'narration',
@@ -241,7 +243,7 @@ export const OPERATIONS = {
     requestClass: MerchantPayoutRequest,
     body: [
       'username',
-      'amount',
+      AMOUNT,
       KES,
       'phoneNumber',
       'narration',
@@ -259,7 +261,7 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/p2p',
     requestClass: TransferRequest,
-    body: ['receiverUsername', 'amount', 'narration', 'phoneNumber', 'currency', USD_WALLET_ONLY],
+    body: ['receiverUsername', AMOUNT, 'narration', 'phoneNumber', 'currency', USD_WALLET_ONLY],
     response: {
       kind: 'acceptance',
       fields: [...COMMON_RESPONSE, 'trackingId', 'reference', 'result'],

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import { OPERATIONS } from './operations';
 import type { AcceptanceDecoding } from './wire';
+import { OPERATION_CASES } from '../spec-support/operation-cases';
+import { REQUEST_RULES } from './request-rules';
 import {
+  AMOUNT_DECIMALS,
   correlatedUrl,
   decodeAcceptanceByTable,
   decodeResponse,
@@ -183,5 +186,28 @@ describe('record decoding', () => {
       problem: "the response's code is not the reference asked for",
     });
     expect(decodeResponse(record({ code: null }), decoding, { reference: 'TX-2' }).ok).toBe(true);
+  });
+});
+
+describe('amounts on the wire', () => {
+  const mpesa = OPERATIONS.collectionsMpesa;
+  const context = { correlate: false, idempotencyKey: 'k' };
+  const mpesaCase = OPERATION_CASES.find((c) => c.operation === 'collections.mpesa')!;
+  const sent = (amount: number) =>
+    encodeBody({ ...mpesaCase.request, amount }, mpesa.body!, context).amount;
+
+  it('sends the decimal an amount was validated as, not its binary artefact', () => {
+    expect(sent(10 * 1.1)).toBe(11);
+    expect(sent(0.01 + 8.04 + 1.95)).toBe(10);
+    expect(sent(0.1 + 0.2 + 10)).toBe(10.3);
+    expect(sent(250_000)).toBe(250_000);
+    expect(sent(1234.5678)).toBe(1234.5678);
+  });
+
+  it('rounds to as many decimals as the most any amount rule allows', () => {
+    const ruleDecimals = Object.values(REQUEST_RULES).flatMap((rule) =>
+      typeof rule === 'object' && 'decimals' in rule ? [rule.decimals] : [],
+    );
+    expect(Math.max(...ruleDecimals)).toBe(AMOUNT_DECIMALS);
   });
 });

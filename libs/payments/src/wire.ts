@@ -45,7 +45,15 @@ export const CORRELATION_QUERY_KEY = 'malipo_key';
  * - `usdWalletOnly`: sent only when `"USD"`, absence meaning the local wallet;
  * - `correlatedUrl`: the URL with the call's idempotency key as `malipo_key`, when enabled.
  */
-export type WireFormat = 'kenyanLocalPhone' | 'usdWalletOnly' | 'correlatedUrl';
+export type WireFormat = 'kenyanLocalPhone' | 'usdWalletOnly' | 'correlatedUrl' | 'decimal';
+
+/**
+ * The most decimals any amount rule allows (request-rules.ts): an amount validated as a decimal of
+ * at most that many places is that decimal once rounded to them.
+ * @internal
+ */
+export const AMOUNT_DECIMALS = 4;
+const DECIMAL_SCALE = 10 ** AMOUNT_DECIMALS;
 
 /** One key of a request body: a field, a field in a wire format, a constant, or a copy of a field. */
 export type BodyEntry =
@@ -105,6 +113,12 @@ function formatValue(format: WireFormat, value: unknown, context: EncodingContex
       return context.correlate && typeof value === 'string'
         ? correlatedUrl(value, context.idempotencyKey)
         : value;
+    case 'decimal': {
+      if (typeof value !== 'number') return value;
+      const scaled = Math.round(value * DECIMAL_SCALE);
+      // Beyond 2^53 the product is no count of ten-thousandths: the amount goes as it is.
+      return Number.isSafeInteger(scaled) ? scaled / DECIMAL_SCALE : value;
+    }
   }
 }
 
