@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 
-/** Options of a Redis store whose writes must outlive a failover (docs/journal.md, "Stores"). */
+/** Options of a Redis store whose writes must outlive a failover (docs/journal.md, "Failover"). */
 export interface RedisReplicationOptions {
   /**
    * Replicas that must hold each write before it counts (Redis `WAIT`): a write that fewer of

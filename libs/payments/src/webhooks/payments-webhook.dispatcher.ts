@@ -127,9 +127,9 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
    * Confirms `event` and runs its handlers unless it was processed already.
    *
    * A copy that arrives at this instance while the same event is being handled here shares its
-   * confirmation's look-ups, then waits for it: if that delivery failed, the copy fails too ({@link PaymentWebhookConcurrentFailureError})
-   * rather than being acknowledged for work that did not happen; if it was refused, the copy is
-   * judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
+   * confirmation's look-ups, then waits for it: if that delivery failed, the copy fails too
+   * ({@link PaymentWebhookConcurrentFailureError}) rather than being acknowledged for work that
+   * did not happen; if it was refused, the copy is judged on its own. A copy held by another instance fails with {@link PaymentWebhookBusyError}.
    * @throws PaymentWebhookContradictedError, PaymentWebhookConfirmationError,
    *   PaymentWebhookNotFinalError, PaymentWebhookCallInFlightError, PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
    *   what a handler threw.
