@@ -33,8 +33,9 @@ const COMMON_OPTIONS: ts.CompilerOptions = {
 
 /**
  * The apps a snippet must compile in: a new Nest 12 project's strict ES module settings
- * (`isolatedModules`, `verbatimModuleSyntax`), and a Nest 11 project's CommonJS, where a
- * top-level `await` does not compile.
+ * (`isolatedModules`, `verbatimModuleSyntax`), with `exactOptionalPropertyTypes` as stricter teams
+ * add it (an option set to `process.env.X`, which may be undefined), and a Nest 11 project's
+ * CommonJS, where a top-level `await` does not compile.
  */
 const APPS: ReadonlyArray<readonly [string, ts.CompilerOptions]> = [
   [
@@ -45,6 +46,7 @@ const APPS: ReadonlyArray<readonly [string, ts.CompilerOptions]> = [
       moduleResolution: ts.ModuleResolutionKind.Bundler,
       isolatedModules: true,
       verbatimModuleSyntax: true,
+      exactOptionalPropertyTypes: true,
     },
   ],
   [
