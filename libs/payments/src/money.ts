@@ -67,6 +67,16 @@ function scaledExactly(amount: number, digits: number): number | undefined {
   return Math.abs(minor - scaled) <= tolerance ? minor : undefined;
 }
 
+/**
+ * `amount` as the decimal of `decimals` places it stands for (`10 * 1.1` is 11, `0.01 + 8.04 +
+ * 1.95` is 10), as the amount rules compare it and the wire sends it; as it is beyond 2^53 units.
+ */
+export function asDecimal(amount: number, decimals: number): number {
+  const scale = 10 ** decimals;
+  const scaled = Math.round(amount * scale);
+  return Number.isSafeInteger(scaled) ? scaled / scale : amount;
+}
+
 /** Minor units back to an amount, as callers read it. */
 export function fromMinorUnits(minor: number, currency: string): number {
   const digits = minorUnitDigits(currency);

@@ -20,6 +20,7 @@ import type {
   TransferResponse,
 } from './dto/responses';
 import { TransferRequest } from './dto/transfer-request';
+import { REQUEST_RULES } from './request-rules';
 import type {
   AcceptanceDecoding,
   BodyEntry,
@@ -76,8 +77,12 @@ const KES = { key: 'currency', value: 'KES' } as const;
 const KENYAN_LOCAL_PHONE = { field: 'phoneNumber', format: 'kenyanLocalPhone' } as const;
 const CALLBACK_URL = { field: 'callbackUrl', format: 'correlatedUrl' } as const;
 const USD_WALLET_ONLY = { field: 'walletType', format: 'usdWalletOnly' } as const;
-/** Sent as the decimal it was validated as: `10 * 1.1` goes out as 11, not 11.000000000000002. */
-const AMOUNT = { field: 'amount', format: 'decimal' } as const;
+/**
+ * The amount, sent as the decimal its rule validated it as (`10 * 1.1` goes out as 11, not
+ * 11.000000000000002): give the rule of the request class's `@IsAmount`.
+ */
+const amountOf = (rule: { readonly decimals: number }) =>
+  ({ field: 'amount', decimals: rule.decimals }) as const;
 /** Sent as the interface document says (section 4.0); the real service's examples say `MPESA`. */
 const MOBILE_MONEY_KE = 'MOBILE_MONEY_KE';
 
@@ -134,7 +139,7 @@ export const OPERATIONS = {
     body: [
       'username',
       { key: 'channel', value: MOBILE_MONEY_KE },
-      AMOUNT,
+      amountOf(REQUEST_RULES.kesMobileMoneyAmount),
       KENYAN_LOCAL_PHONE,
       'narration',
       KES,
@@ -155,7 +160,7 @@ export const OPERATIONS = {
       'username',
       { key: 'channel', value: 'card' },
       { key: 'payment_method', value: 'card' },
-      AMOUNT,
+      amountOf(REQUEST_RULES.cardAmount),
       KENYAN_LOCAL_PHONE,
       'narration',
       KES,
@@ -177,7 +182,7 @@ export const OPERATIONS = {
       body: [
         'username',
         'accountName',
-        AMOUNT,
+        amountOf(REQUEST_RULES.anyCurrencyAmount),
         'phoneNumber',
         'accountNumber',
         'networkCode',
@@ -201,7 +206,7 @@ export const OPERATIONS = {
     requestClass: MpesaPayoutRequest,
     body: [
       KENYAN_LOCAL_PHONE,
-      AMOUNT,
+      amountOf(REQUEST_RULES.kesMobileMoneyAmount),
       'narration',
       CALLBACK_URL,
       { key: 'channel', value: MOBILE_MONEY_KE },
@@ -221,7 +226,7 @@ export const OPERATIONS = {
       'accountName',
       'accountHolderName',
       'accountNumber',
-      AMOUNT,
+      amountOf(REQUEST_RULES.anyCurrencyAmount),
       'phoneNumber',
       'channelId',
       'narration',
@@ -243,7 +248,7 @@ export const OPERATIONS = {
     requestClass: MerchantPayoutRequest,
     body: [
       'username',
-      AMOUNT,
+      amountOf(REQUEST_RULES.kesAmount),
       KES,
       'phoneNumber',
       'narration',
@@ -261,7 +266,14 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/api/v2/p2p',
     requestClass: TransferRequest,
-    body: ['receiverUsername', AMOUNT, 'narration', 'phoneNumber', 'currency', USD_WALLET_ONLY],
+    body: [
+      'receiverUsername',
+      amountOf(REQUEST_RULES.anyCurrencyAmount),
+      'narration',
+      'phoneNumber',
+      'currency',
+      USD_WALLET_ONLY,
+    ],
     response: {
       kind: 'acceptance',
       fields: [...COMMON_RESPONSE, 'trackingId', 'reference', 'result'],

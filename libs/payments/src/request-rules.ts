@@ -10,7 +10,7 @@ import type { PaymentsOperation } from './operations';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { WALLET_TYPES } from './payments-options.interface';
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
-import { hasAtMostDecimals } from './money';
+import { asDecimal, hasAtMostDecimals } from './money';
 import { isPathSegment, PATH_SEGMENT } from './path-segment';
 
 /**
@@ -149,8 +149,7 @@ export function IsAmount(limits: {
   const { min, max, decimals } = limits;
   // The limits are compared with the decimal an amount stands for: a sum's binary artefact
   // (0.01 + 8.04 + 1.95 is 9.999999999999998) is 10.00, which `decimals` then accepts.
-  const scale = 10 ** (decimals ?? 0);
-  const decimal = (v: number) => (decimals === undefined ? v : Math.round(v * scale) / scale);
+  const decimal = (v: number) => (decimals === undefined ? v : asDecimal(v, decimals));
   if (min !== undefined) {
     checks.push({
       rule: 'min',

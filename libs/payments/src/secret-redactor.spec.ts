@@ -216,4 +216,36 @@ describe('SecretRedactor.text', () => {
     const text = 'path C:\\payments\\new \\u00e4 "\\/x"';
     expect(redactor.text(text)).toBe(text);
   });
+  describe('a password read or sent in another charset', () => {
+    const german = 'Straße-Äpfel-2025!';
+    const redacts = new SecretRedactor('api-user', german);
+    const utf8 = Buffer.from(german, 'utf8');
+    const latin1 = Buffer.from(german, 'latin1');
+
+    it.each([
+      ['its UTF-8 bytes read as Latin-1 (Node reads header bytes so)', utf8.toString('latin1')],
+      ['its UTF-8 bytes read as Windows-1252', 'Stra\u00c3\u0178e-\u00c3\u201epfel-2025!'],
+      ['its Latin-1 bytes read as UTF-8', latin1.toString('utf8')],
+      ['decomposed (NFD)', german.normalize('NFD')],
+      ['its Latin-1 bytes in base64', latin1.toString('base64')],
+      ['its Latin-1 bytes in hex, upper case', latin1.toString('hex').toUpperCase()],
+      [
+        'its Latin-1 bytes in hex, mixed case',
+        latin1.toString('hex').replace(/[a-f]/, (d) => d.toUpperCase()),
+      ],
+      [
+        'its Latin-1 bytes percent-encoded',
+        Array.from(latin1, (byte) =>
+          byte > 0x7e ? `%${byte.toString(16).toUpperCase()}` : String.fromCharCode(byte),
+        ).join(''),
+      ],
+      [
+        'its UTF-8 bytes read as Latin-1, percent-encoded',
+        encodeURIComponent(utf8.toString('latin1')),
+      ],
+    ])('redacts %s', (_label, form) => {
+      const redacted = redacts.text(`denied: ${form}.`);
+      expect(redacted).toBe('denied: [REDACTED].');
+    });
+  });
 });

@@ -93,9 +93,10 @@ const HTML_NAMED: Readonly<Record<string, string>> = {
  * A pattern of `value` with any of its characters percent-encoded (its UTF-8 bytes as `%XX`, in
  * either case of hex digit, and a space also as `+`: what every percent-encoder writes, whichever
  * characters it leaves as they are: `encodeURIComponent`, RFC 3986, form encoding, Python, Go,
- * Java) or HTML-escaped (`&#x2F;`, `&#47;`, `&gt;`).
+ * Java) or HTML-escaped (`&#x2F;`, `&#47;`, `&gt;`). With `charset` `latin1`, its Latin-1 bytes
+ * (`%DF` for `ß`), as an encoder of text sent as ISO-8859-1 writes them.
  */
-function encodedPattern(value: string): string {
+function encodedPattern(value: string, charset: 'utf8' | 'latin1' = 'utf8'): string {
   const hexDigit = (digit: string) =>
     /[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit;
   const byte = (value: number) => {
@@ -105,7 +106,7 @@ function encodedPattern(value: string): string {
   };
   const character = (char: string) => {
     const literal = char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
-    const encoded = [...Buffer.from(char, 'utf8')].map(byte).join('');
+    const encoded = [...Buffer.from(char, charset)].map(byte).join('');
     const code = char.codePointAt(0)!;
     const hex = [...code.toString(16)].map(hexDigit).join('');
     const html = [`&#[xX]0*${hex};`, `&#0*${code};`];
@@ -116,10 +117,26 @@ function encodedPattern(value: string): string {
 }
 
 /**
+ * Windows-1252's characters for the bytes 0x80–0x9F, where it differs from Latin-1 (the five
+ * bytes it leaves undefined read as Latin-1's). Node's `TextDecoder('windows-1252')` reads them
+ * as Latin-1, so the table is here.
+ */
+const WINDOWS_1252_HIGH =
+  '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
+  '\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/** `bytes` read as Windows-1252, as Windows and browsers read text of an unknown charset. */
+function asWindows1252(bytes: Buffer): string {
+  return Array.from(bytes, (byte) =>
+    byte >= 0x80 && byte <= 0x9f ? WINDOWS_1252_HIGH[byte - 0x80] : String.fromCharCode(byte),
+  ).join('');
+}
+
+/**
  * `value` as it reads after a wrong charset on the way: composed or decomposed (NFC, NFD: `ä` as
  * one character or as `a` and a combining mark), its UTF-8 bytes read as Latin-1 (as Node reads
- * header bytes: `Ã¤`), and its Latin-1 bytes read as UTF-8 (a body sent as ISO-8859-1: `�`).
- * Only the forms that differ from `value`; none for ASCII text.
+ * header bytes: `Ã¤`) or Windows-1252 (`ÃŸ` for `ß`), and its Latin-1 bytes read as UTF-8 (a
+ * body sent as ISO-8859-1: `�`). Only the forms that differ from `value`; none for ASCII text.
  */
 function charsetForms(value: string): string[] {
   // ASCII (one byte per character in UTF-8) reads the same in every one of them.
@@ -127,12 +144,31 @@ function charsetForms(value: string): string[] {
   const forms = new Set<string>();
   for (const text of [value, value.normalize('NFC'), value.normalize('NFD')]) {
     forms.add(text);
-    forms.add(Buffer.from(text, 'utf8').toString('latin1'));
-    // Only text that Latin-1 can hold: beyond U+00FF its encoder writes other characters.
-    if (!/[\u0100-\uffff]/.test(text)) forms.add(Buffer.from(text, 'latin1').toString('utf8'));
+    const utf8 = Buffer.from(text, 'utf8');
+    forms.add(utf8.toString('latin1'));
+    forms.add(asWindows1252(utf8));
+    if (fitsLatin1(text)) forms.add(Buffer.from(text, 'latin1').toString('utf8'));
   }
   forms.delete(value);
   return [...forms];
+}
+
+/** Only text that Latin-1 can hold: beyond U+00FF its encoder writes other characters. */
+const fitsLatin1 = (text: string): boolean => !/[\u0100-\uffff]/.test(text);
+
+/**
+ * The forms of `value`'s Latin-1 bytes (a password sent as ISO-8859-1, then encoded): base64
+ * (padded or not, base64url) and hex (its percent-encoding is a pattern: `encodedPattern`). None
+ * for ASCII text, whose bytes are its UTF-8 ones, or for text Latin-1 cannot hold.
+ */
+function latin1ByteForms(value: string): { forms: string[]; hex?: string } {
+  if (Buffer.byteLength(value, 'utf8') === value.length || !fitsLatin1(value)) return { forms: [] };
+  const bytes = Buffer.from(value, 'latin1');
+  const base64 = bytes.toString('base64');
+  const hex = bytes.toString('hex');
+  const forms = [base64, base64.replace(/=+$/, ''), bytes.toString('base64url')];
+  forms.push(hex, hex.toUpperCase());
+  return { forms, hex };
 }
 
 /**
@@ -203,9 +239,16 @@ export class SecretRedactor {
       // In errors and log lines, hex in any case (`4A6f...`).
       caseless.push(hex);
       const misread = charsetForms(password);
-      encoded.push(...misread.map(encodedPattern));
+      encoded.push(...misread.map((form) => encodedPattern(form)));
+      const latin1 = latin1ByteForms(password);
+      // In errors and log lines, the Latin-1 bytes' hex in any case too.
+      if (latin1.hex !== undefined) {
+        caseless.push(latin1.hex);
+        encoded.push(encodedPattern(password, 'latin1'));
+      }
       forms.push(
         ...misread,
+        ...latin1.forms,
         password,
         JSON.stringify(password).slice(1, -1),
         encodeURIComponent(password),

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { OPERATIONS } from './operations';
 import type { AcceptanceDecoding } from './wire';
 import { OPERATION_CASES } from '../spec-support/operation-cases';
-import { REQUEST_RULES } from './request-rules';
+import { prepareRequest } from './request-rules';
+import type { BodyEntry } from './wire';
 import {
-  AMOUNT_DECIMALS,
   correlatedUrl,
   decodeAcceptanceByTable,
   decodeResponse,
@@ -190,24 +190,58 @@ describe('record decoding', () => {
 });
 
 describe('amounts on the wire', () => {
-  const mpesa = OPERATIONS.collectionsMpesa;
   const context = { correlate: false, idempotencyKey: 'k' };
-  const mpesaCase = OPERATION_CASES.find((c) => c.operation === 'collections.mpesa')!;
-  const sent = (amount: number) =>
-    encodeBody({ ...mpesaCase.request, amount }, mpesa.body!, context).amount;
-
-  it('sends the decimal an amount was validated as, not its binary artefact', () => {
-    expect(sent(10 * 1.1)).toBe(11);
-    expect(sent(0.01 + 8.04 + 1.95)).toBe(10);
-    expect(sent(0.1 + 0.2 + 10)).toBe(10.3);
-    expect(sent(250_000)).toBe(250_000);
-    expect(sent(1234.5678)).toBe(1234.5678);
+  const DEFAULTS = { walletType: 'local', username: 'shop', callbackUrl: undefined } as const;
+  /** A valid request of each operation (transfers have no case in operation-cases.ts). */
+  const requestOf = (name: string) =>
+    name === 'transfers.send'
+      ? { receiverUsername: 'beta', amount: 10, narration: 'Float top-up' }
+      : OPERATION_CASES.find((c) => c.operation === name)?.request;
+  /** The operations that send an amount, with their valid request and the entry that sends it. */
+  const sending = Object.values(OPERATIONS).flatMap((operation) => {
+    const entry = (operation as { body?: readonly BodyEntry[] }).body?.find(
+      (candidate) => typeof candidate === 'object' && 'decimals' in candidate,
+    ) as { decimals: number } | undefined;
+    const request = requestOf(operation.name);
+    return entry && request ? [[operation.name, operation, request, entry.decimals] as const] : [];
   });
 
-  it('rounds to as many decimals as the most any amount rule allows', () => {
-    const ruleDecimals = Object.values(REQUEST_RULES).flatMap((rule) =>
-      typeof rule === 'object' && 'decimals' in rule ? [rule.decimals] : [],
-    );
-    expect(Math.max(...ruleDecimals)).toBe(AMOUNT_DECIMALS);
+  it('covers every operation that moves money', () => {
+    expect(sending.map(([name]) => name).sort()).toEqual([
+      'collections.card',
+      'collections.mpesa',
+      'collections.panAfrican',
+      'payouts.merchant',
+      'payouts.mpesa',
+      'payouts.panAfrican',
+      'transfers.send',
+    ]);
+  });
+
+  it.each(sending)(
+    '%s sends the decimal its amount was validated as, with the decimals of its rule',
+    (_name, operation, request, decimals) => {
+      const sent = (amount: number) => {
+        const prepared = prepareRequest(operation as never, { ...request, amount }, DEFAULTS);
+        return encodeBody(prepared, (operation as { body: readonly BodyEntry[] }).body, context)
+          .amount;
+      };
+      // A sum's binary artefact, within every operation's limits.
+      expect(sent(0.01 + 8.04 + 1.95 + 100)).toBe(110);
+      expect(sent(10 * 1.1 * 100)).toBe(1100);
+      // As many decimals as the rule allows are sent as they are; one more is refused.
+      const exact = Number(`150.${'3'.repeat(decimals)}`);
+      expect(sent(exact)).toBe(exact);
+      expect(() => sent(Number(`150.${'3'.repeat(decimals + 1)}`))).toThrow(/at most \d decimals/);
+    },
+  );
+
+  it('sends a huge KES amount as the decimal of 2 places its rule took, as a payout run does', () => {
+    const merchant = OPERATIONS.payoutsMerchant;
+    const request = { ...requestOf('payouts.merchant'), amount: 120_000_000_000.0001 };
+    // Past 10^11 KES the rule cannot tell a hundredth of a cent from a float's rounding.
+    const prepared = prepareRequest(merchant, request, DEFAULTS);
+
+    expect(encodeBody(prepared, merchant.body!, context).amount).toBe(120_000_000_000);
   });
 });

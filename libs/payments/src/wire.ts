@@ -6,6 +6,7 @@
 
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
 import { isPathSegment } from './path-segment';
+import { asDecimal } from './money';
 
 /** Client request field → JSON key of the request body or query. */
 export const REQUEST_WIRE_KEYS = {
@@ -45,20 +46,14 @@ export const CORRELATION_QUERY_KEY = 'malipo_key';
  * - `usdWalletOnly`: sent only when `"USD"`, absence meaning the local wallet;
  * - `correlatedUrl`: the URL with the call's idempotency key as `malipo_key`, when enabled.
  */
-export type WireFormat = 'kenyanLocalPhone' | 'usdWalletOnly' | 'correlatedUrl' | 'decimal';
-
-/**
- * The most decimals any amount rule allows (request-rules.ts): an amount validated as a decimal of
- * at most that many places is that decimal once rounded to them.
- * @internal
- */
-export const AMOUNT_DECIMALS = 4;
-const DECIMAL_SCALE = 10 ** AMOUNT_DECIMALS;
+export type WireFormat = 'kenyanLocalPhone' | 'usdWalletOnly' | 'correlatedUrl';
 
 /** One key of a request body: a field, a field in a wire format, a constant, or a copy of a field. */
 export type BodyEntry =
   | RequestField
   | { readonly field: RequestField; readonly format: WireFormat }
+  /** An amount, sent as the decimal of `decimals` places it was validated as (`asDecimal`). */
+  | { readonly field: RequestField; readonly decimals: number }
   | { readonly key: string; readonly value: string }
   | { readonly key: string; readonly copyOf: RequestField };
 
@@ -113,12 +108,6 @@ function formatValue(format: WireFormat, value: unknown, context: EncodingContex
       return context.correlate && typeof value === 'string'
         ? correlatedUrl(value, context.idempotencyKey)
         : value;
-    case 'decimal': {
-      if (typeof value !== 'number') return value;
-      const scaled = Math.round(value * DECIMAL_SCALE);
-      // Beyond 2^53 the product is no count of ten-thousandths: the amount goes as it is.
-      return Number.isSafeInteger(scaled) ? scaled / DECIMAL_SCALE : value;
-    }
   }
 }
 
@@ -138,6 +127,12 @@ export function encodeBodyByTable(
     } else if ('format' in entry) {
       const value = formatValue(entry.format, source[entry.field], context);
       if (isPresent(value)) body[REQUEST_WIRE_KEYS[entry.field]] = value;
+    } else if ('decimals' in entry) {
+      const value = source[entry.field];
+      if (isPresent(value)) {
+        body[REQUEST_WIRE_KEYS[entry.field]] =
+          typeof value === 'number' ? asDecimal(value, entry.decimals) : value;
+      }
     } else if ('value' in entry) {
       body[entry.key] = entry.value;
     } else if (isPresent(source[entry.copyOf])) {
@@ -152,7 +147,7 @@ export function encodeBodyByTable(
  * (generated-function.ts); `undefined` where code generation is disallowed.
  */
 function generatedBodyEncoder(entries: readonly BodyEntry[]): BodyEncoder | undefined {
-  const bindings: Record<string, unknown> = { formatValue };
+  const bindings: Record<string, unknown> = { asDecimal, formatValue };
   const lines = ['const body = {};'];
   const copy = (from: string, key: string) =>
     lines.push(
@@ -167,6 +162,14 @@ function generatedBodyEncoder(entries: readonly BodyEntry[]): BodyEncoder | unde
       const { field, format } = entry as Extract<BodyEntry, { format: WireFormat }>;
       copy(
         `formatValue(${literal(format)}, ${property('request', field)}, context)`,
+        REQUEST_WIRE_KEYS[field],
+      );
+    } else if (Object.hasOwn(entry, 'decimals')) {
+      const { field, decimals } = entry as Extract<BodyEntry, { decimals: number }>;
+      if (!Number.isSafeInteger(decimals)) throw new Error(`decimals of ${field}: ${decimals}`);
+      const value = property('request', field);
+      copy(
+        `(typeof ${value} === 'number' ? asDecimal(${value}, ${decimals}) : ${value})`,
         REQUEST_WIRE_KEYS[field],
       );
     } else if (Object.hasOwn(entry, 'value')) {

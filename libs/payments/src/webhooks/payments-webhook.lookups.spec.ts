@@ -122,6 +122,26 @@ describe('PaymentsWebhookLookups', () => {
     expect(results.every((result) => result.found)).toBe(true);
   });
 
+  it("does not hand a known delivery the refusal of another budget's look-up of its reference", async () => {
+    // A shared budget whose answer (spent) is on its way while the app's own event arrives.
+    let answerToken!: (taken: boolean) => void;
+    const store = Object.assign(new InMemoryPaymentsWebhookStore(), {
+      takeLookupToken: () => new Promise<boolean>((resolve) => (answerToken = resolve)),
+    });
+    const service = lookups({}, store);
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const lookUp = jest.fn(() => Promise.resolve(record('R1', 'success')));
+
+    const forged = service.lookUp('R1', 'foreign', lookUp);
+    const own = service.lookUp('R1', 'known', lookUp);
+    answerToken(false);
+
+    await expect(forged).rejects.toBeInstanceOf(PaymentWebhookBudgetError);
+    await expect(own).resolves.toMatchObject({ found: true });
+    expect(lookUp).toHaveBeenCalledTimes(1);
+    service.onModuleDestroy();
+  });
+
   it('remembers a final record, and an unknown reference for unknownReferenceTtlMs', async () => {
     const service = lookups();
     const final = jest.fn(() => Promise.resolve(record('R1', 'success')));

@@ -143,9 +143,9 @@ function readBudget(
  * What the confirmation of webhooks may spend at the service (docs/errors.md, "What a flood of
  * webhooks costs"): status look-ups come out of a token bucket (shared by every instance when the
  * store offers one, as the Redis store does), and a delivery that finds it empty is answered 503
- * and costs nothing. Concurrent deliveries of one reference share one look-up; a reference the
- * service does not know is remembered for a short time (answered 409 without a look-up), a final
- * record for a day; a reference the journal holds is never remembered as unknown.
+ * and costs nothing. Concurrent deliveries of one reference and budget share one look-up; a
+ * reference the service does not know is remembered for a short time (answered 409 without a
+ * look-up), a final record for a day; a reference the journal holds is never remembered as unknown.
  */
 @Injectable()
 export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
@@ -205,8 +205,8 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The service's record of `reference`, or `found: false` when it knows none. From memory when
-   * it can; else one look-up shared by the concurrent deliveries of the reference, paid from
-   * `budget`.
+   * it can; else one look-up shared by the concurrent deliveries of the reference that draw on
+   * `budget`, paid from it.
    * @throws PaymentWebhookBudgetError when the budget is spent (nothing was sent).
    * @throws PaymentWebhookStoreError when a shared budget cannot be read.
    * @throws what `lookUp` threw, when it failed for another reason than an unknown reference.
@@ -224,14 +224,17 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
       this.countRefused(1, { 'malipo.lookup.reason': 'unknown-reference' });
       return { found: false, remembered: true };
     }
-    const running = this.inFlight.get(reference);
+    // By budget too: a delivery must not inherit another budget's refusal (a forged copy's spent
+    // foreign budget for the app's own event of the same reference).
+    const key = `${budget}:${reference}`;
+    const running = this.inFlight.get(key);
     if (running) return running;
     const result = this.spend(reference, budget, lookUp);
-    this.inFlight.set(reference, result);
+    this.inFlight.set(key, result);
     try {
       return await result;
     } finally {
-      this.inFlight.delete(reference);
+      this.inFlight.delete(key);
     }
   }
 
