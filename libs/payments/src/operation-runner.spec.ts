@@ -518,6 +518,12 @@ describe('transport: retries, errors, debug logging', () => {
     it.each([
       ['a 400 whose body says 500', 400, { success: false, status: 500, message: 'upstream' }],
       ['a 409 whose body says the call succeeded', 409, { success: true, status: 409 }],
+      [
+        'a refusal under HTTP 200 that names a transaction',
+        200,
+        { success: false, status: 'SUCCESS', transaction_reference: '9BD1eW' },
+      ],
+      ['a 400 that names a transaction', 400, { success: false, correlator_id: '9BD1eW' }],
     ])('takes %s for a call that may have executed', async (_label, status, body) => {
       server.reply({ status, body });
 

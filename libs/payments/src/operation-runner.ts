@@ -42,6 +42,7 @@ import {
   decodeResponse,
   encodeRequest,
   isJsonObject,
+  namesTransaction,
   readServiceError,
   REQUEST_WIRE_KEYS,
 } from './wire';
@@ -612,16 +613,18 @@ export class OperationRunner implements BeforeApplicationShutdown {
     // The service's refusal (a 4xx, or `success: false` under a 2xx) did not execute, unless an
     // earlier attempt (a 5xx, a timeout) may have; a 3xx, 409 or 5xx may come after it executed,
     // and so may any answer whose body says 409 or 5xx (the service's error, not a refusal of the
-    // request) or, under an error status, says the call succeeded.
+    // request), names a transaction (a refusal never does), or, under an error status, says the
+    // call succeeded.
     const bodySaysMayHaveExecuted =
       service.status !== undefined &&
       service.status >= 400 &&
       service.status <= 599 &&
       errorStatusMayHaveExecuted(service.status);
     const statusSaysMayHaveExecuted = isSuccessStatus(status)
-      ? bodySaysMayHaveExecuted
+      ? bodySaysMayHaveExecuted || namesTransaction(body)
       : errorStatusMayHaveExecuted(status) ||
         bodySaysMayHaveExecuted ||
+        namesTransaction(body) ||
         (isJsonObject(body) && body.success === true);
     const mayHaveExecuted = isPost && (statusSaysMayHaveExecuted || earlierMayHaveExecuted);
     const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;

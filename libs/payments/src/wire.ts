@@ -603,6 +603,18 @@ export interface ServiceErrorBody {
   readonly code?: string;
 }
 
+/**
+ * Whether an answer names a transaction (a non-empty reference under any of its wire keys): the
+ * service's refusals carry none, so a refusal that does may stand for a call that executed.
+ */
+export function namesTransaction(body: unknown): boolean {
+  if (!isJsonObject(body)) return false;
+  return RESPONSE_WIRE_KEYS.transactionReference.some((key) => {
+    const value = Object.hasOwn(body, key) ? body[key] : undefined;
+    return (typeof value === 'string' && value.trim() !== '') || typeof value === 'number';
+  });
+}
+
 /** Reads the service's error fields from any body, tolerating every shape. */
 export function readServiceError(body: unknown): ServiceErrorBody {
   if (!isJsonObject(body)) return {};

@@ -167,6 +167,11 @@ export class FakePayments extends PaymentsWire {
     });
     const scripted = this.once.get(call.operation)?.shift() ?? this.always.get(call.operation);
     if (scripted && 'error' in scripted) throw scripted.error;
+    // A programmed refusal is the answer by itself, as the service's refusals are: over the canned
+    // success it would name a transaction, which only a call that may have executed does.
+    if (scripted?.body?.success === false) {
+      return { status: 200, text: JSON.stringify(scripted.body), attempts: 1 };
+    }
     const canned = this.cannedBody(call);
     // A canned refusal keeps its HTTP status, as the real service's error answers do.
     const status = typeof canned.status === 'number' ? canned.status : 200;
