@@ -1,5 +1,5 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { ModulesContainer } from '@nestjs/core';
+import { forwardRef, Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { ModulesContainer } from '@nestjs/core';
 import {
   DEFAULT_REGISTRATION_NAME,
   PAYMENTS_HTTP_SERVICE,
@@ -22,6 +22,15 @@ function accountOption(
 }
 
 /**
+ * Nest's container of the app's modules, named only when Nest injects it: the main entry point
+ * must not load `@nestjs/core` (scripts/verify-package.js), which the app has loaded by then.
+ */
+const MODULES_CONTAINER = forwardRef(
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  () => (require('@nestjs/core') as { ModulesContainer: typeof ModulesContainer }).ModulesContainer,
+);
+
+/**
  * Fails the boot when another `PaymentsModule` registration of the app has this one's name (or
  * neither has one) but another account: the journal files calls under the name, and the webhook
  * and runs modules find a registration's services by it, so one account's calls would be looked up,
@@ -32,7 +41,7 @@ function accountOption(
 @Injectable()
 export class PaymentsRegistrationCheck implements OnModuleInit {
   constructor(
-    private readonly modules: ModulesContainer,
+    @Inject(MODULES_CONTAINER) private readonly modules: ModulesContainer,
     @Inject(PAYMENTS_REGISTRATION_NAME) private readonly name: string,
     @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
   ) {}
