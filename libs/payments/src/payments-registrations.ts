@@ -62,7 +62,7 @@ export class PaymentsRegistrationCheck implements OnModuleInit {
       throw new Error(
         `Two PaymentsModule registrations are named "${this.name}"` +
           `${this.name === DEFAULT_REGISTRATION_NAME ? ' (or have no name)' : ''} with different accounts ` +
-          `(${differing.join(', ')} differ): the payments journal files calls by name, and the ` +
+          `(${differing.join(', ')} ${differing.length === 1 ? 'differs' : 'differ'}): the payments journal files calls by name, and the ` +
           'webhook and payout-run modules find a registration by it, so one account would act ' +
           "with the other's credentials. Give each account its own name (forRoot({ ..., name })).",
       );

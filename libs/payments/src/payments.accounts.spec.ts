@@ -168,7 +168,7 @@ describe('several Payments accounts in one app (named registrations)', () => {
       const booting = boot(BillingModule, PayrollModule);
 
       await expect(booting).rejects.toThrow(
-        /Two PaymentsModule registrations are named "default" \(or have no name\) with different accounts \(apiPassword differ\).*own name/,
+        /Two PaymentsModule registrations are named "default" \(or have no name\) with different accounts \(apiPassword differs\).*own name/,
       );
       await booting.catch((error: Error) => {
         expect(error.message).not.toMatch(/secret|billing|payroll/);
