@@ -32,14 +32,17 @@ export function basicAuthorization(apiUsername: string, apiPassword: string): st
   return `Basic ${Buffer.from(`${apiUsername}:${apiPassword}`, 'utf8').toString('base64')}`;
 }
 
-function base64Forms(value: string): string[] {
-  const base64 = Buffer.from(value, 'utf8').toString('base64');
-  const unpadded = base64.replace(/=+$/, '');
+/** `bytes` in base64 (padded or not, base64url, percent-encoded) and in hex, either case. */
+function byteForms(bytes: Buffer): string[] {
+  const base64 = bytes.toString('base64');
+  const hex = bytes.toString('hex');
   return [
     base64,
-    unpadded,
-    Buffer.from(value, 'utf8').toString('base64url'),
+    base64.replace(/=+$/, ''),
+    bytes.toString('base64url'),
     encodeURIComponent(base64),
+    hex,
+    hex.toUpperCase(),
   ];
 }
 
@@ -157,18 +160,12 @@ function charsetForms(value: string): string[] {
 const fitsLatin1 = (text: string): boolean => !/[\u0100-\uffff]/.test(text);
 
 /**
- * The forms of `value`'s Latin-1 bytes (a password sent as ISO-8859-1, then encoded): base64
- * (padded or not, base64url) and hex (its percent-encoding is a pattern: `encodedPattern`). None
- * for ASCII text, whose bytes are its UTF-8 ones, or for text Latin-1 cannot hold.
+ * `value`'s Latin-1 bytes (a password sent as ISO-8859-1, then encoded). None for ASCII text, whose
+ * bytes are its UTF-8 ones, or for text Latin-1 cannot hold.
  */
-function latin1ByteForms(value: string): { forms: string[]; hex?: string } {
-  if (Buffer.byteLength(value, 'utf8') === value.length || !fitsLatin1(value)) return { forms: [] };
-  const bytes = Buffer.from(value, 'latin1');
-  const base64 = bytes.toString('base64');
-  const hex = bytes.toString('hex');
-  const forms = [base64, base64.replace(/=+$/, ''), bytes.toString('base64url')];
-  forms.push(hex, hex.toUpperCase());
-  return { forms, hex };
+function latin1Bytes(value: string): Buffer | undefined {
+  if (Buffer.byteLength(value, 'utf8') === value.length || !fitsLatin1(value)) return undefined;
+  return Buffer.from(value, 'latin1');
 }
 
 /**
@@ -235,27 +232,25 @@ export class SecretRedactor {
       caseless.push(password);
       encoded.push(encodedPattern(password));
       spaced ||= password.includes(' ');
-      const hex = Buffer.from(password, 'utf8').toString('hex');
+      const utf8 = Buffer.from(password, 'utf8');
       // In errors and log lines, hex in any case (`4A6f...`).
-      caseless.push(hex);
+      caseless.push(utf8.toString('hex'));
       const misread = charsetForms(password);
       encoded.push(...misread.map((form) => encodedPattern(form)));
-      const latin1 = latin1ByteForms(password);
-      // In errors and log lines, the Latin-1 bytes' hex in any case too.
-      if (latin1.hex !== undefined) {
-        caseless.push(latin1.hex);
+      const latin1 = latin1Bytes(password);
+      if (latin1 !== undefined) {
+        // Its percent-encoding as a pattern, its hex in any case too.
         encoded.push(encodedPattern(password, 'latin1'));
+        caseless.push(latin1.toString('hex'));
       }
       forms.push(
         ...misread,
-        ...latin1.forms,
+        ...(latin1 === undefined ? [] : byteForms(latin1)),
         password,
         JSON.stringify(password).slice(1, -1),
         encodeURIComponent(password),
-        ...base64Forms(password),
+        ...byteForms(utf8),
         ...base64Cores(password),
-        hex,
-        hex.toUpperCase(),
         ...unicodeEscapes(password),
       );
     }
