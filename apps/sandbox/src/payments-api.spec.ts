@@ -208,6 +208,12 @@ describe('sandbox payments API', () => {
       });
     });
 
+    it('counts characters as code points: 255 emoji are 255 characters', async () => {
+      const res = await env.client.send('collections.mpesa', { narration: '😀'.repeat(255) });
+
+      expect(res.status).toBe(200);
+    });
+
     it('gives every transaction its own reference', async () => {
       const references = new Set<string>();
       for (let i = 0; i < 20; i += 1) {
@@ -353,7 +359,18 @@ describe('sandbox payments API', () => {
       [
         'payouts.merchant',
         { business_account: '88-88' },
-        'business_account must contain digits only',
+        'business_account must be 1 to 32 digits',
+      ],
+      [
+        'payouts.merchant',
+        { business_account: '1'.repeat(33) },
+        'business_account must be 1 to 32 digits',
+      ],
+      ['payouts.mpesa', { narration: ' \t ' }, 'narration must be a non-empty string'],
+      [
+        'collections.mpesa',
+        { narration: '😀'.repeat(256) },
+        'narration must be at most 255 characters',
       ],
       [
         'collections.card',

@@ -67,7 +67,8 @@ function check(spec: FieldRule, value: unknown): string | undefined {
   switch (spec.kind) {
     case 'text':
       if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
-      if (value.length > WIRE_RULES.maxTextLength) {
+      // Characters are code points (docs/wire-contract.md): an emoji is one, not two.
+      if (value.length > WIRE_RULES.maxTextLength && codePoints(value) > WIRE_RULES.maxTextLength) {
         return `must be at most ${WIRE_RULES.maxTextLength} characters`;
       }
       return undefined;
@@ -105,8 +106,14 @@ function check(spec: FieldRule, value: unknown): string | undefined {
     case 'digits':
       return typeof value === 'string' && /^\d{1,32}$/.test(value)
         ? undefined
-        : 'must contain digits only';
+        : 'must be 1 to 32 digits';
   }
+}
+
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
 }
 
 function isHttpUrl(value: unknown): boolean {

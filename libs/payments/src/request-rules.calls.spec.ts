@@ -37,6 +37,7 @@ const TEXT = (field: string): Rule[] => [
   [`empty ${field}`, { [field]: '' }, field, 'isNotEmpty'],
   [`${field} not a string`, { [field]: 42 }, field, 'isString'],
   [`${field} over 255 characters`, { [field]: 'x'.repeat(256) }, field, 'maxLength'],
+  [`${field} only whitespace`, { [field]: ' \t\u00a0 ' }, field, 'isNotBlank'],
 ];
 const AMOUNT_TYPES: Rule[] = [
   ['amount as a string', { amount: '1500' }, 'amount', 'isNumber'],
@@ -133,6 +134,12 @@ const RULES: Record<string, Rule[]> = {
       'isKenyanInternationalPhoneNumber',
     ],
     ['businessAccount with letters', { businessAccount: '88A880' }, 'businessAccount', 'matches'],
+    [
+      'businessAccount over 32 digits',
+      { businessAccount: '1'.repeat(33) },
+      'businessAccount',
+      'matches',
+    ],
     ...AMOUNT_TYPES,
     ...CALLBACK,
     ...TEXT('narration'),
@@ -352,8 +359,17 @@ describe('request validation (nothing is sent)', () => {
     });
     await client.collections.card({ ...OPERATION_CASES[1].request, amount: 100 });
     await client.payouts.merchant({ ...OPERATION_CASES[5].request, amount: 0.01 });
+    await client.payouts.merchant({
+      ...OPERATION_CASES[5].request,
+      businessAccount: '9'.repeat(32),
+      narration: '😀'.repeat(255),
+    });
     expect(server.requests.map((r) => (r.json as { amount: number }).amount)).toEqual([
-      10, 250_000, 100, 0.01,
+      10,
+      250_000,
+      100,
+      0.01,
+      OPERATION_CASES[5].request.amount,
     ]);
     server.reset();
   });

@@ -41,7 +41,7 @@ type Arbitraries = Record<string, fc.Arbitrary<unknown>>;
 
 const text = fc
   .string({ unit: 'binary', minLength: 1, maxLength: 100 })
-  .filter((s) => s.length <= 255 && !REQUEST_RULES.textForbidden.test(s));
+  .filter((s) => s.length <= 255 && s.trim() !== '' && !REQUEST_RULES.textForbidden.test(s));
 const kenyanPhone = fc.oneof(fc.stringMatching(/^0\d{9}$/), fc.stringMatching(/^\+254\d{9}$/));
 const internationalPhone = fc.stringMatching(/^\+[1-9]\d{6,14}$/);
 const url = fc
@@ -147,7 +147,7 @@ const invalidText = fc.oneof(
   fc.constant(''),
   hugeString,
   notAString,
-  fc.constantFrom('Order\u0000 42', 'Order\r\nX-Injected: 1', 'Refund \u202egnp.exe'),
+  fc.constantFrom('Order\u0000 42', 'Order\r\nX-Injected: 1', 'Refund \u202egnp.exe', ' \t\u3000'),
 );
 /**
  * Whether `value` is a binary artefact of a cent amount within `[min, max]` (250000.00000000003):

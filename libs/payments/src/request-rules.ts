@@ -49,6 +49,8 @@ export const REQUEST_RULES = {
   pathSegment: PATH_SEGMENT,
   maxTextLength: 255,
   maxUrlLength: 2048,
+  /** Paybill and Till numbers are a few digits; the wire contract allows up to 32. */
+  maxBusinessAccountDigits: 32,
 } as const;
 
 /** Account and channel type of pan-African requests. */
@@ -174,9 +176,17 @@ export function IsAmount(limits: {
   return checked(...checks);
 }
 
+/** Spaces alone say nothing, and the service refuses them as it refuses an empty value. */
+const IS_NOT_BLANK: Check = {
+  rule: 'isNotBlank',
+  message: '$property must not be only whitespace',
+  test: (v) => typeof v !== 'string' || v === '' || v.trim() !== '',
+};
+
 const TEXT_CHECKS = [
   IS_STRING,
   IS_NOT_EMPTY,
+  IS_NOT_BLANK,
   maxLength(REQUEST_RULES.maxTextLength),
   {
     rule: 'noControlCharacters',
@@ -276,9 +286,13 @@ export function IsCurrencyCode() {
   });
 }
 
-/** A Paybill or Till number: digits only. */
+/** A Paybill or Till number: digits only, at most `maxBusinessAccountDigits`. */
 export function IsBusinessAccount() {
-  return checked(...TEXT_CHECKS, matches('matches', /^\d+$/, '$property must contain digits only'));
+  const max = REQUEST_RULES.maxBusinessAccountDigits;
+  return checked(
+    ...TEXT_CHECKS,
+    matches('matches', new RegExp(`^\\d{1,${max}}$`), `$property must be 1 to ${max} digits`),
+  );
 }
 
 /** A country dial code such as `+234`. */
