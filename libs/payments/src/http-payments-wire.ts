@@ -571,6 +571,41 @@ export function clientClosedError(
 }
 
 /**
+ * The error of a call that got no answer: a timeout, or a network failure (`networkCode`, such as
+ * `ECONNRESET`, on its `cause`). `message` must be redacted already.
+ * @internal
+ */
+export function transportError(
+  operationName: string,
+  idempotencyKey: string,
+  attempts: number,
+  failure: {
+    timedOut: boolean;
+    networkCode: string;
+    timeoutMs: number | undefined;
+    mayHaveExecuted: boolean;
+    message: string;
+  },
+): ServiceAPIError {
+  const { timedOut, networkCode, timeoutMs, mayHaveExecuted } = failure;
+  const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  const reason = timedOut
+    ? `no response within ${timeoutMs ?? 'the timeout'}${timeoutMs === undefined ? '' : ' ms'}`
+    : `network error ${networkCode}`;
+  return new ServiceAPIError(
+    `${operationName} failed ${tried}: ${reason}${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ' (the request was not sent)'}`,
+    {
+      operation: operationName,
+      idempotencyKey,
+      attempts,
+      code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
+      mayHaveExecuted,
+      cause: Object.assign(new Error(failure.message), { code: networkCode }),
+    },
+  );
+}
+
+/**
  * The HTTP wire: the module's axios instance with its retries, the state of calls in flight,
  * `close()`, and the translation of every axios failure into a `ServiceAPIError`.
  */
@@ -730,25 +765,13 @@ export class HttpPaymentsWire extends PaymentsWire {
     }
     if (!error.response) {
       const timedOut = isTimeoutError(error);
-      const networkCode = timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK');
-      const mayHaveExecuted = earlier || (isPost && requestWasSent(error));
-      const reason = timedOut
-        ? `no response within ${this.options.timeout} ms`
-        : `network error ${networkCode}`;
-      const cause = Object.assign(new Error(this.redactor.text(error.message)), {
-        code: networkCode,
+      return transportError(operation, idempotencyKey, attempts, {
+        timedOut,
+        networkCode: timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK'),
+        timeoutMs: this.options.timeout,
+        mayHaveExecuted: earlier || (isPost && requestWasSent(error)),
+        message: this.redactor.text(error.message),
       });
-      return new ServiceAPIError(
-        `${operation} failed ${tried}: ${reason}${mayHaveExecuted ? `; ${MAY_HAVE_EXECUTED}` : ' (the request was not sent)'}`,
-        {
-          operation,
-          idempotencyKey,
-          attempts,
-          code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
-          mayHaveExecuted,
-          cause,
-        },
-      );
     }
     // An answer with a body: not a transport failure, the runner reads it.
     const waitMs = retryAfterMs(error);

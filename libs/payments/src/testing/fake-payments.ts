@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { PaymentsOperationName } from '../operations';
-import { clientClosedError } from '../http-payments-wire';
+import { PaymentsError } from '../errors';
+import { clientClosedError, transportError } from '../http-payments-wire';
 import { IdempotencyKeyRegistry } from '../idempotency-keys';
 import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
@@ -42,13 +43,20 @@ export interface RecordedPaymentsCall {
   readonly idempotencyKey: string;
 }
 
-type Scripted = { body: JsonObject } | { error: Error };
+/** How a programmed answer comes back: its HTTP status (default: 200, or a refusal's own `status`). */
+export interface FakeAnswerOptions {
+  httpStatus?: number;
+}
+
+type Scripted = { body: JsonObject; httpStatus?: number } | { error: Error };
 
 /** What the fake remembers of an accepted call, for its status look-up. */
 interface FakeTransaction {
   readonly amount: unknown;
   readonly currency: unknown;
   readonly type: string;
+  readonly channel: string;
+  readonly phoneNumber: string;
   status: string;
 }
 
@@ -62,6 +70,40 @@ const REFERENCE_SUFFIX: Partial<Record<PaymentsOperationName, 'eR' | 'eW' | 'eS'
   'transfers.send': 'eS',
 };
 const TRANSACTION_TYPE = { eR: 'receipt', eW: 'withdrawal', eS: 'transfer' } as const;
+
+/** The answers' `message`, as the real service words it per operation. */
+const SUCCESS_MESSAGE: Partial<Record<PaymentsOperationName, string>> = {
+  'collections.mpesa': 'Processed successfully',
+  'collections.card': 'Payment request sent successfully',
+  'collections.panAfrican': 'processing',
+};
+
+/** The status record's `transaction_details.channel` (a pan-African call's follows its account). */
+const DETAILS_CHANNEL: Partial<Record<PaymentsOperationName, string>> = {
+  'collections.mpesa': 'mobile',
+  'collections.card': 'card',
+  'payouts.mpesa': 'mobile',
+  'payouts.merchant': 'bank',
+  'transfers.send': 'p2p',
+};
+
+/** The service's answer to a key already used with another request. */
+const KEY_REUSED_ANSWER: WireAnswer = {
+  status: 409,
+  text: JSON.stringify({
+    status: 409,
+    success: false,
+    message: 'Idempotency-Key was already used with a different request',
+  }),
+  attempts: 1,
+};
+
+/** A refusal's body `status` as its HTTP status, when it is one of 400–599. */
+function httpStatusOf(status: unknown): number | undefined {
+  return Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599
+    ? (status as number)
+    : undefined;
+}
 
 const FAKE_NETWORK = {
   updated_at: '0001-01-01T00:00:00Z',
@@ -85,6 +127,8 @@ export class FakePayments extends PaymentsWire {
   private readonly once = new Map<PaymentsOperationName, Scripted[]>();
   private readonly always = new Map<PaymentsOperationName, Scripted>();
   private readonly transactions = new Map<string, FakeTransaction>();
+  /** The first accepted answer per idempotency key, replayed as the service replays it. */
+  private readonly answered = new Map<string, { request: string; answer: WireAnswer }>();
   private sequence = 0;
   private isClosed = false;
 
@@ -102,18 +146,33 @@ export class FakePayments extends PaymentsWire {
     return this.isClosed;
   }
 
-  /** Every later call of `operation` answers the canned body overlaid with `body` (wire keys). */
-  respondWith(operation: PaymentsOperationName, body: JsonObject): this {
-    this.always.set(operation, { body });
+  /**
+   * Every later call of `operation` answers the canned body overlaid with `body` (wire keys); a
+   * `success: false` body is the answer by itself, under HTTP `status` when that is 400–599.
+   */
+  respondWith(
+    operation: PaymentsOperationName,
+    body: JsonObject,
+    options: FakeAnswerOptions = {},
+  ): this {
+    this.always.set(operation, { body, ...options });
     return this;
   }
 
   /** The next call of `operation` answers this overlay; queued before `respondWith`. */
-  respondOnceWith(operation: PaymentsOperationName, body: JsonObject): this {
-    return this.queue(operation, { body });
+  respondOnceWith(
+    operation: PaymentsOperationName,
+    body: JsonObject,
+    options: FakeAnswerOptions = {},
+  ): this {
+    return this.queue(operation, { body, ...options });
   }
 
-  /** Every later call of `operation` rejects with `error`. */
+  /**
+   * Every later call of `operation` rejects with `error`: a `PaymentsError` as it is, anything else
+   * as the network failure the real wire reports (`NETWORK_ERROR`, or `TIMEOUT` for an error whose
+   * `code` is `ETIMEDOUT`), with `error` as its cause.
+   */
   failWith(operation: PaymentsOperationName, error: Error): this {
     this.always.set(operation, { error });
     return this;
@@ -147,6 +206,7 @@ export class FakePayments extends PaymentsWire {
     this.once.clear();
     this.always.clear();
     this.transactions.clear();
+    this.answered.clear();
     this.isClosed = false;
   }
 
@@ -166,16 +226,55 @@ export class FakePayments extends PaymentsWire {
       idempotencyKey: call.idempotencyKey,
     });
     const scripted = this.once.get(call.operation)?.shift() ?? this.always.get(call.operation);
-    if (scripted && 'error' in scripted) throw scripted.error;
+    if (scripted && 'error' in scripted) throw this.failure(call, scripted.error);
+    // An unprogrammed repeat of a key gets the first accepted answer, or the 409 of another request
+    // under it, as the service and the sandbox answer (docs/wire-contract.md).
+    const request = `${method} ${url} ${JSON.stringify(body ?? null)}`;
+    const earlier =
+      scripted || method !== 'POST' ? undefined : this.answered.get(call.idempotencyKey);
+    if (earlier) return earlier.request === request ? earlier.answer : KEY_REUSED_ANSWER;
+    const { answer, accepted } = this.answerOf(call, scripted);
+    if (method === 'POST' && accepted) this.answered.set(call.idempotencyKey, { request, answer });
+    return answer;
+  }
+
+  private answerOf(
+    call: WireCall,
+    scripted: { body: JsonObject; httpStatus?: number } | undefined,
+  ): { answer: WireAnswer; accepted: boolean } {
     // A programmed refusal is the answer by itself, as the service's refusals are: over the canned
     // success it would name a transaction, which only a call that may have executed does.
-    if (scripted?.body?.success === false) {
-      return { status: 200, text: JSON.stringify(scripted.body), attempts: 1 };
+    if (scripted?.body.success === false) {
+      const status = scripted.httpStatus ?? httpStatusOf(scripted.body.status) ?? 200;
+      return {
+        answer: { status, text: JSON.stringify(scripted.body), attempts: 1 },
+        accepted: false,
+      };
     }
     const canned = this.cannedBody(call);
     // A canned refusal keeps its HTTP status, as the real service's error answers do.
-    const status = typeof canned.status === 'number' ? canned.status : 200;
-    return { status, text: JSON.stringify({ ...canned, ...scripted?.body }), attempts: 1 };
+    const status =
+      scripted?.httpStatus ?? (typeof canned.status === 'number' ? canned.status : 200);
+    const answered = { ...canned, ...scripted?.body };
+    return {
+      answer: { status, text: JSON.stringify(answered), attempts: 1 },
+      accepted: status >= 200 && status < 300 && answered.success !== false,
+    };
+  }
+
+  /** A programmed failure as the real wire would reject: always a `PaymentsError`. */
+  private failure(call: WireCall, error: Error): Error {
+    if (error instanceof PaymentsError) return error;
+    const code = (error as { code?: unknown }).code;
+    const timedOut = code === 'ETIMEDOUT';
+    const failure = transportError(call.operation, call.idempotencyKey, 1, {
+      timedOut,
+      networkCode: typeof code === 'string' ? code : 'ERR_NETWORK',
+      timeoutMs: undefined,
+      mayHaveExecuted: call.request.method === 'POST',
+      message: error.message,
+    });
+    return failure;
   }
 
   /** Like the real client: later calls reject with `code: 'CLIENT_CLOSED'`. */
@@ -184,20 +283,24 @@ export class FakePayments extends PaymentsWire {
     return Promise.resolve();
   }
 
-  /** The real service's answer to `call`, in its wire shape. */
+  /** The real service's answer to `call`, in its wire shape (docs/wire-contract.md). */
   private cannedBody(call: WireCall): JsonObject {
     const body = call.request.body ?? {};
     const suffix = REFERENCE_SUFFIX[call.operation];
     if (suffix) {
       const reference = `FAKE${String(++this.sequence).padStart(8, '0')}${suffix}`;
+      const bank = call.operation === 'collections.panAfrican' && body.account_name === 'bank';
       this.transactions.set(reference, {
         amount: body.amount,
         currency: body.currency ?? 'KES',
         type: TRANSACTION_TYPE[suffix],
-        status: 'success',
+        channel:
+          DETAILS_CHANNEL[call.operation] ?? (body.account_name === 'bank' ? 'bank' : 'mobile'),
+        phoneNumber: typeof body.phone_number === 'string' ? body.phone_number : '',
+        status: 'pending',
       });
+      const message = SUCCESS_MESSAGE[call.operation] ?? 'Transaction request sent successfully';
       if (suffix === 'eW') {
-        const message = 'Transaction request sent successfully';
         return {
           success: true,
           correlator_id: reference,
@@ -207,18 +310,36 @@ export class FakePayments extends PaymentsWire {
           amount: 0,
         };
       }
-      return {
-        payment_method: 'mobile',
-        status: 'SUCCESS',
+      const answer = {
         transaction_reference: reference,
         success: true,
-        message: 'Processed successfully',
+        message,
         trackingId: '',
         reference: '',
         result: null,
-        ...(call.operation === 'collections.card'
-          ? { checkout_url: `https://checkout.fake.invalid/${reference}` }
+      };
+      if (suffix === 'eS') return answer;
+      const checkout =
+        call.operation === 'collections.card' ||
+        (call.operation === 'collections.panAfrican' && typeof body.redirect_url === 'string');
+      return {
+        payment_method: 'mobile',
+        status: 'SUCCESS',
+        ...(checkout ? { checkout_url: `https://checkout.fake.invalid/${reference}` } : {}),
+        ...(bank
+          ? {
+              bank_account: {
+                name: 'Fake Bank',
+                branch_code: '',
+                account_number: `0${reference.slice(4, 13)}`,
+                account_name: 'Fake Collections',
+                account_reference: reference,
+              },
+            }
           : {}),
+        ...answer,
+        // The real bank-transfer answer has no message.
+        ...(bank ? { message: undefined } : {}),
       };
     }
     switch (call.operation) {
@@ -264,16 +385,34 @@ export class FakePayments extends PaymentsWire {
     const reference = decodeURIComponent(call.request.url.split('/').pop() ?? '');
     const transaction = this.transactions.get(reference);
     if (!transaction) return { status: 404, success: false, message: 'transaction not found' };
+    const at = new Date(0);
     return {
       id: `fake-${reference}`,
+      account_id: '',
+      billing_currency: '',
       currency: transaction.currency,
       code: reference,
+      conversion_rate: 0,
       amount: transaction.amount,
+      billing_currency_amount: 0,
+      balance: 0,
       type: transaction.type,
-      transaction_details: { status: transaction.status, reason: 'fake', channel: 'mobile' },
+      transaction_details: {
+        payer: '',
+        merchant_id: '',
+        phone_number: transaction.phoneNumber,
+        processed_at: { seconds: Math.floor(at.getTime() / 1000), nanos: 0 },
+        reason: '',
+        channel: transaction.channel,
+        account_number: '',
+        status: transaction.status,
+        receiver: '',
+        email_address: '',
+      },
       transaction_category: 'fiat',
+      user_id: '',
       request_metadata: null,
-      created_at: new Date(0).toISOString(),
+      created_at: at.toISOString(),
     };
   }
 

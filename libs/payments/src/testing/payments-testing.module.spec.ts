@@ -83,11 +83,10 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('answers every operation in the real shapes, decoded by production', async () => {
-    const client = await Test.createTestingModule({
+    const moduleRef = await Test.createTestingModule({
       imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
-    })
-      .compile()
-      .then((moduleRef) => moduleRef.get(PaymentsClient));
+    }).compile();
+    const client = moduleRef.get(PaymentsClient);
 
     const payout = await client.payouts.merchant({
       amount: 750,
@@ -98,6 +97,8 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
       callbackUrl: CALLBACK,
     });
     const status = await client.transactions.status(payout.transactionReference);
+    moduleRef.get(FakePayments).settle(payout.transactionReference, 'success');
+    const settled = await client.transactions.status(payout.transactionReference);
     const networks = await client.networks.discover('withdrawal', '+234');
     const balances = await client.balances.all();
     const transfer = await client.transfers.send({
@@ -111,11 +112,98 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
       code: payout.transactionReference,
       amount: 750,
       type: 'withdrawal',
-      transactionDetails: { status: 'success' },
+      transactionDetails: { status: 'pending', channel: 'bank', phoneNumber: '+254712345678' },
     });
+    expect(status.transactionDetails.processedAt.seconds).toEqual(expect.any(Number));
+    expect(settled.transactionDetails.status).toBe('success');
     expect(networks.mobile[0]).toMatchObject({ accountNumberType: 'phone' });
     expect(balances.local).toEqual(balances.fiatBalance);
     expect(transfer.transactionReference).toMatch(/eS$/);
+    expect(transfer._raw).not.toHaveProperty('payment_method');
+    expect(transfer._raw).not.toHaveProperty('status');
+  });
+
+  it('answers a pan-African bank collection with the bank account and no message', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
+    }).compile();
+    const bank = await moduleRef.get(PaymentsClient).collections.panAfrican({
+      accountName: 'bank',
+      amount: 5000,
+      phoneNumber: '+2348012345678',
+      accountNumber: '0123456789',
+      networkCode: 'fake-bank-network',
+      channelId: 'fake-bank-channel',
+      narration: 'Invoice 7',
+      currency: 'NGN',
+      callbackUrl: CALLBACK,
+      transactionChannel: 'bank',
+    });
+
+    expect(bank.message).toBe('');
+    expect(bank.bankAccount).toMatchObject({ accountReference: bank.transactionReference });
+    expect(bank.checkoutUrl).toBeUndefined();
+  });
+
+  it('replays the first answer to a repeated key, as the service does', async () => {
+    const first = await checkout.pay('77', 1500);
+    const again = await checkout.pay('77', 1500);
+
+    expect(again.transactionReference).toBe(first.transactionReference);
+    expect(fake.calls).toHaveLength(2);
+  });
+
+  it('answers 409 to a key the client forgot, reused for another request', async () => {
+    const first = await checkout.pay('78', 1500);
+    const call = fake.calls[0];
+    const other = { ...call.body, amount: 1600 };
+
+    await expect(
+      fake.send({
+        operation: call.operation,
+        idempotencyKey: call.idempotencyKey,
+        request: { method: 'POST', url: call.url, body: other },
+      } as unknown as Parameters<FakePayments['send']>[0]),
+    ).resolves.toMatchObject({ status: 409 });
+    expect(first.transactionReference).toMatch(/eR$/);
+  });
+
+  it.each([
+    [401, 'AUTHENTICATION_FAILED', false],
+    [503, 'SERVICE_ERROR', true],
+  ] as const)(
+    'answers a programmed refusal with status %i under that HTTP status',
+    async (status, code, mayHaveExecuted) => {
+      fake.respondOnceWith('payouts.mpesa', { status, success: false, message: 'no' });
+
+      await expect(checkout.refund(1000)).rejects.toMatchObject({ status, code, mayHaveExecuted });
+    },
+  );
+
+  it('answers a programmed refusal under HTTP 200 when told so', async () => {
+    fake.respondOnceWith(
+      'payouts.mpesa',
+      { status: 400, success: false, message: 'no' },
+      { httpStatus: 200 },
+    );
+
+    await expect(checkout.refund(1000)).rejects.toMatchObject({
+      status: 200,
+      serviceStatus: 400,
+      mayHaveExecuted: false,
+    });
+  });
+
+  it.each([
+    ['ECONNRESET', 'NETWORK_ERROR'],
+    ['ETIMEDOUT', 'TIMEOUT'],
+  ])('turns a programmed %s into the wire error %s', async (networkCode, code) => {
+    fake.failOnceWith('payouts.mpesa', Object.assign(new Error('socket'), { code: networkCode }));
+
+    const error = (await checkout.refund(1000).catch((e: unknown) => e)) as ServiceAPIError;
+
+    expect(error).toBeInstanceOf(ServiceAPIError);
+    expect(error).toMatchObject({ code, mayHaveExecuted: true, cause: { code: networkCode } });
   });
 
   it('returns programmed wire answers, once or always', async () => {
@@ -212,7 +300,10 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
     };
     fakes.failWith('payouts.mpesa', new Error('down'));
 
-    await expect(client.payouts.mpesa(refund)).rejects.toThrow('down');
+    await expect(client.payouts.mpesa(refund)).rejects.toMatchObject({
+      code: 'NETWORK_ERROR',
+      cause: { message: 'down' },
+    });
     fakes.reset();
     await expect(client.payouts.mpesa(refund)).resolves.toMatchObject({ status: 'SUCCESS' });
     expect(client.defaults).toEqual({
