@@ -19,11 +19,16 @@ execFileSync(
 );
 
 const manifest = JSON.parse(fs.readFileSync(path.join(lib, 'package.json'), 'utf8'));
-manifest.files = ['**/*.js', '**/*.d.ts', 'README.md', 'LICENSE', 'CHANGELOG.md'];
+manifest.files = ['**/*.js', '**/*.d.ts', 'README.md', 'LICENSE', 'CHANGELOG.md', 'docs/*.md'];
 manifest.sideEffects = false;
 fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md']) {
   const source = fs.existsSync(path.join(lib, file)) ? path.join(lib, file) : path.join(root, file);
   if (fs.existsSync(source)) fs.copyFileSync(source, path.join(out, file));
+}
+// The README links to docs/ (the journal's and the stores' contracts): they ship beside it.
+fs.mkdirSync(path.join(out, 'docs'), { recursive: true });
+for (const doc of fs.readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
+  fs.copyFileSync(path.join(root, 'docs', doc), path.join(out, 'docs', doc));
 }
 console.log(`built ${manifest.name}@${manifest.version} in ${path.relative(root, out)}`);

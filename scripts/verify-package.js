@@ -24,6 +24,9 @@ for (const required of [
   'package/index.d.ts',
   'package/README.md',
   'package/LICENSE',
+  'package/docs/journal.md',
+  'package/docs/payout-runs.md',
+  'package/docs/errors.md',
 ]) {
   if (!contents.split('\n').includes(required)) throw new Error(`tarball lacks ${required}`);
 }

@@ -1,6 +1,7 @@
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import type {
   PaymentsJournalEntry,
+  PaymentsJournalQuery,
   PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
 import { paymentsJournalStoreConformance } from './payments-journal-store.conformance';
@@ -8,6 +9,7 @@ import { paymentsJournalStoreConformance } from './payments-journal-store.confor
 /** An in-memory store with one fault a store on a database could have. */
 function brokenStore(fault: {
   list?: (entries: PaymentsJournalEntry[]) => PaymentsJournalEntry[];
+  query?: (query: PaymentsJournalQuery | undefined) => PaymentsJournalQuery | undefined;
   written?: (entry: PaymentsJournalEntry) => PaymentsJournalEntry;
 }): PaymentsJournalStore {
   const inner = new InMemoryPaymentsJournal();
@@ -17,7 +19,10 @@ function brokenStore(fault: {
     replace: (next) => inner.replace(written(next)),
     get: (key) => inner.get(key),
     findByReference: (reference) => inner.findByReference(reference),
-    list: async (query) => (fault.list ?? ((entries) => entries))(await inner.list(query)),
+    list: async (query) =>
+      (fault.list ?? ((entries) => entries))(
+        await inner.list(fault.query ? fault.query(query) : query),
+      ),
   };
 }
 
@@ -37,6 +42,54 @@ describe('paymentsJournalStoreConformance', () => {
 
   it.each([
     ['lists one page only (a LIMIT 100 left in)', { list: (all) => all.slice(0, 100) }],
+    ['lists one page only (a LIMIT 1000 left in)', { list: (all) => all.slice(0, 1000) }],
+    [
+      'keeps amounts as float32 (a REAL column)',
+      { written: (entry) => ({ ...entry, amount: Math.fround(entry.amount ?? 0) }) },
+    ],
+    [
+      'keeps amounts to 2 decimals (a DECIMAL(14,2) column)',
+      { written: (entry) => ({ ...entry, amount: Math.round((entry.amount ?? 0) * 100) / 100 }) },
+    ],
+    [
+      'keeps times to the second',
+      {
+        written: (entry) => ({
+          ...entry,
+          startedAt: entry.startedAt.replace(/\.\d{3}Z$/, '.000Z'),
+        }),
+      },
+    ],
+    [
+      'keeps the first and the last send only',
+      {
+        written: (entry) => ({
+          ...entry,
+          calls: entry.calls.length > 2 ? [entry.calls[0], entry.calls.at(-1)!] : entry.calls,
+        }),
+      },
+    ],
+    [
+      'keeps four fields of the answer',
+      {
+        written: ({ answer, ...entry }) =>
+          answer === undefined
+            ? entry
+            : {
+                ...entry,
+                answer: {
+                  success: answer.success,
+                  status: answer.status,
+                  message: answer.message,
+                  transaction_reference: answer.transaction_reference,
+                },
+              },
+      },
+    ],
+    [
+      'drops the state filter when since is given',
+      { query: (query) => (query?.since ? { since: query.since } : query) },
+    ],
     [
       'keeps only the first fields of each send',
       {

@@ -1,5 +1,6 @@
-import { deepStrictEqual, ok, rejects, strictEqual } from 'node:assert/strict';
+import { ok, rejects, strictEqual } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { assertSameData } from './assert-same-data';
 import type { PayoutRunItemState } from '../runs/payout-run.interfaces';
 import type {
   PayoutRunItemRecord,
@@ -75,11 +76,34 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       const runId = randomUUID();
       const given = items(runId, 3);
       await store.createRun(runRecord(runId), given);
-      deepStrictEqual(await store.getRun(runId), runRecord(runId));
-      deepStrictEqual(await store.getItem(runId, 'item:1'), given[1]);
+      assertSameData(await store.getRun(runId), runRecord(runId));
+      assertSameData(await store.getItem(runId, 'item:1'), given[1]);
       strictEqual(await store.getItem(runId, 'absent'), undefined);
       strictEqual(await store.getRun(randomUUID()), undefined);
       await rejects(store.createRun(runRecord(runId), given));
+    },
+  },
+  {
+    name: 'of createRun calls racing with one run id, exactly one creates it',
+    run: async (store) => {
+      const runId = randomUUID();
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, index) =>
+          store.createRun(runRecord(runId, { name: `racer ${index}` }), items(runId, 2)),
+        ),
+      );
+      strictEqual(results.filter((result) => result.status === 'fulfilled').length, 1);
+    },
+  },
+  {
+    name: 'summary totals a currency of 3 decimals exactly',
+    run: async (store) => {
+      const runId = randomUUID();
+      const given = items(runId, 3).map((item) => ({ ...item, amount: 1.005, currency: 'TND' }));
+      await store.createRun(runRecord(runId), given);
+      assertSameData((await store.summary(runId)).totals.all, {
+        TND: { count: 3, amount: 3.015 },
+      });
     },
   },
   {
@@ -115,7 +139,7 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       strictEqual(settled?.reason, undefined);
       strictEqual(settled?.reference, 'REF1');
       strictEqual(settled?.sends, 1);
-      deepStrictEqual(await store.getItem(runId, 'item:0'), settled);
+      assertSameData(await store.getItem(runId, 'item:0'), settled);
       strictEqual((await store.getItem(runId, 'item:1'))?.state, 'queued');
     },
   },
@@ -157,6 +181,51 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
     },
   },
   {
+    name: 'updateItem calls on different items of one run at once all land, and the counts follow',
+    run: async (store) => {
+      const runId = randomUUID();
+      const count = 40;
+      await store.createRun(runRecord(runId), items(runId, count));
+      const ids = Array.from({ length: count }, (_, index) => `item:${index}`);
+      const sent = await Promise.all(
+        ids.map((itemId) =>
+          store.updateItem(runId, itemId, { state: 'sending', sends: 1 }, ['queued']),
+        ),
+      );
+      ok(
+        sent.every((item) => item?.state === 'sending'),
+        'an update of another item was lost',
+      );
+      await Promise.all(
+        ids.map((itemId, index) =>
+          store.updateItem(
+            runId,
+            itemId,
+            index % 2 === 0 ? { state: 'accepted', reference: `R${index}` } : { state: 'failed' },
+            ['sending'],
+          ),
+        ),
+      );
+      for (const [index, itemId] of ids.entries()) {
+        strictEqual(
+          (await store.getItem(runId, itemId))?.state,
+          index % 2 === 0 ? 'accepted' : 'failed',
+          `${itemId} lost an update`,
+        );
+      }
+      const { counts } = await store.summary(runId);
+      assertSameData(counts, {
+        queued: 0,
+        sending: 0,
+        accepted: count / 2,
+        succeeded: 0,
+        failed: count / 2,
+        refused: 0,
+        in_doubt: 0,
+      });
+    },
+  },
+  {
     name: 'summary counts items per state and totals per currency, all and succeeded, to the cent',
     run: async (store) => {
       const runId = randomUUID();
@@ -166,7 +235,7 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       }
       await store.updateItem(runId, 'item:3', { state: 'refused', reason: 'no' }, ['queued']);
       const summary = await store.summary(runId);
-      deepStrictEqual(summary.counts, {
+      assertSameData(summary.counts, {
         queued: 2,
         sending: 0,
         accepted: 0,
@@ -175,20 +244,20 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
         refused: 1,
         in_doubt: 0,
       });
-      deepStrictEqual(summary.totals.all, {
+      assertSameData(summary.totals.all, {
         KES: { count: 4, amount: 408.4 },
         USD: { count: 2, amount: 207.2 },
       });
-      deepStrictEqual(summary.totals.succeeded, {
+      assertSameData(summary.totals.succeeded, {
         KES: { count: 2, amount: 201.2 },
         USD: { count: 1, amount: 102.1 },
       });
-      deepStrictEqual(summary.totals.byState.queued, {
+      assertSameData(summary.totals.byState.queued, {
         KES: { count: 1, amount: 104.1 },
         USD: { count: 1, amount: 105.1 },
       });
-      deepStrictEqual(summary.totals.byState.refused, { KES: { count: 1, amount: 103.1 } });
-      deepStrictEqual(summary.totals.byState.in_doubt, {});
+      assertSameData(summary.totals.byState.refused, { KES: { count: 1, amount: 103.1 } });
+      assertSameData(summary.totals.byState.in_doubt, {});
     },
   },
   {
@@ -242,18 +311,18 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       }
       await store.updateItem(runId, 'item:7', { state: 'accepted' });
       const ids = given.map((item) => item.itemId);
-      deepStrictEqual(await allPages(store, runId, 4), ids);
-      deepStrictEqual(await allPages(store, runId, 100), ids);
-      deepStrictEqual(await allPages(store, runId, 2, ['in_doubt', 'accepted']), [
+      assertSameData(await allPages(store, runId, 4), ids);
+      assertSameData(await allPages(store, runId, 100), ids);
+      assertSameData(await allPages(store, runId, 2, ['in_doubt', 'accepted']), [
         'item:3',
         'item:4',
         'item:7',
         'item:10',
         'item:24',
       ]);
-      deepStrictEqual(await allPages(store, runId, 3, ['failed']), []);
+      assertSameData(await allPages(store, runId, 3, ['failed']), []);
       const page = await store.listItems(runId, { limit: 2 });
-      deepStrictEqual(page.items[0], given[0]);
+      assertSameData(page.items[0], given[0]);
       // A RangeError, which PayoutRunsService answers as a validation error on `cursor`.
       await rejects(store.listItems(runId, { limit: 2, cursor: 'not a cursor' }), RangeError);
     },

@@ -1,0 +1,62 @@
+import { setImmediate as tick } from 'node:timers/promises';
+import { InMemoryPayoutRunStore } from '../runs/in-memory-payout-run.store';
+import type { PayoutRunStore } from '../runs/payout-run.store';
+import { payoutRunStoreConformance } from './payout-run-store.conformance';
+
+/** The names of the conformance cases `store` fails. */
+async function failedCases(store: PayoutRunStore): Promise<string[]> {
+  const failed: string[] = [];
+  for (const check of payoutRunStoreConformance()) {
+    await check.run(store).catch(() => failed.push(check.name));
+  }
+  return failed;
+}
+
+/** An in-memory store with `fault` laid over some of its methods. */
+function brokenStore(fault: (inner: InMemoryPayoutRunStore) => Partial<PayoutRunStore>) {
+  const inner = new InMemoryPayoutRunStore();
+  const store: PayoutRunStore = {
+    createRun: (run, items) => inner.createRun(run, items),
+    getRun: (runId) => inner.getRun(runId),
+    updateRun: (runId, change, when) => inner.updateRun(runId, change, when),
+    getItem: (runId, itemId) => inner.getItem(runId, itemId),
+    updateItem: (runId, itemId, change, from, runStates) =>
+      inner.updateItem(runId, itemId, change, from, runStates),
+    listItems: (runId, query) => inner.listItems(runId, query),
+    summary: (runId) => inner.summary(runId),
+  };
+  return Object.assign(store, fault(inner));
+}
+
+describe('payoutRunStoreConformance', () => {
+  it('passes a store that keeps the contract', async () => {
+    expect(await failedCases(new InMemoryPayoutRunStore())).toEqual([]);
+  });
+
+  it.each([
+    [
+      'creates a run after checking, across an await, that it is not there',
+      (inner: InMemoryPayoutRunStore): Partial<PayoutRunStore> => ({
+        createRun: async (run, items) => {
+          if (await inner.getRun(run.runId)) throw new Error('exists');
+          await tick();
+          await inner.createRun(run, items).catch(() => undefined);
+        },
+      }),
+    ],
+    [
+      'totals amounts as floats rounded to 2 decimals',
+      (inner: InMemoryPayoutRunStore): Partial<PayoutRunStore> => ({
+        summary: async (runId) => {
+          const summary = await inner.summary(runId);
+          for (const totals of Object.values(summary.totals.all)) {
+            totals.amount = Math.round(totals.amount * 100) / 100;
+          }
+          return summary;
+        },
+      }),
+    ],
+  ])('fails a store that %s', async (_, fault) => {
+    expect((await failedCases(brokenStore(fault))).length).toBeGreaterThan(0);
+  });
+});
