@@ -212,6 +212,26 @@ describe('SecretRedactor.text', () => {
     expect(redacted.toLowerCase()).not.toContain(form.toLowerCase());
   });
 
+  it.each([
+    ['a newline', '\n'],
+    ['CR LF', '\r\n'],
+    ['spaces', '   '],
+    ['a byte-order mark', '\ufeff'],
+    ['a no-break space', '\u00a0'],
+  ])('redacts a password configured with %s around it when it comes back trimmed', (_, pad) => {
+    const real = 'Hst-APIpw-Z4q8';
+    const trimming = new SecretRedactor('api-user', `${pad}${real}${pad}`);
+    const trimmedToken = basicAuthorization('api-user', real).slice('Basic '.length);
+
+    expect(trimming.text(`invalid credentials: password ${real}.`)).toBe(
+      'invalid credentials: password [REDACTED].',
+    );
+    expect(trimming.text(`auth ${trimmedToken}`)).toBe('auth [REDACTED]');
+    expect(
+      JSON.stringify(trimming.json(`{"echo":"${Buffer.from(real).toString('base64')}"}`)),
+    ).not.toContain(Buffer.from(real).toString('base64'));
+  });
+
   it('leaves text whose escapes spell no credential as it is', () => {
     const text = 'path C:\\payments\\new \\u00e4 "\\/x"';
     expect(redactor.text(text)).toBe(text);

@@ -216,10 +216,14 @@ export class SecretRedactor {
     const encoded: string[] = [];
     const caseless: string[] = [];
     let spaced = false;
-    for (const { username, password } of [
-      { username: apiUsername, password: apiPassword },
-      ...others,
-    ]) {
+    const credentials = [{ username: apiUsername, password: apiPassword }, ...others];
+    // A secret read from a file or a vault often ends in a newline (or a BOM, a no-break space):
+    // the service, a proxy or a log pipeline that trims it echoes the account's real password.
+    for (const { username, password } of [...credentials]) {
+      const trimmed = password.trim();
+      if (trimmed !== password && trimmed !== '') credentials.push({ username, password: trimmed });
+    }
+    for (const { username, password } of credentials) {
       const token = basicAuthorization(username, password).slice('Basic '.length);
       const tokenHex = Buffer.from(token, 'utf8').toString('hex');
       forms.push(token, token.replace(/=+$/, ''), encodeURIComponent(token));

@@ -36,14 +36,14 @@ export function connectRedis(
     if (options.url !== undefined || options.connection !== undefined) {
       throw new Error(`${owner}: give either client, or url/connection`);
     }
-    redactCredentialErrors(options.client);
+    redactCommandErrors(options.client);
     return { client: options.client, ownsClient: false };
   }
   if (options.url !== undefined) checkUrl(options.url, owner);
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
     options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
-  redactCredentialErrors(client);
+  redactCommandErrors(client);
   watchConnection(client, owner, whenDown);
   return { client, ownsClient: true };
 }
@@ -64,44 +64,39 @@ function checkUrl(url: string, owner: string): void {
   }
 }
 
-/** Commands whose arguments carry the password. */
-const CREDENTIAL_COMMANDS: ReadonlySet<string> = new Set(['auth', 'hello']);
-
 const guarded = new WeakSet<Redis>();
 
 /**
  * ioredis puts a failed command's arguments on its error (`error.command.args`): for a refused
  * `AUTH`, the password, which would then reach every caller whose command waited for the
- * connection, and any `cause` or log that shows the error's fields. The error of an `AUTH` or
- * `HELLO` of `client` has its arguments replaced before anyone sees it.
+ * connection; for a refused write of a payout run's items (Redis out of memory), their requests
+ * with phone numbers and names, which would reach any `cause` or log that shows the error's
+ * fields. The error of every command of `client` has its arguments replaced before anyone sees it.
  */
-function redactCredentialErrors(client: Redis): void {
+function redactCommandErrors(client: Redis): void {
   if (guarded.has(client)) return;
   guarded.add(client);
   // A Cluster (given as `client`) authenticates on a connection of each node.
   const cluster = client as unknown as Partial<Cluster>;
   if (cluster.isCluster === true && cluster.nodes && cluster.on) {
-    for (const node of cluster.nodes('all')) redactCredentialErrors(node);
-    cluster.on('+node', (node: Redis) => redactCredentialErrors(node));
+    for (const node of cluster.nodes('all')) redactCommandErrors(node);
+    cluster.on('+node', (node: Redis) => redactCommandErrors(node));
   }
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
-    // ioredis names its commands in lower case: no case folding on every command.
-    if (CREDENTIAL_COMMANDS.has(command.name)) {
-      const reject = command.reject;
-      command.reject = (error: Error) => reject(redactCredentialArguments(error));
-    }
+    const reject = command.reject;
+    command.reject = (error: Error) => reject(redactCommandArguments(error));
     return send(command, stream);
   };
 }
 
 /**
- * `error` with the arguments of the failed `AUTH` or `HELLO` ioredis put on it (the password)
- * replaced, in place: for errors of clients this module did not make, such as BullMQ's own.
+ * `error` with the arguments ioredis put on it (`command.args`: a password, item requests)
+ * replaced, in place: also for errors of clients this module did not make, such as BullMQ's own.
  */
-export function redactCredentialArguments<T>(error: T): T {
+export function redactCommandArguments<T>(error: T): T {
   const command = (error as { command?: { name?: unknown } } | null)?.command;
-  if (typeof command?.name === 'string' && CREDENTIAL_COMMANDS.has(command.name.toLowerCase())) {
+  if (typeof command?.name === 'string') {
     (error as { command: unknown }).command = { name: command.name, args: ['[REDACTED]'] };
   }
   return error;

@@ -4,7 +4,7 @@ import type { ConnectionOptions, Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
-import { connectRedis, quit, redactCredentialArguments } from '../../redis/redis-connection';
+import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import type {
   PayoutRunEngine,
@@ -687,10 +687,10 @@ export function bullmqPayoutRunEngine(
   };
 }
 
-/** `work`, rejecting with its error's AUTH arguments redacted. */
+/** `work`, rejecting with its error's command arguments redacted (a password, item requests). */
 function withoutCredentials<T>(work: Promise<T>): Promise<T> {
   return work.catch((error: unknown) => {
-    throw redactCredentialArguments(error);
+    throw redactCommandArguments(error);
   });
 }
 

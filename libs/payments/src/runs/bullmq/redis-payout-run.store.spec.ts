@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisServer } from '../../../spec-support/redis-server';
@@ -37,6 +38,40 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect((await two.summary(runId)).counts).toMatchObject({ queued: 0, sending: 1 });
+  });
+
+  it('keeps the item requests of a refused write out of its error (Redis out of memory)', async () => {
+    const admin = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ url: server.url, keyPrefix: 'oom:' });
+    // Enough items for several pages: the first page fills the memory left, the next is refused
+    // with its items' requests as the command's arguments.
+    const items = Array.from({ length: 2_000 }, (_, index) =>
+      itemRecord('oom', `i${index}`, 'queued', {
+        request: {
+          phoneNumber: `07129${String(index).padStart(5, '0')}`,
+          amount: 10,
+          narration: `Salary Wanjiku Kamau ${index} ${'x'.repeat(200)}`,
+        },
+      }),
+    );
+    try {
+      const used = /used_memory:(\d+)/.exec(await admin.info('memory'))?.[1];
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', String(Number(used) + 64 * 1024));
+      const error: unknown = await store.createRun(runRecord('oom'), items).then(
+        () => new Error('it did not reject'),
+        (rejected: unknown) => rejected,
+      );
+      const fields = error instanceof Error ? { ...error, stack: error.stack } : error;
+      const shown = [inspect(error, { depth: 20 }), JSON.stringify(fields), String(error)].join();
+
+      expect(shown).toMatch(/OOM/);
+      expect(shown).not.toMatch(/07129\d{5}|Wanjiku/);
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      await admin.quit();
+      await store.close();
+    }
   });
 
   it('deletes a run with its items, and leaves a given client open', async () => {
