@@ -40,7 +40,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     expect((await two.summary(runId)).counts).toMatchObject({ queued: 0, sending: 1 });
   });
 
-  it('keeps the item requests of a refused write out of its error (Redis out of memory)', async () => {
+  it('keeps the item requests of a refused write out of its error, and frees the run id (Redis out of memory)', async () => {
     const admin = new Redis(server.url);
     const store = new RedisPayoutRunStore({ url: server.url, keyPrefix: 'oom:' });
     // Enough items for several pages: the first page fills the memory left, the next is refused
@@ -67,6 +67,11 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
 
       expect(shown).toMatch(/OOM/);
       expect(shown).not.toMatch(/07129\d{5}|Wanjiku/);
+      // The failed creation freed the id: created again once Redis has room, with none of the
+      // first creation's items.
+      await admin.config('SET', 'maxmemory', '0');
+      await store.createRun(runRecord('oom'), items.slice(0, 3));
+      expect((await store.summary('oom')).counts.queued).toBe(3);
     } finally {
       await admin.config('SET', 'maxmemory', '0');
       await admin.quit();

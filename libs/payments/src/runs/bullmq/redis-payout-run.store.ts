@@ -142,6 +142,15 @@ return 1
 `;
 
 /**
+ * KEYS: claim. ARGV: the claim's token. Frees the id of a creation that failed, when the claim is
+ * still its own: a script of it still under way finds the claim gone and writes nothing.
+ */
+const RELEASE_CLAIM_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/**
  * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the run's
  * fixed part (JSON), then field, value pairs of the rest. Writes the run whole in one step, or
  * nothing: 0 when a run is there, -1 when the creation's claim lapsed. The run's other keys stop
@@ -212,6 +221,7 @@ interface RunStoreCommands {
   malipoRunsUpdateItem(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
+  malipoRunsReleaseClaim(claimKey: string, claim: string): Promise<number>;
   malipoRunsCreateItems(...args: (string | number)[]): Promise<number>;
   malipoRunsPersistItems(...args: (string | number)[]): Promise<number>;
   malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
@@ -302,12 +312,15 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       numberOfKeys: runKeys,
       lua: CREATE_RUN_SCRIPT,
     });
+    this.client.defineCommand('malipoRunsReleaseClaim', {
+      numberOfKeys: 1,
+      lua: RELEASE_CLAIM_SCRIPT,
+    });
     this.commands = this.client as unknown as RunStoreCommands;
     this.replicated = replicated(this.client);
   }
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
-    const runKey = this.key(run.runId, 'run');
     const claimKey = this.key(run.runId, 'claim');
     const claim = randomUUID();
     // Claimed before any item is written: two creations of one id never mix their items. The
@@ -316,6 +329,25 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     if ((await this.client.set(claimKey, claim, 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
       throw new Error(`The payout run ${run.runId} exists already, or is being created`);
     }
+    try {
+      await this.createClaimed(run, items, claimKey, claim);
+    } catch (error) {
+      // Failed (Redis out of memory, a timeout): the id is free again at once, not after the
+      // claim's lease, so that the app can create the run again. What this creation wrote goes
+      // with the next creation of the id, as a dead creation's does.
+      await this.commands.malipoRunsReleaseClaim(claimKey, claim).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** {@link createRun} once its claim is taken. */
+  private async createClaimed(
+    run: PayoutRunRecord,
+    items: readonly PayoutRunItemRecord[],
+    claimKey: string,
+    claim: string,
+  ): Promise<void> {
+    const runKey = this.key(run.runId, 'run');
     // A run there already (its claim gone some other way) keeps its items.
     if ((await this.client.hexists(runKey, 'state')) === 1) {
       throw new Error(`The payout run ${run.runId} exists already`);
