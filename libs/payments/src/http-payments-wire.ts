@@ -148,8 +148,11 @@ function retryAfterMs(error: AxiosError): number {
 }
 
 /** Timeouts as axios reports them: ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError). */
+/** The network error codes of a request that got no answer in time. @internal */
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ECONNABORTED', 'ETIMEDOUT']);
+
 function isTimeoutError(error: AxiosError): boolean {
-  return !error.response && (error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT');
+  return !error.response && error.code !== undefined && TIMEOUT_CODES.has(error.code);
 }
 
 /**
@@ -572,7 +575,7 @@ export function clientClosedError(
 
 /**
  * The error of a call that got no answer: a timeout, or a network failure (`networkCode`, such as
- * `ECONNRESET`, on its `cause`). `message` must be redacted already.
+ * `ECONNRESET`). `cause` must hold nothing secret (the wire's is redacted).
  * @internal
  */
 export function transportError(
@@ -584,7 +587,7 @@ export function transportError(
     networkCode: string;
     timeoutMs: number | undefined;
     mayHaveExecuted: boolean;
-    message: string;
+    cause: Error;
   },
 ): ServiceAPIError {
   const { timedOut, networkCode, timeoutMs, mayHaveExecuted } = failure;
@@ -600,7 +603,7 @@ export function transportError(
       attempts,
       code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR',
       mayHaveExecuted,
-      cause: Object.assign(new Error(failure.message), { code: networkCode }),
+      cause: failure.cause,
     },
   );
 }
@@ -765,12 +768,13 @@ export class HttpPaymentsWire extends PaymentsWire {
     }
     if (!error.response) {
       const timedOut = isTimeoutError(error);
+      const networkCode = timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK');
       return transportError(operation, idempotencyKey, attempts, {
         timedOut,
-        networkCode: timedOut ? 'ETIMEDOUT' : (error.code ?? 'ERR_NETWORK'),
+        networkCode,
         timeoutMs: this.options.timeout,
         mayHaveExecuted: earlier || (isPost && requestWasSent(error)),
-        message: this.redactor.text(error.message),
+        cause: Object.assign(new Error(this.redactor.text(error.message)), { code: networkCode }),
       });
     }
     // An answer with a body: not a transport failure, the runner reads it.

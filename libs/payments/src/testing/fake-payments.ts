@@ -1,11 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { PaymentsOperationName } from '../operations';
 import { PaymentsError } from '../errors';
-import { clientClosedError, transportError } from '../http-payments-wire';
-import { IdempotencyKeyRegistry } from '../idempotency-keys';
+import { clientClosedError, TIMEOUT_CODES, transportError } from '../http-payments-wire';
+import { IdempotencyKeyRegistry, requestFingerprint } from '../idempotency-keys';
 import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
 import type { WireAnswer, WireCall } from '../payments-wire';
+import { readServiceError } from '../wire';
 import type { JsonObject } from '../wire';
 import type { PaymentsJournalStore } from '../journal/payments-journal.interfaces';
 
@@ -57,7 +59,19 @@ interface FakeTransaction {
   readonly type: string;
   readonly channel: string;
   readonly phoneNumber: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
   status: string;
+  settledAt?: number;
+}
+
+/** A tag of this process and a sequence across every fake in it: references never repeat. */
+const REFERENCE_TAG = randomBytes(3).toString('hex').toUpperCase();
+let referenceSequence = 0;
+
+function nextFakeReference(suffix: string): string {
+  referenceSequence += 1;
+  return `FAKE${REFERENCE_TAG}${String(referenceSequence).padStart(8, '0')}${suffix}`;
 }
 
 const REFERENCE_SUFFIX: Partial<Record<PaymentsOperationName, 'eR' | 'eW' | 'eS'>> = {
@@ -98,12 +112,22 @@ const KEY_REUSED_ANSWER: WireAnswer = {
   attempts: 1,
 };
 
-/** A refusal's body `status` as its HTTP status, when it is one of 400–599. */
-function httpStatusOf(status: unknown): number | undefined {
-  return Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599
-    ? (status as number)
+/** A refusal's body `status` (a number, or a gateway's text) as its HTTP status, when 400–599. */
+function httpStatusOf(body: JsonObject): number | undefined {
+  const { status } = readServiceError(body);
+  return status !== undefined && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
     : undefined;
 }
+
+/** Network errors of a connection that was never made: the request was not sent. */
+const NOT_CONNECTED_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 const FAKE_NETWORK = {
   updated_at: '0001-01-01T00:00:00Z',
@@ -129,7 +153,6 @@ export class FakePayments extends PaymentsWire {
   private readonly transactions = new Map<string, FakeTransaction>();
   /** The first accepted answer per idempotency key, replayed as the service replays it. */
   private readonly answered = new Map<string, { request: string; answer: WireAnswer }>();
-  private sequence = 0;
   private isClosed = false;
 
   constructor(
@@ -170,15 +193,16 @@ export class FakePayments extends PaymentsWire {
 
   /**
    * Every later call of `operation` rejects with `error`: a `PaymentsError` as it is, anything else
-   * as the network failure the real wire reports (`NETWORK_ERROR`, or `TIMEOUT` for an error whose
-   * `code` is `ETIMEDOUT`), with `error` as its cause.
+   * as the network failure the real wire reports, with `error` as its cause: `TIMEOUT` for a `code`
+   * of `ETIMEDOUT` or `ECONNABORTED`, else `NETWORK_ERROR`; `mayHaveExecuted` on a payment unless
+   * the code says no connection was made (`ECONNREFUSED`, `ENOTFOUND`...).
    */
   failWith(operation: PaymentsOperationName, error: Error): this {
     this.always.set(operation, { error });
     return this;
   }
 
-  /** The next call of `operation` rejects with `error`. */
+  /** The next call of `operation` rejects with `error`, as {@link failWith} says. */
   failOnceWith(operation: PaymentsOperationName, error: Error): this {
     return this.queue(operation, { error });
   }
@@ -186,7 +210,10 @@ export class FakePayments extends PaymentsWire {
   /** Sets the outcome the status look-up reports for `reference` (`success`, `failed`...). */
   settle(reference: string, status: string): this {
     const transaction = this.transactions.get(reference);
-    if (transaction) transaction.status = status;
+    if (transaction) {
+      transaction.status = status;
+      transaction.settledAt = Date.now();
+    }
     return this;
   }
 
@@ -225,16 +252,21 @@ export class FakePayments extends PaymentsWire {
       ...(body ? { body } : {}),
       idempotencyKey: call.idempotencyKey,
     });
-    const scripted = this.once.get(call.operation)?.shift() ?? this.always.get(call.operation);
-    if (scripted && 'error' in scripted) throw this.failure(call, scripted.error);
-    // An unprogrammed repeat of a key gets the first accepted answer, or the 409 of another request
-    // under it, as the service and the sandbox answer (docs/wire-contract.md).
-    const request = `${method} ${url} ${JSON.stringify(body ?? null)}`;
-    const earlier =
-      scripted || method !== 'POST' ? undefined : this.answered.get(call.idempotencyKey);
+    // A queued answer is this call's; a programmed failure stands for the network, before the
+    // service; otherwise a repeated key gets the service's replay (docs/wire-contract.md).
+    const once = this.once.get(call.operation)?.shift();
+    const always = this.always.get(call.operation);
+    if (once && 'error' in once) throw this.failure(call, once.error);
+    if (!once && always && 'error' in always) throw this.failure(call, always.error);
+    const scripted = (once ?? always) as { body: JsonObject; httpStatus?: number } | undefined;
+    const request = method === 'POST' ? requestFingerprint(call.operation, call.request) : '';
+    const earlier = once || method !== 'POST' ? undefined : this.answered.get(call.idempotencyKey);
     if (earlier) return earlier.request === request ? earlier.answer : KEY_REUSED_ANSWER;
     const { answer, accepted } = this.answerOf(call, scripted);
-    if (method === 'POST' && accepted) this.answered.set(call.idempotencyKey, { request, answer });
+    if (method === 'POST' && accepted && !this.answered.has(call.idempotencyKey)) {
+      // The first accepted answer is kept, as the service keeps it.
+      this.answered.set(call.idempotencyKey, { request, answer });
+    }
     return answer;
   }
 
@@ -245,7 +277,7 @@ export class FakePayments extends PaymentsWire {
     // A programmed refusal is the answer by itself, as the service's refusals are: over the canned
     // success it would name a transaction, which only a call that may have executed does.
     if (scripted?.body.success === false) {
-      const status = scripted.httpStatus ?? httpStatusOf(scripted.body.status) ?? 200;
+      const status = scripted.httpStatus ?? httpStatusOf(scripted.body) ?? 200;
       return {
         answer: { status, text: JSON.stringify(scripted.body), attempts: 1 },
         accepted: false,
@@ -263,18 +295,18 @@ export class FakePayments extends PaymentsWire {
   }
 
   /** A programmed failure as the real wire would reject: always a `PaymentsError`. */
-  private failure(call: WireCall, error: Error): Error {
+  private failure(call: WireCall, error: unknown): Error {
     if (error instanceof PaymentsError) return error;
-    const code = (error as { code?: unknown }).code;
-    const timedOut = code === 'ETIMEDOUT';
-    const failure = transportError(call.operation, call.idempotencyKey, 1, {
-      timedOut,
-      networkCode: typeof code === 'string' ? code : 'ERR_NETWORK',
+    const code = (error as { code?: unknown } | null)?.code;
+    const networkCode = typeof code === 'string' ? code : 'ERR_NETWORK';
+    return transportError(call.operation, call.idempotencyKey, 1, {
+      timedOut: TIMEOUT_CODES.has(networkCode),
+      networkCode,
       timeoutMs: undefined,
-      mayHaveExecuted: call.request.method === 'POST',
-      message: error.message,
+      // A connection never made sent nothing; any other failure may have come after the body.
+      mayHaveExecuted: call.request.method === 'POST' && !NOT_CONNECTED_CODES.has(networkCode),
+      cause: error instanceof Error ? error : new Error(String(error)),
     });
-    return failure;
   }
 
   /** Like the real client: later calls reject with `code: 'CLIENT_CLOSED'`. */
@@ -288,7 +320,7 @@ export class FakePayments extends PaymentsWire {
     const body = call.request.body ?? {};
     const suffix = REFERENCE_SUFFIX[call.operation];
     if (suffix) {
-      const reference = `FAKE${String(++this.sequence).padStart(8, '0')}${suffix}`;
+      const reference = nextFakeReference(suffix);
       const bank = call.operation === 'collections.panAfrican' && body.account_name === 'bank';
       this.transactions.set(reference, {
         amount: body.amount,
@@ -297,7 +329,9 @@ export class FakePayments extends PaymentsWire {
         channel:
           DETAILS_CHANNEL[call.operation] ?? (body.account_name === 'bank' ? 'bank' : 'mobile'),
         phoneNumber: typeof body.phone_number === 'string' ? body.phone_number : '',
-        status: 'pending',
+        // A transfer between accounts settles at once, as the sandbox's does; the rest wait.
+        status: suffix === 'eS' ? 'success' : 'pending',
+        createdAt: Date.now(),
       });
       const message = SUCCESS_MESSAGE[call.operation] ?? 'Transaction request sent successfully';
       if (suffix === 'eW') {
@@ -385,7 +419,7 @@ export class FakePayments extends PaymentsWire {
     const reference = decodeURIComponent(call.request.url.split('/').pop() ?? '');
     const transaction = this.transactions.get(reference);
     if (!transaction) return { status: 404, success: false, message: 'transaction not found' };
-    const at = new Date(0);
+    const processedAt = transaction.settledAt ?? transaction.createdAt;
     return {
       id: `fake-${reference}`,
       account_id: '',
@@ -401,7 +435,10 @@ export class FakePayments extends PaymentsWire {
         payer: '',
         merchant_id: '',
         phone_number: transaction.phoneNumber,
-        processed_at: { seconds: Math.floor(at.getTime() / 1000), nanos: 0 },
+        processed_at: {
+          seconds: Math.floor(processedAt / 1000),
+          nanos: (processedAt % 1000) * 1_000_000,
+        },
         reason: '',
         channel: transaction.channel,
         account_number: '',
@@ -412,7 +449,7 @@ export class FakePayments extends PaymentsWire {
       transaction_category: 'fiat',
       user_id: '',
       request_metadata: null,
-      created_at: at.toISOString(),
+      created_at: new Date(transaction.createdAt).toISOString(),
     };
   }
 

@@ -1,5 +1,9 @@
 export { getFakePaymentsToken, PaymentsTestingModule } from './payments-testing.module';
-export type { PaymentsTestingOptions, RecordedPaymentsCall } from './fake-payments';
+export type {
+  FakeAnswerOptions,
+  PaymentsTestingOptions,
+  RecordedPaymentsCall,
+} from './fake-payments';
 export { FakePayments } from './fake-payments';
 export { paymentsJournalStoreConformance } from './payments-journal-store.conformance';
 export type { PaymentsJournalStoreConformanceCase } from './payments-journal-store.conformance';

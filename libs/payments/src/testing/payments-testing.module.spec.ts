@@ -114,7 +114,8 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
       type: 'withdrawal',
       transactionDetails: { status: 'pending', channel: 'bank', phoneNumber: '+254712345678' },
     });
-    expect(status.transactionDetails.processedAt.seconds).toEqual(expect.any(Number));
+    expect(Date.now() - Date.parse(status.createdAt)).toBeLessThan(60_000);
+    expect(Date.now() / 1000 - status.transactionDetails.processedAt.seconds).toBeLessThan(60);
     expect(settled.transactionDetails.status).toBe('success');
     expect(networks.mobile[0]).toMatchObject({ accountNumberType: 'phone' });
     expect(balances.local).toEqual(balances.fiatBalance);
@@ -145,12 +146,61 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
     expect(bank.checkoutUrl).toBeUndefined();
   });
 
+  it('hands out references no other fake of the process hands out', async () => {
+    const other = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'demo-shop' })],
+    }).compile();
+    const mine = await checkout.pay('90', 1500);
+    const theirs = await other.get(PaymentsClient).collections.mpesa({
+      amount: 1500,
+      phoneNumber: '0712345678',
+      narration: 'x',
+      callbackUrl: CALLBACK,
+    });
+
+    expect(theirs.transactionReference).not.toBe(mine.transactionReference);
+  });
+
+  it('settles a transfer between accounts at once, as the service does', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
+    }).compile();
+    const client = moduleRef.get(PaymentsClient);
+    const transfer = await client.transfers.send({
+      receiverUsername: 'b',
+      amount: 5,
+      narration: 'x',
+    });
+
+    await expect(client.transactions.status(transfer.transactionReference)).resolves.toMatchObject({
+      transactionDetails: { status: 'success', channel: 'p2p' },
+    });
+  });
+
+  it('turns failWith(null) into the wire error too', async () => {
+    fake.failOnceWith('payouts.mpesa', null as unknown as Error);
+
+    await expect(checkout.refund(1000)).rejects.toMatchObject({ code: 'NETWORK_ERROR' });
+  });
+
   it('replays the first answer to a repeated key, as the service does', async () => {
     const first = await checkout.pay('77', 1500);
     const again = await checkout.pay('77', 1500);
 
     expect(again.transactionReference).toBe(first.transactionReference);
     expect(fake.calls).toHaveLength(2);
+  });
+
+  it('replays the first accepted answer under respondWith, and after a queued answer', async () => {
+    const first = await checkout.pay('79', 1500);
+    fake.respondOnceWith('collections.mpesa', { message: 'queued for this call' });
+    const queued = await checkout.pay('79', 1500);
+    fake.respondWith('collections.mpesa', { message: 'custom' });
+    const replayed = await checkout.pay('79', 1500);
+
+    expect(queued.transactionReference).not.toBe(first.transactionReference);
+    expect(replayed.transactionReference).toBe(first.transactionReference);
+    expect(replayed.message).toBe('Processed successfully');
   });
 
   it('answers 409 to a key the client forgot, reused for another request', async () => {
@@ -195,15 +245,28 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it.each([
-    ['ECONNRESET', 'NETWORK_ERROR'],
-    ['ETIMEDOUT', 'TIMEOUT'],
-  ])('turns a programmed %s into the wire error %s', async (networkCode, code) => {
-    fake.failOnceWith('payouts.mpesa', Object.assign(new Error('socket'), { code: networkCode }));
+    ['ECONNRESET', 'NETWORK_ERROR', true],
+    ['ETIMEDOUT', 'TIMEOUT', true],
+    ['ECONNABORTED', 'TIMEOUT', true],
+    ['ECONNREFUSED', 'NETWORK_ERROR', false],
+  ])('turns a programmed %s into the wire error %s', async (networkCode, code, mayHaveExecuted) => {
+    const given = Object.assign(new Error('socket'), { code: networkCode });
+    fake.failOnceWith('payouts.mpesa', given);
 
     const error = (await checkout.refund(1000).catch((e: unknown) => e)) as ServiceAPIError;
 
     expect(error).toBeInstanceOf(ServiceAPIError);
-    expect(error).toMatchObject({ code, mayHaveExecuted: true, cause: { code: networkCode } });
+    expect(error).toMatchObject({ code, mayHaveExecuted });
+    expect(error.cause).toBe(given);
+  });
+
+  it('reads a gateway status text as the refusal HTTP status', async () => {
+    fake.respondOnceWith('payouts.mpesa', { status: '503: upstream', success: false });
+
+    await expect(checkout.refund(1000)).rejects.toMatchObject({
+      status: 503,
+      mayHaveExecuted: true,
+    });
   });
 
   it('returns programmed wire answers, once or always', async () => {
