@@ -117,7 +117,10 @@ function codePoints(value: string): number {
 }
 
 function isHttpUrl(value: unknown): boolean {
-  if (typeof value !== 'string' || value.length > WIRE_RULES.maxUrlLength) return false;
+  if (typeof value !== 'string') return false;
+  if (value.length > WIRE_RULES.maxUrlLength && codePoints(value) > WIRE_RULES.maxUrlLength) {
+    return false;
+  }
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';

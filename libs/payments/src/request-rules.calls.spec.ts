@@ -37,6 +37,12 @@ const TEXT = (field: string): Rule[] => [
   [`empty ${field}`, { [field]: '' }, field, 'isNotEmpty'],
   [`${field} not a string`, { [field]: 42 }, field, 'isString'],
   [`${field} over 255 characters`, { [field]: 'x'.repeat(256) }, field, 'maxLength'],
+  [
+    `${field} of 256 code points, half variation selectors`,
+    { [field]: '❤️'.repeat(128) },
+    field,
+    'maxLength',
+  ],
   [`${field} only whitespace`, { [field]: ' \t\u00a0 ' }, field, 'isNotBlank'],
 ];
 const AMOUNT_TYPES: Rule[] = [

@@ -1,7 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { getMetadataStorage, IsOptional, ValidateBy, ValidateIf } from 'class-validator';
 import isISO4217 from 'validator/lib/isISO4217';
-import isLength from 'validator/lib/isLength';
 import isURL from 'validator/lib/isURL';
 import { randomUUID } from 'node:crypto';
 import type { PaymentsFieldError } from './errors';
@@ -112,12 +111,19 @@ const IS_NOT_EMPTY: Check = {
   message: '$property must not be empty',
   test: (v) => v !== '' && v !== null && v !== undefined,
 };
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
+}
+
 function maxLength(max: number): Check {
   return {
     rule: 'maxLength',
     message: `$property must be at most ${max} characters`,
-    // isLength counts a surrogate pair as one character, so it never counts more than `length`.
-    test: (v) => typeof v === 'string' && (v.length <= max || isLength(v, { min: 0, max })),
+    // Characters are code points (docs/wire-contract.md), as the sandbox counts them: a surrogate
+    // pair is one, a variation selector (U+FE0F) one more (validator's isLength skips those).
+    test: (v) => typeof v === 'string' && (v.length <= max || codePoints(v) <= max),
   };
 }
 function matches(rule: string, pattern: RegExp, message: string): Check {
