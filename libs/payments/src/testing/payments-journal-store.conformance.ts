@@ -158,7 +158,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         [10.125, 'TND'],
         [0.0001, 'USD'],
         [123_456_789.99, 'NGN'],
-        [0.1 + 0.2, 'GHS'],
+        [1_234.5678, 'USD'],
       ];
       for (const [index, [amount, currency]] of amounts.entries()) {
         const given = entry(run, `amount-${index}`, index, { amount, currency });
@@ -306,7 +306,10 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const entries = Array.from({ length: 1_050 }, (_, index) =>
         entry(run, `n${String(index).padStart(4, '0')}`, index * 1000),
       );
-      for (const created of entries) await store.create(created);
+      // In batches: a store a few milliseconds away still answers within a test's timeout.
+      for (let start = 0; start < entries.length; start += 50) {
+        await Promise.all(entries.slice(start, start + 50).map((created) => store.create(created)));
+      }
       const keys = entries.map((listed) => listed.idempotencyKey);
       assertSameData(ours(await store.list(), run), keys);
       assertSameData(ours(await store.list({ states: ['started'] }), run), keys);
