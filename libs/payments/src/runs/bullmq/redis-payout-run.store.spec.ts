@@ -144,6 +144,32 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
   });
 
+  it('keeps the index of items it kept: a creation that failed as its run was written is removed by the next', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'kept:' });
+    const runId = 'failed-at-the-run';
+    const runScript = jest
+      .spyOn(
+        client as unknown as { malipoRunsCreateRun: () => Promise<number> },
+        'malipoRunsCreateRun',
+      )
+      .mockRejectedValueOnce(new Error('killed'));
+    try {
+      const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
+      await expect(store.createRun(runRecord(runId), items)).rejects.toThrow('killed');
+      // The items no longer expire, and neither does the index that finds them.
+      expect(await client.pttl(`kept:{${runId}}:item:i0`)).toBe(-1);
+      expect(await client.pttl(`kept:{${runId}}:order`)).toBe(-1);
+      await store.createRun(runRecord(runId), [itemRecord(runId, 'again')]);
+      expect(await client.exists(`kept:{${runId}}:item:i0`)).toBe(0);
+      expect((await store.summary(runId)).counts.queued).toBe(1);
+    } finally {
+      runScript.mockRestore();
+      await store.close();
+      await client.quit();
+    }
+  });
+
   it('writes no run whose creation outlived its claim: its first items may have expired', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'slow:' });

@@ -131,13 +131,15 @@ return 1
 `;
 
 /**
- * KEYS: claim. ARGV: the claim's token, the items' key prefix, then item ids. Stops the expiry of
- * a creation's items, a page at a time before its run is written, only while the claim is the
- * creation's own (0 when it lapsed).
+ * KEYS: claim, order. ARGV: the claim's token, the items' key prefix, then item ids. Stops the
+ * expiry of a creation's items, a page at a time before its run is written, only while the claim
+ * is the creation's own (0 when it lapsed). Their index stays with them: a creation that dies
+ * before its run is written leaves items the next creation of the id finds, and removes.
  */
 const PERSIST_ITEMS_SCRIPT = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 for index = 3, #ARGV do redis.call('PERSIST', ARGV[2] .. ARGV[index]) end
+redis.call('PERSIST', KEYS[2])
 return 1
 `;
 
@@ -297,7 +299,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       lua: UPDATE_RUN_SCRIPT,
     });
     this.client.defineCommand('malipoRunsPersistItems', {
-      numberOfKeys: 1,
+      numberOfKeys: 2,
       lua: PERSIST_ITEMS_SCRIPT,
     });
     this.client.defineCommand('malipoRunsExpireItems', {
@@ -398,6 +400,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     for (let start = 0; start < items.length; start += CREATE_CHUNK) {
       const persisted = await this.commands.malipoRunsPersistItems(
         claimKey,
+        this.key(run.runId, 'order'),
         claim,
         this.key(run.runId, 'item:'),
         ...items.slice(start, start + CREATE_CHUNK).map((item) => item.itemId),
