@@ -214,6 +214,13 @@ describe('sandbox payments API', () => {
       expect(res.status).toBe(200);
     });
 
+    it('counts a URL in code points too: 2,022 of them are within 2,048', async () => {
+      const callback = `https://m.example.com/${'😀'.repeat(2_000)}`;
+      const res = await env.client.send('collections.mpesa', { callback_url: callback });
+
+      expect(res.status).toBe(200);
+    });
+
     it('gives every transaction its own reference', async () => {
       const references = new Set<string>();
       for (let i = 0; i < 20; i += 1) {
