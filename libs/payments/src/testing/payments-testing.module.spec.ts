@@ -6,6 +6,7 @@ import { PaymentsClient } from '../payments-client';
 import { InjectPayouts } from '../payments.decorators';
 import { PayoutsService } from '../payouts.service';
 import { FakePayments } from './fake-payments';
+import type { PaymentsTestingOptions } from './fake-payments';
 import { getFakePaymentsToken, PaymentsTestingModule } from './payments-testing.module';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import { PaymentsReconciler } from '../payments-reconciler';
@@ -35,6 +36,11 @@ class Checkout {
 }
 
 const CALLBACK = 'https://shop.example.com/webhooks/payments';
+
+/** A testing module of one fake registration with `options`. */
+function testingModule(options: PaymentsTestingOptions = { defaultUsername: 'acme' }) {
+  return Test.createTestingModule({ imports: [PaymentsTestingModule.forRoot(options)] }).compile();
+}
 
 describe('PaymentsTestingModule: the real services on a fake wire', () => {
   let checkout: Checkout;
@@ -83,9 +89,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('answers every operation in the real shapes, decoded by production', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
-    }).compile();
+    const moduleRef = await testingModule();
     const client = moduleRef.get(PaymentsClient);
 
     const payout = await client.payouts.merchant({
@@ -125,9 +129,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('answers a pan-African bank collection with the bank account and no message', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
-    }).compile();
+    const moduleRef = await testingModule();
     const bank = await moduleRef.get(PaymentsClient).collections.panAfrican({
       accountName: 'bank',
       amount: 5000,
@@ -147,9 +149,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('hands out references no other fake of the process hands out', async () => {
-    const other = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'demo-shop' })],
-    }).compile();
+    const other = await testingModule({ defaultUsername: 'demo-shop' });
     const mine = await checkout.pay('90', 1500);
     const theirs = await other.get(PaymentsClient).collections.mpesa({
       amount: 1500,
@@ -162,9 +162,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('settles a transfer between accounts at once, as the service does', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ defaultUsername: 'acme' })],
-    }).compile();
+    const moduleRef = await testingModule();
     const client = moduleRef.get(PaymentsClient);
     const transfer = await client.transfers.send({
       receiverUsername: 'b',
@@ -325,11 +323,10 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('knows the references it handed out, and settle() changes their outcome', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsTestingModule.forRoot({ defaultUsername: 'acme', defaultCallbackUrl: CALLBACK }),
-      ],
-    }).compile();
+    const moduleRef = await testingModule({
+      defaultUsername: 'acme',
+      defaultCallbackUrl: CALLBACK,
+    });
     const client = moduleRef.get(PaymentsClient);
     const fakes = moduleRef.get(FakePayments);
     const { transactionReference } = await client.collections.mpesa({
@@ -350,9 +347,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
   });
 
   it('provides PaymentsClient with defaults, and reset() forgets calls and scripts', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ walletType: 'USD' })],
-    }).compile();
+    const moduleRef = await testingModule({ walletType: 'USD' });
     const client = moduleRef.get(PaymentsClient);
     const fakes = moduleRef.get(FakePayments);
     const refund = {
@@ -428,9 +423,7 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
 
   it('runs the journal over the fake: replays, then the reconciler settles by look-up', async () => {
     const store = new InMemoryPaymentsJournal();
-    const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsTestingModule.forRoot({ journal: store, defaultCallbackUrl: CALLBACK })],
-    }).compile();
+    const moduleRef = await testingModule({ journal: store, defaultCallbackUrl: CALLBACK });
     const payouts = moduleRef.get(PayoutsService);
     const request = { amount: 700, phoneNumber: '0712345678', narration: 'Refund 9' };
 
