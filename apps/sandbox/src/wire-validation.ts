@@ -68,7 +68,7 @@ function check(spec: FieldRule, value: unknown): string | undefined {
     case 'text':
       if (typeof value !== 'string' || value.trim() === '') return 'must be a non-empty string';
       // Characters are code points (docs/wire-contract.md): an emoji is one, not two.
-      if (value.length > WIRE_RULES.maxTextLength && codePoints(value) > WIRE_RULES.maxTextLength) {
+      if (!atMostCodePoints(value, WIRE_RULES.maxTextLength)) {
         return `must be at most ${WIRE_RULES.maxTextLength} characters`;
       }
       return undefined;
@@ -110,17 +110,18 @@ function check(spec: FieldRule, value: unknown): string | undefined {
   }
 }
 
-function codePoints(value: string): number {
+/** Whether `value` has at most `max` code points; never walks one longer than 2 × max units. */
+function atMostCodePoints(value: string, max: number): boolean {
+  if (value.length <= max) return true;
+  if (value.length > 2 * max) return false;
   let count = 0;
-  for (const _ of value) count += 1;
-  return count;
+  for (const _ of value) if (++count > max) return false;
+  return true;
 }
 
 function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
-  if (value.length > WIRE_RULES.maxUrlLength && codePoints(value) > WIRE_RULES.maxUrlLength) {
-    return false;
-  }
+  if (!atMostCodePoints(value, WIRE_RULES.maxUrlLength)) return false;
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';

@@ -147,8 +147,11 @@ function retryAfterMs(error: AxiosError): number {
   return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
 }
 
-/** Timeouts as axios reports them: ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError). */
-/** The network error codes of a request that got no answer in time. @internal */
+/**
+ * The network error codes of a request that got no answer in time, as axios reports them:
+ * ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError).
+ * @internal
+ */
 export const TIMEOUT_CODES: ReadonlySet<string> = new Set(['ECONNABORTED', 'ETIMEDOUT']);
 
 function isTimeoutError(error: AxiosError): boolean {

@@ -33,7 +33,13 @@ import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
-import { prepareRequest, readField, REQUEST_RULES, resolveIdempotencyKey } from './request-rules';
+import {
+  hasAtMostCodePoints,
+  prepareRequest,
+  readField,
+  REQUEST_RULES,
+  resolveIdempotencyKey,
+} from './request-rules';
 import { callTracing } from './payments-telemetry';
 import type { CallTrace } from './payments-telemetry';
 import { credentialsRedactor } from './secret-redactor';
@@ -118,7 +124,7 @@ function assertCallbackUrlFits(
   encoded: EncodedRequest,
 ): void {
   const url = encoded.body?.[REQUEST_WIRE_KEYS.callbackUrl];
-  if (typeof url !== 'string' || url.length <= REQUEST_RULES.maxUrlLength) return;
+  if (typeof url !== 'string' || hasAtMostCodePoints(url, REQUEST_RULES.maxUrlLength)) return;
   throw new PaymentsValidationError(operation.requestClass.name, [
     {
       field: 'callbackUrl',

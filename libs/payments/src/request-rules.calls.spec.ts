@@ -370,12 +370,18 @@ describe('request validation (nothing is sent)', () => {
       businessAccount: '9'.repeat(32),
       narration: '😀'.repeat(255),
     });
+    // 1,022 code points (2,022 UTF-16 units), its malipo_key appended: within 2,048 characters.
+    await client.collections.mpesa(
+      { ...OPERATION_CASES[0].request, callbackUrl: `https://m.example.com/${'😀'.repeat(1_000)}` },
+      { idempotencyKey: 'k'.repeat(36) },
+    );
     expect(server.requests.map((r) => (r.json as { amount: number }).amount)).toEqual([
       10,
       250_000,
       100,
       0.01,
       OPERATION_CASES[5].request.amount,
+      OPERATION_CASES[0].request.amount,
     ]);
     server.reset();
   });

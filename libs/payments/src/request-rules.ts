@@ -111,19 +111,25 @@ const IS_NOT_EMPTY: Check = {
   message: '$property must not be empty',
   test: (v) => v !== '' && v !== null && v !== undefined,
 };
-function codePoints(value: string): number {
+/**
+ * Whether `value` has at most `max` characters, counted as code points (docs/wire-contract.md): a
+ * surrogate pair is one, a variation selector (U+FE0F) one more. Longer than `2 * max` UTF-16
+ * units is always more, so a huge string is never walked.
+ * @internal
+ */
+export function hasAtMostCodePoints(value: string, max: number): boolean {
+  if (value.length <= max) return true;
+  if (value.length > 2 * max) return false;
   let count = 0;
-  for (const _ of value) count += 1;
-  return count;
+  for (const _ of value) if (++count > max) return false;
+  return true;
 }
 
 function maxLength(max: number): Check {
   return {
     rule: 'maxLength',
     message: `$property must be at most ${max} characters`,
-    // Characters are code points (docs/wire-contract.md), as the sandbox counts them: a surrogate
-    // pair is one, a variation selector (U+FE0F) one more (validator's isLength skips those).
-    test: (v) => typeof v === 'string' && (v.length <= max || codePoints(v) <= max),
+    test: (v) => typeof v === 'string' && hasAtMostCodePoints(v, max),
   };
 }
 function matches(rule: string, pattern: RegExp, message: string): Check {
@@ -222,21 +228,29 @@ export function IsPhone(rule: PhoneRule) {
   );
 }
 
-const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+// The length is `maxLength`'s, in code points: isURL's own counts UTF-16 units.
+const URL_OPTIONS = {
+  protocols: ['http', 'https'],
+  require_protocol: true,
+  require_tld: false,
+  validate_length: false,
+};
 
 /**
  * The last URL checked and its verdict: most apps send the same callback URL on every call, and
  * `isURL` (a few µs) answers the same for the same string. Only URLs within the length limit are
- * kept, so a hostile value is never held.
+ * checked and kept, so a hostile value is never held.
  */
 let lastUrl: { value: string; valid: boolean } | undefined;
 function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   if (lastUrl?.value === value) return lastUrl.valid;
+  // Too long is `maxLength`'s to report; a hostile value is never parsed.
+  if (!hasAtMostCodePoints(value, REQUEST_RULES.maxUrlLength)) return true;
   // Both: `URL` is what the library and the service's HTTP stack parse it with (`isURL` takes
   // some hosts, such as `xn--a.com`, that `URL` refuses).
   const valid = isURL(value, URL_OPTIONS) && URL.canParse(value);
-  if (value.length <= REQUEST_RULES.maxUrlLength) lastUrl = { value, valid };
+  lastUrl = { value, valid };
   return valid;
 }
 
