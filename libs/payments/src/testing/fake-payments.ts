@@ -137,6 +137,35 @@ const FAKE_NETWORK = {
   max_amount: 5_000_000,
 };
 
+/** The fake's network discovery answer: one network of each kind, whatever the dial code. */
+const FAKE_NETWORKS: JsonObject = {
+  defaults: [],
+  mobile: [
+    {
+      ...FAKE_NETWORK,
+      id: 'fake-mobile-network',
+      code: 'FAKEMOMO',
+      account_number_type: 'phone',
+      name: 'Fake Mobile Money',
+      channel_ids: ['fake-mobile-channel'],
+      selected_channel_id: 'fake-mobile-channel',
+      country_account_number_type: 'NGPHONE',
+    },
+  ],
+  banks: [
+    {
+      ...FAKE_NETWORK,
+      id: 'fake-bank-network',
+      code: '000001',
+      account_number_type: 'bank',
+      name: 'Fake Bank',
+      channel_ids: ['fake-bank-channel'],
+      selected_channel_id: 'fake-bank-channel',
+      country_account_number_type: 'NGBANK',
+    },
+  ],
+};
+
 /**
  * The wire of {@link PaymentsTestingModule}: answers every call from memory with the real
  * service's answer shapes (docs/wire-contract.md), so the services above it run production's
@@ -283,15 +312,19 @@ export class FakePayments extends PaymentsWire {
         accepted: false,
       };
     }
-    const canned = this.cannedBody(call);
+    const { body: canned, transaction } = this.cannedBody(call);
     // A canned refusal keeps its HTTP status, as the real service's error answers do.
     const status =
       scripted?.httpStatus ?? (typeof canned.status === 'number' ? canned.status : 200);
     const answered = { ...canned, ...scripted?.body };
-    return {
-      answer: { status, text: JSON.stringify(answered), attempts: 1 },
-      accepted: status >= 200 && status < 300 && answered.success !== false,
-    };
+    const accepted = status >= 200 && status < 300 && answered.success !== false;
+    // Only an accepted call is a transaction, under the reference its answer gives (yours, when an
+    // overlay sets one), for the status look-up and settle().
+    const reference = answered.transaction_reference ?? answered.correlator_id;
+    if (accepted && transaction && typeof reference === 'string' && reference !== '') {
+      this.transactions.set(reference, transaction);
+    }
+    return { answer: { status, text: JSON.stringify(answered), attempts: 1 }, accepted };
   }
 
   /** A programmed failure as the real wire would reject: always a `PaymentsError`. */
@@ -316,13 +349,13 @@ export class FakePayments extends PaymentsWire {
   }
 
   /** The real service's answer to `call`, in its wire shape (docs/wire-contract.md). */
-  private cannedBody(call: WireCall): JsonObject {
+  private cannedBody(call: WireCall): { body: JsonObject; transaction?: FakeTransaction } {
     const body = call.request.body ?? {};
     const suffix = REFERENCE_SUFFIX[call.operation];
     if (suffix) {
       const reference = nextFakeReference(suffix);
       const bank = call.operation === 'collections.panAfrican' && body.account_name === 'bank';
-      this.transactions.set(reference, {
+      const transaction: FakeTransaction = {
         amount: body.amount,
         currency: body.currency ?? 'KES',
         type: TRANSACTION_TYPE[suffix],
@@ -332,10 +365,10 @@ export class FakePayments extends PaymentsWire {
         // A transfer between accounts settles at once, as the sandbox's does; the rest wait.
         status: suffix === 'eS' ? 'success' : 'pending',
         createdAt: Date.now(),
-      });
+      };
       const message = SUCCESS_MESSAGE[call.operation] ?? 'Transaction request sent successfully';
       if (suffix === 'eW') {
-        return {
+        const payout = {
           success: true,
           correlator_id: reference,
           message,
@@ -343,6 +376,7 @@ export class FakePayments extends PaymentsWire {
           channel: '',
           amount: 0,
         };
+        return { body: payout, transaction };
       }
       const answer = {
         transaction_reference: reference,
@@ -352,11 +386,11 @@ export class FakePayments extends PaymentsWire {
         reference: '',
         result: null,
       };
-      if (suffix === 'eS') return answer;
+      if (suffix === 'eS') return { body: answer, transaction };
       const checkout =
         call.operation === 'collections.card' ||
         (call.operation === 'collections.panAfrican' && typeof body.redirect_url === 'string');
-      return {
+      const collection = {
         payment_method: 'mobile',
         status: 'SUCCESS',
         ...(checkout ? { checkout_url: `https://checkout.fake.invalid/${reference}` } : {}),
@@ -365,7 +399,7 @@ export class FakePayments extends PaymentsWire {
               bank_account: {
                 name: 'Fake Bank',
                 branch_code: '',
-                account_number: `0${reference.slice(4, 13)}`,
+                account_number: `0${reference.slice(-10, -2)}`,
                 account_name: 'Fake Collections',
                 account_reference: reference,
               },
@@ -375,43 +409,20 @@ export class FakePayments extends PaymentsWire {
         // The real bank-transfer answer has no message.
         ...(bank ? { message: undefined } : {}),
       };
+      return { body: collection, transaction };
     }
     switch (call.operation) {
       case 'transactions.status':
-        return this.statusBody(call);
+        return { body: this.statusBody(call) };
       case 'balances.all':
         return {
-          fiat_balance: { balance: 1_000_000, converted_balance: 7692.31, currency: 'KES' },
-          onchain_balance: { balance: 10_000, converted_balance: 1_300_000, currency: 'USD' },
+          body: {
+            fiat_balance: { balance: 1_000_000, converted_balance: 7692.31, currency: 'KES' },
+            onchain_balance: { balance: 10_000, converted_balance: 1_300_000, currency: 'USD' },
+          },
         };
       default:
-        return {
-          defaults: [],
-          mobile: [
-            {
-              ...FAKE_NETWORK,
-              id: 'fake-mobile-network',
-              code: 'FAKEMOMO',
-              account_number_type: 'phone',
-              name: 'Fake Mobile Money',
-              channel_ids: ['fake-mobile-channel'],
-              selected_channel_id: 'fake-mobile-channel',
-              country_account_number_type: 'NGPHONE',
-            },
-          ],
-          banks: [
-            {
-              ...FAKE_NETWORK,
-              id: 'fake-bank-network',
-              code: '000001',
-              account_number_type: 'bank',
-              name: 'Fake Bank',
-              channel_ids: ['fake-bank-channel'],
-              selected_channel_id: 'fake-bank-channel',
-              country_account_number_type: 'NGBANK',
-            },
-          ],
-        };
+        return { body: FAKE_NETWORKS };
     }
   }
 

@@ -201,6 +201,27 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
     expect(replayed.message).toBe('Processed successfully');
   });
 
+  it('keeps a transaction only for an accepted answer, under the reference the answer gives', async () => {
+    const moduleRef = await testingModule({
+      defaultUsername: 'acme',
+      defaultCallbackUrl: CALLBACK,
+    });
+    const client = moduleRef.get(PaymentsClient);
+    const fakes = moduleRef.get(FakePayments);
+    const request = { amount: 700, phoneNumber: '0712345678', narration: 'x' };
+    fakes.respondOnceWith('payouts.mpesa', {}, { httpStatus: 503 });
+    const error = (await client.payouts.mpesa(request).catch((e: unknown) => e)) as ServiceAPIError;
+    fakes.respondOnceWith('collections.mpesa', { transaction_reference: 'MINE0001eR' });
+    await client.collections.mpesa(request);
+
+    expect(error).toMatchObject({ status: 503, mayHaveExecuted: true });
+    const unanswered = (error.body as { correlator_id: string }).correlator_id;
+    await expect(client.transactions.status(unanswered)).rejects.toMatchObject({ status: 404 });
+    await expect(client.transactions.status('MINE0001eR')).resolves.toMatchObject({
+      transactionDetails: { status: 'pending' },
+    });
+  });
+
   it('answers 409 to a key the client forgot, reused for another request', async () => {
     const first = await checkout.pay('78', 1500);
     const call = fake.calls[0];
