@@ -67,8 +67,9 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
 
       expect(shown).toMatch(/OOM/);
       expect(shown).not.toMatch(/07129\d{5}|Wanjiku/);
-      // The failed creation freed the id: created again once Redis has room, with none of the
-      // first creation's items.
+      // The failed creation removed what it wrote (phone numbers), and freed the id: created
+      // again once Redis has room.
+      expect(await admin.keys('oom:*')).toEqual([]);
       await admin.config('SET', 'maxmemory', '0');
       await store.createRun(runRecord('oom'), items.slice(0, 3));
       expect((await store.summary('oom')).counts.queued).toBe(3);
@@ -120,13 +121,15 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'killed:' });
     const runId = 'killed-mid-creation';
-    // The process dies as the run's items are to be kept: every item is in Redis by then.
+    // The process dies as the run's items are to be kept: every item is in Redis by then, and
+    // nothing of it cleans up.
+    const scripts = client as unknown as Record<string, () => Promise<number>>;
     const createScript = jest
-      .spyOn(
-        client as unknown as { malipoRunsPersistItems: () => Promise<number> },
-        'malipoRunsPersistItems',
-      )
+      .spyOn(scripts, 'malipoRunsPersistItems')
       .mockRejectedValue(new Error('killed'));
+    const cleanups = ['malipoRunsRemoveFailedCreation', 'malipoRunsReleaseClaim'].map((name) =>
+      jest.spyOn(scripts, name).mockRejectedValue(new Error('killed')),
+    );
     try {
       const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
       await expect(store.createRun(runRecord(runId), items)).rejects.toThrow('killed');
@@ -139,32 +142,46 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       expect(await store.getRun(runId)).toBeUndefined();
     } finally {
       createScript.mockRestore();
+      for (const cleanup of cleanups) cleanup.mockRestore();
       await store.close();
       await client.quit();
     }
   });
 
-  it('keeps the index of items it kept: a creation that failed as its run was written is removed by the next', async () => {
+  it('removes what a creation that failed as its run was written left; if it cannot, the next creation does', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'kept:' });
-    const runId = 'failed-at-the-run';
-    const runScript = jest
-      .spyOn(
-        client as unknown as { malipoRunsCreateRun: () => Promise<number> },
-        'malipoRunsCreateRun',
-      )
-      .mockRejectedValueOnce(new Error('killed'));
+    const scripts = client as unknown as Record<string, () => Promise<number>>;
+    const items = (runId: string) =>
+      Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
+    const spies: jest.SpyInstance[] = [];
     try {
-      const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
-      await expect(store.createRun(runRecord(runId), items)).rejects.toThrow('killed');
-      // The items no longer expire, and neither does the index that finds them.
-      expect(await client.pttl(`kept:{${runId}}:item:i0`)).toBe(-1);
-      expect(await client.pttl(`kept:{${runId}}:order`)).toBe(-1);
-      await store.createRun(runRecord(runId), [itemRecord(runId, 'again')]);
-      expect(await client.exists(`kept:{${runId}}:item:i0`)).toBe(0);
-      expect((await store.summary(runId)).counts.queued).toBe(1);
+      spies.push(
+        jest.spyOn(scripts, 'malipoRunsCreateRun').mockRejectedValueOnce(new Error('refused')),
+      );
+      await expect(store.createRun(runRecord('failed'), items('failed'))).rejects.toThrow(
+        'refused',
+      );
+      expect(await client.keys('kept:{failed}:*')).toEqual([]);
+
+      // A process that dies there cleans nothing: its kept items and their index stay, for the
+      // next creation of the id to find.
+      spies[0].mockRejectedValueOnce(new Error('refused'));
+      spies.push(
+        jest
+          .spyOn(scripts, 'malipoRunsRemoveFailedCreation')
+          .mockRejectedValueOnce(new Error('died')),
+        jest.spyOn(scripts, 'malipoRunsReleaseClaim').mockRejectedValueOnce(new Error('died')),
+      );
+      await expect(store.createRun(runRecord('died'), items('died'))).rejects.toThrow('refused');
+      expect(await client.pttl('kept:{died}:item:i0')).toBe(-1);
+      expect(await client.pttl('kept:{died}:order')).toBe(-1);
+      await client.del('kept:{died}:claim');
+      await store.createRun(runRecord('died'), [itemRecord('died', 'again')]);
+      expect(await client.exists('kept:{died}:item:i0')).toBe(0);
+      expect((await store.summary('died')).counts.queued).toBe(1);
     } finally {
-      runScript.mockRestore();
+      for (const spy of spies) spy.mockRestore();
       await store.close();
       await client.quit();
     }

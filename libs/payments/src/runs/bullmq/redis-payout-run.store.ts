@@ -144,6 +144,26 @@ return 1
 `;
 
 /**
+ * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the items'
+ * key prefix, a page size. Removes a page of what a creation that failed wrote, only while the
+ * claim is its own and no run was written (a run whose answer was lost keeps its items): the
+ * number of items removed, 0 once nothing is left, -1 when it is not the creation's to remove.
+ */
+const REMOVE_FAILED_CREATION_SCRIPT = `
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return -1 end
+local ids = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[3]) - 1)
+if #ids > 0 then
+  for _, id in ipairs(ids) do redis.call('DEL', ARGV[2] .. id) end
+  redis.call('ZREM', KEYS[2], unpack(ids))
+  return #ids
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+for index = 4, #KEYS do redis.call('DEL', KEYS[index]) end
+return 0
+`;
+
+/**
  * KEYS: claim. ARGV: the claim's token. Frees the id of a creation that failed, when the claim is
  * still its own: a script of it still under way finds the claim gone and writes nothing.
  */
@@ -224,6 +244,7 @@ interface RunStoreCommands {
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
   malipoRunsReleaseClaim(claimKey: string, claim: string): Promise<number>;
+  malipoRunsRemoveFailedCreation(...args: (string | number)[]): Promise<number>;
   malipoRunsCreateItems(...args: (string | number)[]): Promise<number>;
   malipoRunsPersistItems(...args: (string | number)[]): Promise<number>;
   malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
@@ -257,8 +278,9 @@ function fieldsOf(reply: string[] | Record<string, string>): Record<string, stri
  * - `totals`: count and minor units per state and currency, moved in the same script as each
  *   item change, so `summary` reads one hash, never the items.
  *
- * Until its run is written, a creation's keys expire with its claim (10 minutes), so that one that
- * died leaves nothing behind; once a run finished, its keys expire after `finishedRunTtlSeconds`
+ * Until its items are kept, a creation's keys expire with its claim (10 minutes), so that one that
+ * died leaves nothing behind; one that failed removes them itself; one killed after keeping its
+ * items leaves them for the next creation of the id to remove; once a run finished, its keys expire after `finishedRunTtlSeconds`
  * (default 30 days): the run's own in the step that finishes it, its items a page at a time after
  * (docs/payout-runs.md, "Engines").
  *
@@ -314,6 +336,10 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       numberOfKeys: runKeys,
       lua: CREATE_RUN_SCRIPT,
     });
+    this.client.defineCommand('malipoRunsRemoveFailedCreation', {
+      numberOfKeys: runKeys,
+      lua: REMOVE_FAILED_CREATION_SCRIPT,
+    });
     this.client.defineCommand('malipoRunsReleaseClaim', {
       numberOfKeys: 1,
       lua: RELEASE_CLAIM_SCRIPT,
@@ -327,18 +353,33 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     const claim = randomUUID();
     // Claimed before any item is written: two creations of one id never mix their items. The
     // claim is a lease until the run is written, so that a creation that died frees the id; what
-    // it wrote expires with it.
+    // it wrote expires with it until its items are kept.
     if ((await this.client.set(claimKey, claim, 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
       throw new Error(`The payout run ${run.runId} exists already, or is being created`);
     }
     try {
       await this.createClaimed(run, items, claimKey, claim);
     } catch (error) {
-      // Failed (Redis out of memory, a timeout): the id is free again at once, not after the
-      // claim's lease, so that the app can create the run again. What this creation wrote goes
-      // with the next creation of the id, as a dead creation's does.
+      // Failed (Redis out of memory, a timeout): what it wrote goes now (item requests hold phone
+      // numbers, and the app may create the run again under another id), and the id is free at
+      // once, not after the claim's lease. What a failed removal leaves, the next creation of the
+      // id removes, as a dead creation's.
+      await this.removeFailedCreation(run.runId, claim).catch(() => undefined);
       await this.commands.malipoRunsReleaseClaim(claimKey, claim).catch(() => undefined);
       throw error;
+    }
+  }
+
+  /** What a creation that failed wrote, a page per script, while its claim holds and no run. */
+  private async removeFailedCreation(runId: string, claim: string): Promise<void> {
+    for (;;) {
+      const removed = await this.commands.malipoRunsRemoveFailedCreation(
+        ...this.runKeys(runId),
+        claim,
+        this.key(runId, 'item:'),
+        CREATE_CHUNK,
+      );
+      if (removed <= 0) return;
     }
   }
 
