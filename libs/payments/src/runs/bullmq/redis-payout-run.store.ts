@@ -250,6 +250,18 @@ interface RunStoreCommands {
   malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
 }
 
+/** The store's Lua scripts by command name, with their number of keys ('run': `runKeys`). */
+const RUN_STORE_SCRIPTS: Record<keyof RunStoreCommands, { keys: number | 'run'; lua: string }> = {
+  malipoRunsUpdateItem: { keys: 3, lua: UPDATE_ITEM_SCRIPT },
+  malipoRunsUpdateRun: { keys: 'run', lua: UPDATE_RUN_SCRIPT },
+  malipoRunsPersistItems: { keys: 2, lua: PERSIST_ITEMS_SCRIPT },
+  malipoRunsExpireItems: { keys: 2, lua: EXPIRE_ITEMS_SCRIPT },
+  malipoRunsCreateItems: { keys: 3, lua: CREATE_ITEMS_SCRIPT },
+  malipoRunsCreateRun: { keys: 'run', lua: CREATE_RUN_SCRIPT },
+  malipoRunsRemoveFailedCreation: { keys: 'run', lua: REMOVE_FAILED_CREATION_SCRIPT },
+  malipoRunsReleaseClaim: { keys: 1, lua: RELEASE_CLAIM_SCRIPT },
+};
+
 /** What a run hash holds that never changes after creation. */
 type StaticRun = Omit<PayoutRunRecord, 'state' | 'updatedAt' | 'finishedAt' | 'rateLimited'>;
 
@@ -313,37 +325,11 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       'RedisPayoutRunStore',
       'payout runs can neither be read nor moved on until it is back',
     ));
-    this.client.defineCommand('malipoRunsUpdateItem', { numberOfKeys: 3, lua: UPDATE_ITEM_SCRIPT });
     // The run scripts take every key of the run but its items, as `runKeys` lists them.
     const runKeys = this.runKeys('').length;
-    this.client.defineCommand('malipoRunsUpdateRun', {
-      numberOfKeys: runKeys,
-      lua: UPDATE_RUN_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsPersistItems', {
-      numberOfKeys: 2,
-      lua: PERSIST_ITEMS_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsExpireItems', {
-      numberOfKeys: 2,
-      lua: EXPIRE_ITEMS_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsCreateItems', {
-      numberOfKeys: 3,
-      lua: CREATE_ITEMS_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsCreateRun', {
-      numberOfKeys: runKeys,
-      lua: CREATE_RUN_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsRemoveFailedCreation', {
-      numberOfKeys: runKeys,
-      lua: REMOVE_FAILED_CREATION_SCRIPT,
-    });
-    this.client.defineCommand('malipoRunsReleaseClaim', {
-      numberOfKeys: 1,
-      lua: RELEASE_CLAIM_SCRIPT,
-    });
+    for (const [name, { keys, lua }] of Object.entries(RUN_STORE_SCRIPTS)) {
+      this.client.defineCommand(name, { numberOfKeys: keys === 'run' ? runKeys : keys, lua });
+    }
     this.commands = this.client as unknown as RunStoreCommands;
     this.replicated = replicated(this.client);
   }
