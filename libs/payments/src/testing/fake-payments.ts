@@ -171,7 +171,8 @@ const FAKE_NETWORKS: JsonObject = {
  * service's answer shapes (docs/wire-contract.md), so the services above it run production's
  * validation, encoding, decoding, checks and errors. Program answers with `respondWith` (a wire
  * body overlay, snake_case) or `failWith`, and read what would have been sent from `calls`.
- * The status look-up knows every reference the fake handed out (`settle` changes its outcome).
+ * The status look-up knows the reference of every answer that accepted a call (`settle` changes
+ * its outcome); a queued answer answers its own call, even under a key answered before.
  */
 @Injectable()
 export class FakePayments extends PaymentsWire {
