@@ -607,6 +607,16 @@ export interface ServiceErrorBody {
  * Whether an answer names a transaction (a non-empty reference under any of its wire keys): the
  * service's refusals carry none, so a refusal that does may stand for a call that executed.
  */
+/**
+ * The transaction reference of a wire answer, read as the decoder reads it (the first of its keys
+ * with a value), or undefined when it has none.
+ * @internal
+ */
+export function transactionReferenceOf(body: JsonObject): string | undefined {
+  const reference = firstPresent(body, RESPONSE_WIRE_KEYS.transactionReference);
+  return typeof reference === 'string' && reference !== '' ? reference : undefined;
+}
+
 export function namesTransaction(body: unknown): boolean {
   if (!isJsonObject(body)) return false;
   return RESPONSE_WIRE_KEYS.transactionReference.some((key) => {

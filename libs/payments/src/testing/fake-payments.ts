@@ -2,12 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { PaymentsOperationName } from '../operations';
 import { PaymentsError } from '../errors';
-import { clientClosedError, TIMEOUT_CODES, transportError } from '../http-payments-wire';
+import {
+  clientClosedError,
+  isSuccessStatus,
+  TIMEOUT_CODES,
+  transportError,
+} from '../http-payments-wire';
 import { IdempotencyKeyRegistry, requestFingerprint } from '../idempotency-keys';
 import type { WalletType } from '../payments-options.interface';
 import { PaymentsWire } from '../payments-wire';
 import type { WireAnswer, WireCall } from '../payments-wire';
-import { readServiceError } from '../wire';
+import { readServiceError, transactionReferenceOf } from '../wire';
 import type { JsonObject } from '../wire';
 import type { PaymentsJournalStore } from '../journal/payments-journal.interfaces';
 
@@ -318,11 +323,11 @@ export class FakePayments extends PaymentsWire {
     const status =
       scripted?.httpStatus ?? (typeof canned.status === 'number' ? canned.status : 200);
     const answered = { ...canned, ...scripted?.body };
-    const accepted = status >= 200 && status < 300 && answered.success !== false;
+    const accepted = isSuccessStatus(status) && answered.success !== false;
     // Only an accepted call is a transaction, under the reference its answer gives (yours, when an
     // overlay sets one), for the status look-up and settle().
-    const reference = answered.transaction_reference ?? answered.correlator_id;
-    if (accepted && transaction && typeof reference === 'string' && reference !== '') {
+    const reference = transactionReferenceOf(answered);
+    if (accepted && transaction && reference !== undefined) {
       this.transactions.set(reference, transaction);
     }
     return { answer: { status, text: JSON.stringify(answered), attempts: 1 }, accepted };
