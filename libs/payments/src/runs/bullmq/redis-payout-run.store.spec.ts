@@ -127,9 +127,15 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     const createScript = jest
       .spyOn(scripts, 'malipoRunsPersistItems')
       .mockRejectedValue(new Error('killed'));
-    const cleanups = ['malipoRunsRemoveFailedCreation', 'malipoRunsReleaseClaim'].map((name) =>
-      jest.spyOn(scripts, name).mockRejectedValue(new Error('killed')),
-    );
+    // The removal before its items are written runs; the ones after the failure do not.
+    const removal = scripts.malipoRunsRemoveUnfinishedCreation.bind(client);
+    const cleanups = [
+      jest
+        .spyOn(scripts, 'malipoRunsRemoveUnfinishedCreation')
+        .mockImplementationOnce(removal)
+        .mockRejectedValue(new Error('killed')),
+      jest.spyOn(scripts, 'malipoRunsReleaseClaim').mockRejectedValue(new Error('killed')),
+    ];
     try {
       const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
       await expect(store.createRun(runRecord(runId), items)).rejects.toThrow('killed');
@@ -167,9 +173,12 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       // A process that dies there cleans nothing: its kept items and their index stay, for the
       // next creation of the id to find.
       spies[0].mockRejectedValueOnce(new Error('refused'));
+      const removal = scripts.malipoRunsRemoveUnfinishedCreation.bind(client);
       spies.push(
         jest
-          .spyOn(scripts, 'malipoRunsRemoveFailedCreation')
+          .spyOn(scripts, 'malipoRunsRemoveUnfinishedCreation')
+          // The removal before its items are written runs; the one after the failure does not.
+          .mockImplementationOnce(removal)
           .mockRejectedValueOnce(new Error('died')),
         jest.spyOn(scripts, 'malipoRunsReleaseClaim').mockRejectedValueOnce(new Error('died')),
       );

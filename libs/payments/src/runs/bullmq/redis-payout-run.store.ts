@@ -145,11 +145,11 @@ return 1
 
 /**
  * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the items'
- * key prefix, a page size. Removes a page of what a creation that failed wrote, only while the
- * claim is its own and no run was written (a run whose answer was lost keeps its items): the
+ * key prefix, a page size. Removes a page of what an unfinished creation wrote, only while the
+ * claim is the caller's and no run was written (a run whose answer was lost keeps its items): the
  * number of items removed, 0 once nothing is left, -1 when it is not the creation's to remove.
  */
-const REMOVE_FAILED_CREATION_SCRIPT = `
+const REMOVE_UNFINISHED_CREATION_SCRIPT = `
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return -1 end
 local ids = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[3]) - 1)
@@ -244,7 +244,7 @@ interface RunStoreCommands {
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
   malipoRunsReleaseClaim(claimKey: string, claim: string): Promise<number>;
-  malipoRunsRemoveFailedCreation(...args: (string | number)[]): Promise<number>;
+  malipoRunsRemoveUnfinishedCreation(...args: (string | number)[]): Promise<number>;
   malipoRunsCreateItems(...args: (string | number)[]): Promise<number>;
   malipoRunsPersistItems(...args: (string | number)[]): Promise<number>;
   malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
@@ -258,7 +258,7 @@ const RUN_STORE_SCRIPTS: Record<keyof RunStoreCommands, { keys: number | 'run'; 
   malipoRunsExpireItems: { keys: 2, lua: EXPIRE_ITEMS_SCRIPT },
   malipoRunsCreateItems: { keys: 3, lua: CREATE_ITEMS_SCRIPT },
   malipoRunsCreateRun: { keys: 'run', lua: CREATE_RUN_SCRIPT },
-  malipoRunsRemoveFailedCreation: { keys: 'run', lua: REMOVE_FAILED_CREATION_SCRIPT },
+  malipoRunsRemoveUnfinishedCreation: { keys: 'run', lua: REMOVE_UNFINISHED_CREATION_SCRIPT },
   malipoRunsReleaseClaim: { keys: 1, lua: RELEASE_CLAIM_SCRIPT },
 };
 
@@ -350,16 +350,20 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       // numbers, and the app may create the run again under another id), and the id is free at
       // once, not after the claim's lease. What a failed removal leaves, the next creation of the
       // id removes, as a dead creation's.
-      await this.removeFailedCreation(run.runId, claim).catch(() => undefined);
+      await this.removeUnfinishedCreation(run.runId, claim).catch(() => undefined);
       await this.commands.malipoRunsReleaseClaim(claimKey, claim).catch(() => undefined);
       throw error;
     }
   }
 
-  /** What a creation that failed wrote, a page per script, while its claim holds and no run. */
-  private async removeFailedCreation(runId: string, claim: string): Promise<void> {
+  /**
+   * Removes what a creation of `runId` left before writing its run (its items, with their
+   * requests, and their indexes), a page per script, while `claim` holds and no run was written:
+   * this creation's own when it failed, or one that died, before this one writes its items.
+   */
+  private async removeUnfinishedCreation(runId: string, claim: string): Promise<void> {
     for (;;) {
-      const removed = await this.commands.malipoRunsRemoveFailedCreation(
+      const removed = await this.commands.malipoRunsRemoveUnfinishedCreation(
         ...this.runKeys(runId),
         claim,
         this.key(runId, 'item:'),
@@ -381,7 +385,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     if ((await this.client.hexists(runKey, 'state')) === 1) {
       throw new Error(`The payout run ${run.runId} exists already`);
     }
-    await this.removeUnfinishedCreation(run.runId);
+    await this.removeUnfinishedCreation(run.runId, claim);
     const totals = new Map<string, number>();
     for (const item of items) {
       const field = `${item.state}:${item.currency}`;
@@ -459,28 +463,6 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private lapsed(runId: string): Error {
     return new Error(
       `The payout run ${runId} was not created: writing its items took longer than ${CREATE_CLAIM_LEASE_MS / 60_000} minutes`,
-    );
-  }
-
-  /**
-   * Removes what a creation of `runId` that died before writing its run left (its items, with
-   * their requests, and their indexes): nothing reads them, and a new creation must not mix them
-   * with its own items. Called with the id's claim held and no run written under it.
-   */
-  private async removeUnfinishedCreation(runId: string): Promise<void> {
-    const order = this.key(runId, 'order');
-    for (;;) {
-      const itemIds = await this.client.zrange(order, '0', String(CREATE_CHUNK - 1));
-      if (itemIds.length === 0) break;
-      await this.client
-        .multi()
-        .del(...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)))
-        .zrem(order, ...itemIds)
-        .exec();
-    }
-    await this.client.del(
-      this.key(runId, 'totals'),
-      ...PAYOUT_RUN_ITEM_STATES.map((state) => this.key(runId, `state:${state}`)),
     );
   }
 
