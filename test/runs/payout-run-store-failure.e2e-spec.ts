@@ -19,8 +19,22 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
   class FlakyStore extends InMemoryPayoutRunStore {
     failCreate = 0;
     failGet = 0;
+    /** Next `createRun`s refused, reads answering (Redis out of memory). */
+    refuseCreate = 0;
+    /** Next `createRun`s written, their answer lost. */
+    loseCreateAnswer = 0;
+    getRunCalls = 0;
 
-    override createRun(...args: Parameters<InMemoryPayoutRunStore['createRun']>) {
+    override async createRun(...args: Parameters<InMemoryPayoutRunStore['createRun']>) {
+      if (this.refuseCreate > 0) {
+        this.refuseCreate -= 1;
+        throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
+      }
+      if (this.loseCreateAnswer > 0) {
+        this.loseCreateAnswer -= 1;
+        await super.createRun(...args);
+        throw new Error('Command timed out');
+      }
       if (this.failCreate > 0) {
         this.failCreate -= 1;
         // An outage: the next read fails too.
@@ -31,6 +45,7 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     }
 
     override getRun(runId: string): Promise<PayoutRunRecord | undefined> {
+      this.getRunCalls += 1;
       if (this.failGet > 0) {
         this.failGet -= 1;
         return Promise.reject(new Error('Command timed out'));
@@ -71,6 +86,38 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     );
     expect((await payouts()).sort()).toEqual(
       items.map((item) => harness.runs.itemKey('stored-later', item.itemId)).sort(),
+    );
+  });
+
+  it('a write refused while reads answer (out of memory): answered after one read, not after waiting for a run nobody writes', async () => {
+    const items = harness.mpesaItems(3);
+    store.refuseCreate = 1;
+    store.getRunCalls = 0;
+    const error: unknown = await harness.runs
+      .create({ runId: 'refused-write', items })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayoutRunCreationError);
+    expect(error).toMatchObject({ runId: 'refused-write', mayHaveExecuted: false });
+    expect((error as Error).cause).toEqual(
+      new Error("OOM command not allowed when used memory > 'maxmemory'."),
+    );
+    // One read before the write (is it there?) and one after (was it written after all?).
+    expect(store.getRunCalls).toBe(2);
+    expect(await payouts()).toEqual([]);
+  });
+
+  it('a write whose answer was lost: the run it wrote is answered and paid once', async () => {
+    const items = harness.mpesaItems(3);
+    store.loseCreateAnswer = 1;
+    const created = await harness.runs.create({ runId: 'lost-answer', items });
+    expect(created).toMatchObject({ runId: 'lost-answer', existing: true });
+    await eventually(
+      async () => ((await harness.runs.get('lost-answer')).finishedAt ? true : undefined),
+      'the run finished',
+    );
+    const keys = await payouts();
+    expect(keys.sort()).toEqual(
+      items.map((item) => harness.runs.itemKey('lost-answer', item.itemId)).sort(),
     );
   });
 

@@ -1,6 +1,6 @@
 import type { PayoutRunItemState, PayoutRunState } from './payout-run.interfaces';
 import { itemMinorUnits, PayoutRunTally } from './payout-run-tally';
-import { FINAL_ITEM_STATES } from './payout-run.store';
+import { FINAL_ITEM_STATES, PayoutRunExistsError } from './payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -49,7 +49,7 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
   createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
     this.expire();
     if (this.runs.has(run.runId)) {
-      return Promise.reject(new Error(`The payout run ${run.runId} exists already`));
+      return Promise.reject(new PayoutRunExistsError(run.runId));
     }
     const tally = new PayoutRunTally();
     for (const item of items) tally.add(item.state, item.currency, itemMinorUnits(item));

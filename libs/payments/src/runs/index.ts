@@ -54,6 +54,7 @@ export { PayoutRunsExceptionFilter } from './payout-runs-exception.filter';
 export type { PayoutRunError, PayoutRunErrorResponse } from './payout-runs-exception.filter';
 export { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 export type { InMemoryPayoutRunStoreOptions } from './in-memory-payout-run.store';
+export { PayoutRunExistsError } from './payout-run.store';
 export type {
   PayoutRunChange,
   PayoutRunCondition,

@@ -6,6 +6,18 @@ import type {
   PayoutRunTotals,
 } from './payout-run.interfaces';
 
+/**
+ * `PayoutRunStore.createRun` of a run id that is taken: the run exists, or another creation of it
+ * is writing. A store of your own rejects with it in that case, and only then.
+ */
+export class PayoutRunExistsError extends Error {
+  override readonly name = 'PayoutRunExistsError';
+
+  constructor(readonly runId: string) {
+    super(`The payout run ${runId} exists already, or is being created`);
+  }
+}
+
 /** A run as its store keeps it (the pace is the engine's, read live). */
 export interface PayoutRunRecord {
   readonly runId: string;
@@ -81,10 +93,16 @@ export interface PayoutRunSummary {
  *   `when` likewise;
  * - counts and totals per state are kept as items change, in integer minor units;
  * - an item's request is dropped once it is final;
+ * - `createRun` of a run id that exists, or that another `createRun` is writing, rejects with
+ *   {@link PayoutRunExistsError}: the service then waits for that run and answers it (a double
+ *   click), where any other rejection is answered at once as a failed creation;
  * - a method that cannot do its work rejects.
  */
 export interface PayoutRunStore {
-  /** Adds a run and its items (all `queued`), in the order they were given. */
+  /**
+   * Adds a run and its items (all `queued`), in the order they were given.
+   * @throws PayoutRunExistsError when the run id exists, or another `createRun` of it is writing.
+   */
   createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void>;
   getRun(runId: string): Promise<PayoutRunRecord | undefined>;
   /**

@@ -27,6 +27,7 @@ import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../err
 import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
+import { PayoutRunExistsError } from './payout-run.store';
 import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
 import {
   PAYOUT_RUN_ID_PATTERN,
@@ -238,8 +239,12 @@ export class PayoutRunsService {
       );
     } catch (error) {
       // Two creations of one id at once (a double click): the store let one in, which may still
-      // be writing its items. Its run is answered (or refused as another run) once written.
-      const raced = await this.raced(creation);
+      // be writing its items. Its run is answered (or refused as another run) once written. Any
+      // other failure is answered at once; one read first, for a write whose answer was lost.
+      const raced =
+        error instanceof PayoutRunExistsError
+          ? await this.raced(creation)
+          : await this.existing(creation);
       if (raced) return raced;
       throw error;
     }

@@ -71,6 +71,16 @@ describe('payoutRunStoreConformance', () => {
       'racing with one run id',
     ],
     [
+      'refuses a taken run id with an error of its own',
+      (inner: InMemoryPayoutRunStore): Partial<PayoutRunStore> => ({
+        createRun: (run, items) =>
+          inner.createRun(run, items).catch((error: Error) => {
+            throw new Error(error.message);
+          }),
+      }),
+      'refuses its id again with PayoutRunExistsError',
+    ],
+    [
       'totals amounts as floats rounded to 2 decimals',
       (inner: InMemoryPayoutRunStore): Partial<PayoutRunStore> => ({
         summary: async (runId) => {

@@ -2,6 +2,7 @@ import { ok, rejects, strictEqual } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { assertSameData } from './assert-same-data';
 import type { PayoutRunItemState } from '../runs/payout-run.interfaces';
+import { PayoutRunExistsError } from '../runs/payout-run.store';
 import type {
   PayoutRunItemRecord,
   PayoutRunRecord,
@@ -71,7 +72,7 @@ async function allPages(
 
 const CASES: readonly PayoutRunStoreConformanceCase[] = [
   {
-    name: 'createRun keeps the run and its items as given, all of them readable',
+    name: 'createRun keeps the run and its items as given, all of them readable, and refuses its id again with PayoutRunExistsError',
     run: async (store) => {
       const runId = randomUUID();
       const given = items(runId, 3);
@@ -80,11 +81,11 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       assertSameData(await store.getItem(runId, 'item:1'), given[1]);
       strictEqual(await store.getItem(runId, 'absent'), undefined);
       strictEqual(await store.getRun(randomUUID()), undefined);
-      await rejects(store.createRun(runRecord(runId), given));
+      await rejects(store.createRun(runRecord(runId), given), PayoutRunExistsError);
     },
   },
   {
-    name: 'of createRun calls racing with one run id, exactly one creates it',
+    name: 'of createRun calls racing with one run id, exactly one creates it and the others reject with PayoutRunExistsError',
     run: async (store) => {
       const runId = randomUUID();
       const results = await Promise.allSettled(
@@ -93,6 +94,9 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
         ),
       );
       strictEqual(results.filter((result) => result.status === 'fulfilled').length, 1);
+      for (const result of results) {
+        if (result.status === 'rejected') ok(result.reason instanceof PayoutRunExistsError);
+      }
     },
   },
   {

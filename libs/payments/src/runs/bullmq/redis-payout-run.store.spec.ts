@@ -5,6 +5,7 @@ import { RedisServer } from '../../../spec-support/redis-server';
 import { waitFor } from '../../../spec-support/wait-for';
 import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
 import { RedisPayoutRunStore } from './redis-payout-run.store';
+import { PayoutRunExistsError } from '../payout-run.store';
 
 describe('RedisPayoutRunStore (on a real redis-server)', () => {
   let server: RedisServer;
@@ -274,9 +275,9 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       );
       // A run that is there stays the one run of its id.
       await client.del(`half:{${runId}}:claim`);
-      await expect(store.createRun(runRecord(runId), [itemRecord(runId, 'b')])).rejects.toThrow(
-        'exists already',
-      );
+      await expect(
+        store.createRun(runRecord(runId), [itemRecord(runId, 'b')]),
+      ).rejects.toBeInstanceOf(PayoutRunExistsError);
       const { items } = await store.listItems(runId, { limit: 10 });
       expect(items.map((item) => item.itemId)).toEqual(['a']);
     } finally {

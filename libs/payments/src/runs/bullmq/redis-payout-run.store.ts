@@ -10,7 +10,7 @@ import type { MinorTotal } from '../../money';
 import { itemMinorUnits, summaryOf } from '../payout-run-tally';
 import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
 import type { PayoutRunItemState, PayoutRunState } from '../payout-run.interfaces';
-import { FINAL_ITEM_STATES } from '../payout-run.store';
+import { FINAL_ITEM_STATES, PayoutRunExistsError } from '../payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -341,7 +341,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     // claim is a lease until the run is written, so that a creation that died frees the id; what
     // it wrote expires with it until its items are kept.
     if ((await this.client.set(claimKey, claim, 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
-      throw new Error(`The payout run ${run.runId} exists already, or is being created`);
+      throw new PayoutRunExistsError(run.runId);
     }
     try {
       await this.createClaimed(run, items, claimKey, claim);
@@ -383,7 +383,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     const runKey = this.key(run.runId, 'run');
     // A run there already (its claim gone some other way) keeps its items.
     if ((await this.client.hexists(runKey, 'state')) === 1) {
-      throw new Error(`The payout run ${run.runId} exists already`);
+      throw new PayoutRunExistsError(run.runId);
     }
     await this.removeUnfinishedCreation(run.runId, claim);
     const totals = new Map<string, number>();
@@ -456,7 +456,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       ),
     );
     if (created === -1) throw this.lapsed(run.runId);
-    if (created !== 1) throw new Error(`The payout run ${run.runId} exists already`);
+    if (created !== 1) throw new PayoutRunExistsError(run.runId);
   }
 
   /** A creation that outlived its claim: what it wrote expires, and no run is written. */
