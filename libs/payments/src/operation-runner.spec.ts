@@ -8,6 +8,7 @@ import { createPaymentsClient } from './create-payments-client';
 import { AuthenticationError, PaymentsValidationError, ServiceAPIError } from './errors';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { retryDelay } from './http-payments-wire';
+import { basicAuthorization } from './secret-redactor';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 
 const PASSWORD = 'S3cr3t-pässword"quoted';
@@ -897,6 +898,40 @@ describe('transport: retries, errors, debug logging', () => {
       expect(error.headers).toEqual(expect.objectContaining({ 'x-echo': '[REDACTED]' }));
       expect(visible).not.toMatch(/Geheim|wört|w\u00c3|4765686569/i);
     });
+
+    it.each([
+      ['upper-cased, under HTTP 400', 400, (p: string) => p.toUpperCase()],
+      ['lower-cased, under HTTP 200 with success false', 200, (p: string) => p.toLowerCase()],
+      [
+        'as its Basic token lower-cased, under HTTP 401',
+        401,
+        () => basicAuthorization('api-user', 'Str0ngPassw0rdX').slice(6).toLowerCase(),
+      ],
+    ])(
+      'redacts the password echoed %s in a body with no escape or exact form',
+      async (_, status, echo) => {
+        const apiPassword = 'Str0ngPassw0rdX';
+        const form = echo(apiPassword);
+        server.reply({
+          status,
+          body: { status, success: false, message: `invalid credentials for ${form}`, [form]: 1 },
+        });
+        const caseChanging = createPaymentsClient({
+          apiUsername: 'api-user',
+          apiPassword,
+          baseUrl: server.url,
+          allowInsecureHttp: true,
+          maxRetries: 0,
+          debug: true,
+        });
+
+        const error = await failure(caseChanging.payouts.mpesa(MPESA_PAYOUT.request));
+
+        expect(error.message).toContain('invalid credentials for [REDACTED]');
+        const visible = [everythingVisibleIn(error), ...logger.lines.map((l) => l.message)];
+        expect(visible.join('\n').toLowerCase()).not.toContain(form.toLowerCase());
+      },
+    );
 
     it('redacts a secret the service echoes back in an error body', async () => {
       server.reply({ status: 400, body: { message: `denied ${PASSWORD}` } });

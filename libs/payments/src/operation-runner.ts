@@ -542,19 +542,22 @@ export class OperationRunner implements BeforeApplicationShutdown {
     answer: WireAnswer,
   ): TResponse {
     const isPost = operation.method === 'POST';
-    // Parsed first, then redacted, so escaped forms of a secret are caught as well.
+    // Parsed first, then redacted, so escaped forms of a secret are caught as well. What goes
+    // into an error is redacted once more, every string in any case (`json` looks for a case a
+    // server changed only where an escape or an exact form shows; errors get logged whole).
     const body = this.redactor.json(answer.text);
     const succeeded = isSuccessStatus(answer.status);
     // The service's refusal comes under an error status, and sometimes under HTTP 200
     // (docs/wire-contract.md, "Errors on the wire").
     if (!succeeded || (isJsonObject(body) && body.success === false)) {
+      const shown = this.redactor.value(body);
       throw this.refusal(
         {
-          ...this.details(operation, idempotencyKey, answer, body),
+          ...this.details(operation, idempotencyKey, answer, shown),
           headers: answer.headers,
           retryAfterMs: answer.retryAfterMs,
         },
-        body,
+        shown,
         isPost,
         answer.earlierAttemptMayHaveExecuted === true,
       );
@@ -576,7 +579,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     throw new ServiceAPIError(
       `${operation.name}: ${decoded.problem}${isPost ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
       {
-        ...this.details(operation, idempotencyKey, answer, body),
+        ...this.details(operation, idempotencyKey, answer, this.redactor.value(body)),
         code: decoded.code,
         mayHaveExecuted: isPost,
       },
