@@ -1,11 +1,15 @@
 import type { TransactionStatus } from './dto/lookups';
+import { minorUnitDigits } from './money';
 
-/** Amounts closer than half a minor unit are equal (JSON decimals need not round-trip exactly). */
-const AMOUNT_TOLERANCE = 0.005;
-
-/** Whether two amounts of one currency are different sums of money. */
-export function amountsDiffer(a: number, b: number): boolean {
-  return Math.abs(a - b) >= AMOUNT_TOLERANCE;
+/**
+ * Whether two amounts of `currency` are different sums of money: they differ by half its minor
+ * unit or more (0.005 KES, 0.0005 TND, 0.5 UGX; 2 decimals when the currency is unknown). Closer
+ * amounts are equal: JSON decimals need not round-trip exactly.
+ */
+export function amountsDiffer(a: number, b: number, currency: string | undefined): boolean {
+  const scale = 10 ** minorUnitDigits(currency?.trim().toUpperCase() ?? '');
+  // In minor units, with room for the binary fraction of a difference of exactly half a unit.
+  return Math.abs(a - b) * scale >= 0.5 - 1e-9;
 }
 
 /**

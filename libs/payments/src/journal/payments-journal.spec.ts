@@ -459,6 +459,30 @@ describe('PaymentsJournal', () => {
     expect(await journal.settle(record)).toMatchObject({ result: 'second-execution' });
   });
 
+  it("compares amounts to half the currency's minor unit: 0.004 TND is another sum", async () => {
+    const journal = journalOver(new InMemoryPaymentsJournal());
+    const tnd = { ...payoutIntent('tnd-1'), amount: 1.234, currency: 'TND' };
+    for (const key of ['tnd-1', 'tnd-2']) {
+      const decision = await journal.begin({ ...tnd, idempotencyKey: key });
+      if (!decision.send) throw new Error('not sent');
+      await journal.accepted(decision, { success: true, transactionReference: `TND00000${key}` });
+    }
+    const record = (key: string, amount: number) => ({
+      idempotencyKey: key,
+      reference: `TND00000${key}`,
+      outcome: 'succeeded' as const,
+      amount,
+      currency: 'TND',
+      kind: 'payout' as const,
+      by: 'webhook' as const,
+    });
+    expect(await journal.settle(record('tnd-1', 1.238))).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('amount 1.234') as string,
+    });
+    expect(await journal.settle(record('tnd-2', 1.2341))).toMatchObject({ result: 'settled' });
+  });
+
   it('keeps a settlement the answer agrees with', async () => {
     const { journal, store, decision } = await sentPastItsDeadline('salary-2');
     await journal.settle({

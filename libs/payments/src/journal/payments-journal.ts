@@ -1140,7 +1140,7 @@ function figuresMismatch(
   if (
     entry.amount !== undefined &&
     settlement.amount !== undefined &&
-    amountsDiffer(entry.amount, settlement.amount)
+    amountsDiffer(entry.amount, settlement.amount, entry.currency ?? settlement.currency)
   ) {
     return `the entry has amount ${entry.amount}, the service's record ${settlement.amount}`;
   }

@@ -68,7 +68,7 @@ function contradiction(
   if (
     typeof event.amount === 'number' &&
     typeof amount === 'number' &&
-    amountsDiffer(event.amount, amount)
+    amountsDiffer(event.amount, amount, recordFigures(record).currency)
   ) {
     return ['amount-mismatch', `the event has amount ${event.amount}, the record ${amount}`];
   }
