@@ -233,7 +233,7 @@ export function callOperation(
   client: { collections: object; payouts: object },
   testCase: Pick<OperationCase, 'service' | 'method'>,
   request: unknown,
-  options?: { idempotencyKey?: string },
+  options?: unknown,
 ): Promise<Record<string, unknown>> {
   const group = client[testCase.service] as Record<
     string,

@@ -34,6 +34,7 @@ import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.i
 import { PaymentsWire } from './payments-wire';
 import type { WireAnswer } from './payments-wire';
 import {
+  assertCallOptionNames,
   hasAtMostCodePoints,
   prepareRequest,
   readField,
@@ -105,7 +106,8 @@ export interface InternalCallOptions extends PaymentsCallOptions {
  * found on `Object.prototype` (polluted elsewhere in the app) is none, so that it cannot send an
  * in-doubt call again (`resend`) or give every call one key (`idempotencyKey`).
  */
-function ownCallOptions(options: InternalCallOptions): InternalCallOptions {
+function ownCallOptions(target: string, options: InternalCallOptions): InternalCallOptions {
+  assertCallOptionNames(target, options);
   return {
     idempotencyKey: readField(options, 'idempotencyKey') as string | undefined,
     retryAmbiguous: readField(options, 'retryAmbiguous') as boolean | undefined,
@@ -232,7 +234,10 @@ export class OperationRunner implements BeforeApplicationShutdown {
     let encoded: EncodedRequest;
     let callOptions: InternalCallOptions | undefined;
     try {
-      callOptions = givenOptions == null ? undefined : ownCallOptions(givenOptions);
+      callOptions =
+        givenOptions == null
+          ? undefined
+          : ownCallOptions(operation.requestClass.name, givenOptions);
       prepared = prepareRequest(operation, request, this.defaults);
       idempotencyKey = resolveIdempotencyKey(operation.requestClass.name, callOptions);
       encoded = this.encode(operation, prepared, idempotencyKey);

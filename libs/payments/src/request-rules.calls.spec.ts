@@ -1,5 +1,5 @@
 import type { OperationCase } from '../spec-support/operation-cases';
-import { callOperation, OPERATION_CASES } from '../spec-support/operation-cases';
+import { callOperation, OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';
@@ -327,6 +327,54 @@ describe('request validation (nothing is sent)', () => {
       field: 'idempotencyKey',
       rule: 'isIdempotencyKey',
     });
+  });
+
+  it.each<[string, unknown, string, string]>([
+    ['a misspelt idempotencyKey', { idempotencykey: 'refund-42' }, 'idempotencykey', 'whitelist'],
+    [
+      'a misspelt retryAmbiguous beside a known option',
+      { idempotencyKey: 'refund-43', retryAmbigous: false },
+      'retryAmbigous',
+      'whitelist',
+    ],
+    ['the key given as the options', 'refund-44', 'options', 'isObject'],
+    ['a list as the options', ['refund-45'], 'options', 'isObject'],
+    ['resend that is not a boolean', { resend: 'yes' }, 'resend', 'isBoolean'],
+  ])(
+    'refuses call options with %s, naming the field, and sends nothing',
+    async (_, options, field, rule) => {
+      for (const testCase of [byOperation('payouts.mpesa'), byOperation('collections.mpesa')]) {
+        const error: unknown = await callOperation(
+          client,
+          testCase,
+          testCase.request,
+          options,
+        ).catch((e: unknown) => e);
+
+        expect(error).toBeInstanceOf(PaymentsValidationError);
+        expect((error as PaymentsValidationError).errors).toEqual([
+          expect.objectContaining({ field, rule }),
+        ]);
+        expect((error as Error).message).toContain(field);
+      }
+    },
+  );
+
+  it('takes call options of every known name, and an options object with none', async () => {
+    const testCase = byOperation('payouts.mpesa');
+    server.reply({ status: 200, body: successBody('payout') });
+    await callOperation(client, testCase, testCase.request, {
+      idempotencyKey: 'refund-46',
+      retryAmbiguous: false,
+      resend: false,
+    });
+    server.reply({ status: 200, body: successBody('payout') });
+    await callOperation(client, testCase, testCase.request, {});
+    expect(server.requests.map((request) => request.headers['idempotency-key'])).toEqual([
+      'refund-46',
+      expect.any(String),
+    ]);
+    server.reset();
   });
 
   it('compares the limits with the decimal a sum stands for, not its binary artefact', async () => {

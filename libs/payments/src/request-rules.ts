@@ -424,6 +424,37 @@ const FALLBACK_FIELDS = [
 /** Call options that are booleans when given. */
 const BOOLEAN_CALL_OPTIONS = ['retryAmbiguous', 'resend'] as const;
 
+/** Every call option ({@link PaymentsCallOptions}): any other key is refused. */
+const CALL_OPTION_NAMES: ReadonlySet<string> = new Set(['idempotencyKey', ...BOOLEAN_CALL_OPTIONS]);
+
+/**
+ * Refuses call options that are not an object of known keys: a misspelled `idempotencykey`, or a
+ * key passed as the options themselves, ignored, would send a retry under a new key (paid twice).
+ * @throws PaymentsValidationError (`options`, `isObject`; the key, `whitelist`).
+ */
+export function assertCallOptionNames(target: string, options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new PaymentsValidationError(target, [
+      {
+        field: 'options',
+        rule: 'isObject',
+        message: `the call options must be an object such as { idempotencyKey: 'order-42' }`,
+      },
+    ]);
+  }
+  for (const name of Object.keys(options)) {
+    if (CALL_OPTION_NAMES.has(name)) continue;
+    const shown = name.slice(0, MAX_ECHOED_KEY_LENGTH);
+    throw new PaymentsValidationError(target, [
+      {
+        field: shown,
+        rule: 'whitelist',
+        message: `${shown} is not a call option: they are ${[...CALL_OPTION_NAMES].join(', ')}`,
+      },
+    ]);
+  }
+}
+
 /** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
