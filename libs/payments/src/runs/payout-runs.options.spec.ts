@@ -1,4 +1,17 @@
+import { PaymentsValidationError } from '../errors';
 import { PAYOUT_RUN_PACE_LIMITS, resolvePayoutRunsOptions } from './payout-runs.options';
+
+/** The error `resolve` throws: a PaymentsValidationError of the module's options. */
+function refusal(resolve: () => unknown): PaymentsValidationError {
+  try {
+    resolve();
+  } catch (error) {
+    expect(error).toBeInstanceOf(PaymentsValidationError);
+    expect((error as PaymentsValidationError).target).toBe('PayoutRunsModuleOptions');
+    return error as PaymentsValidationError;
+  }
+  throw new Error('not refused');
+}
 
 describe('resolvePayoutRunsOptions', () => {
   it('gives the defaults', () => {
@@ -19,23 +32,31 @@ describe('resolvePayoutRunsOptions', () => {
     ['followInDoubtMs', 2_147_483_647],
   ])('takes %s up to %i and refuses more, naming the option and its bound', (name, max) => {
     expect(resolvePayoutRunsOptions({ [name]: max })).toMatchObject({ [name]: max });
-    expect(() => resolvePayoutRunsOptions({ [name]: max + 1 })).toThrow(
-      `The PayoutRunsModule option ${name} must be at most ${max}`,
-    );
+    expect(refusal(() => resolvePayoutRunsOptions({ [name]: max + 1 })).errors).toEqual([
+      { field: name, rule: 'max', message: `${name} must be at most ${max}` },
+    ]);
   });
 
   it('refuses a key that is not an option (a typo would leave the default pace)', () => {
     const mistyped = { concurrency: 2, ratePerSecound: 1 } as Parameters<
       typeof resolvePayoutRunsOptions
     >[0];
-    expect(() => resolvePayoutRunsOptions(mistyped)).toThrow(
-      'The PayoutRunsModule option ratePerSecound is not an option',
-    );
+    const error = refusal(() => resolvePayoutRunsOptions(mistyped));
+    expect(error.errors).toEqual([
+      expect.objectContaining({ field: 'ratePerSecound', rule: 'whitelist' }),
+    ]);
+    expect(error.message).toContain('ratePerSecound is not an option of PayoutRunsModule');
   });
 
   it.each([0, -1, 1.5, Number.NaN, '4'])('refuses concurrency %p, naming the rule', (value) => {
-    expect(() => resolvePayoutRunsOptions({ concurrency: value as number })).toThrow(
-      'The PayoutRunsModule option concurrency must be a positive integer',
-    );
+    expect(
+      refusal(() => resolvePayoutRunsOptions({ concurrency: value as number })).errors,
+    ).toEqual([
+      {
+        field: 'concurrency',
+        rule: 'isPositiveInteger',
+        message: 'concurrency must be a positive integer',
+      },
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { assertKnownOptions } from '../known-options';
+import { assertKnownOptions, moduleOptionError } from '../known-options';
 import type { PayoutRunEngineFactory } from './payout-run-engine';
 import type { PayoutRunStore } from './payout-run.store';
 import { withSecretsHidden } from '../secret-holders';
@@ -85,10 +85,15 @@ function positiveInteger(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new Error(`The PayoutRunsModule option ${name} must be a positive integer`);
+    throw moduleOptionError(
+      'PayoutRunsModule',
+      name,
+      'isPositiveInteger',
+      `${name} must be a positive integer`,
+    );
   }
   if (value > max) {
-    throw new Error(`The PayoutRunsModule option ${name} must be at most ${max}`);
+    throw moduleOptionError('PayoutRunsModule', name, 'max', `${name} must be at most ${max}`);
   }
   return value;
 }
@@ -96,7 +101,12 @@ function positiveInteger(
 function itemKeySecret(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length < 16) {
-    throw new Error('The PayoutRunsModule option itemKeySecret must be at least 16 characters');
+    throw moduleOptionError(
+      'PayoutRunsModule',
+      'itemKeySecret',
+      'minLength',
+      'itemKeySecret must be at least 16 characters',
+    );
   }
   return value;
 }
@@ -117,7 +127,7 @@ const OPTION_NAMES: Readonly<Record<keyof PayoutRunsModuleOptions, true>> = {
 };
 
 /**
- * @throws Error naming an option that is not one (a typo such as `ratePerSecound` would leave
+ * @throws PaymentsValidationError naming an option that is not one (a typo such as `ratePerSecound` would leave
  * the default pace), or that is not a positive integer, or above its bound.
  */
 export function resolvePayoutRunsOptions(

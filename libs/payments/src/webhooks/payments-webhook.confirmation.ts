@@ -27,6 +27,7 @@ import {
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { forLog, ThrottledWarnings } from './payments-webhook.logging';
 import { type LookupBudgetName, PaymentsWebhookLookups } from './payments-webhook.lookups';
+import { moduleOptionError } from '../known-options';
 
 /** The record's status, fit for a log line. */
 function shownStatus(record: TransactionStatus): string {
@@ -130,9 +131,11 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         !Array.isArray(delays) ||
         !delays.every((ms: unknown) => Number.isSafeInteger(ms) && (ms as number) >= 0)
       ) {
-        throw new Error(
-          'The PaymentsWebhookModule option pendingRecheckDelaysMs must be an array of ' +
-            'non-negative integers (ms)',
+        throw moduleOptionError(
+          'PaymentsWebhookModule',
+          'pendingRecheckDelaysMs',
+          'isArray',
+          'pendingRecheckDelaysMs must be an array of non-negative integers (ms)',
         );
       }
       // A copy: the schedule is the one checked here, whatever becomes of the caller's array.
@@ -154,7 +157,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       });
     } catch {
       const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
-      throw new Error(
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        'account',
+        'isRegistered',
         `PaymentsWebhookModule confirms webhooks with the TransactionsService of the ${which}, ` +
           `and the app has none. Import PaymentsModule.forRoot(${account ? `{ ..., name: '${account}' }` : '...'}) ` +
           'in the app, set the webhook option account to the name of a registration, or set confirm: false with a verify hook.',

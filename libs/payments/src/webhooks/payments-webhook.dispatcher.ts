@@ -30,6 +30,7 @@ import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 import { forLog } from './payments-webhook.logging';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
 import type { PaymentsWebhookStoreHost } from './payments-webhook.store-host';
+import { moduleOptionError } from '../known-options';
 
 /** What one delivery did. */
 export interface PaymentWebhookDispatch {
@@ -108,10 +109,20 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       .filter(([method]) => typeof store[method as keyof typeof STORE_METHODS] !== 'function')
       .map(([, signature]) => signature);
     if (missing.length > 0) {
-      throw new Error(`The PaymentsWebhookModule store must implement ${missing.join(', ')}`);
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        'store',
+        'isPaymentsWebhookStore',
+        `store must implement ${missing.join(', ')}`,
+      );
     }
     if (!Number.isSafeInteger(this.leaseMs) || this.leaseMs < 1) {
-      throw new Error('The PaymentsWebhookModule option leaseMs must be a positive integer (ms)');
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        'leaseMs',
+        'isPositiveInteger',
+        'leaseMs must be a positive integer (ms)',
+      );
     }
     for (const [name, handlers] of decoratedMethods<string>(
       this.discovery,

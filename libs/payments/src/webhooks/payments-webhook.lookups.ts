@@ -23,6 +23,7 @@ import type {
 } from './payments-webhook.interfaces';
 import type { PaymentsWebhookStore } from './payments-webhook.store';
 import type { PaymentsWebhookStoreHost } from './payments-webhook.store-host';
+import { moduleOptionError } from '../known-options';
 
 /**
  * Which budget a look-up is drawn from: `known` (an event of a journal entry, reference and all:
@@ -131,10 +132,20 @@ function readBudget(
 ): Required<PaymentsWebhookLookupBudget> {
   const budget = { ...defaults, ...value };
   if (!(Number.isFinite(budget.perSecond) && budget.perSecond > 0)) {
-    throw new Error(`The PaymentsWebhookModule option ${name}.perSecond must be a positive number`);
+    throw moduleOptionError(
+      'PaymentsWebhookModule',
+      `${name}.perSecond`,
+      'isPositive',
+      `${name}.perSecond must be a positive number`,
+    );
   }
   if (!(Number.isSafeInteger(budget.burst) && budget.burst >= 1)) {
-    throw new Error(`The PaymentsWebhookModule option ${name}.burst must be a positive integer`);
+    throw moduleOptionError(
+      'PaymentsWebhookModule',
+      `${name}.burst`,
+      'isPositiveInteger',
+      `${name}.burst must be a positive integer`,
+    );
   }
   return budget;
 }
@@ -192,8 +203,11 @@ export class PaymentsWebhookLookups implements OnModuleInit, OnModuleDestroy {
     };
     const ttl = this.options.unknownReferenceTtlMs ?? DEFAULT_UNKNOWN_REFERENCE_TTL_MS;
     if (!Number.isSafeInteger(ttl) || ttl < 0) {
-      throw new Error(
-        'The PaymentsWebhookModule option unknownReferenceTtlMs must be a non-negative integer (ms)',
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        'unknownReferenceTtlMs',
+        'isNonNegativeInteger',
+        'unknownReferenceTtlMs must be a non-negative integer (ms)',
       );
     }
     this.unknownTtlMs = ttl;

@@ -4,6 +4,7 @@ import { createPaymentsWebhookController } from './payments-webhook.controller';
 import { DEFAULT_WEBHOOK_PATH } from './payments-webhook.constants';
 import { PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_OPTIONS_SOURCE } from '../payments.constants';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
+import { moduleOptionError } from '../known-options';
 import type {
   PaymentsWebhookModuleExtras,
   PaymentsWebhookModuleOptions,
@@ -45,11 +46,24 @@ export const {
         { provide: PAYMENTS_WEBHOOK_OPTIONS_SOURCE, useValue: optionsSource(definition) },
       ],
       imports: [...(definition.imports ?? []), DiscoveryModule],
-      controllers: [createPaymentsWebhookController(extras.path ?? DEFAULT_WEBHOOK_PATH)],
+      controllers: [createPaymentsWebhookController(webhookPath(extras.path))],
       exports: [PaymentsWebhookDispatcher],
     }),
   )
   .build();
+
+/**
+ * The route: unset or blank (an empty environment variable) is the default, as `PaymentsModule`
+ * takes empty settings for unset, never the app's root.
+ * @throws PaymentsValidationError (`path`, `isString`).
+ */
+function webhookPath(path: unknown): string {
+  if (path === undefined || path === null) return DEFAULT_WEBHOOK_PATH;
+  if (typeof path !== 'string') {
+    throw moduleOptionError('PaymentsWebhookModule', 'path', 'isString', 'path must be a string');
+  }
+  return path.trim() === '' ? DEFAULT_WEBHOOK_PATH : path;
+}
 
 /** `forRoot` options: the module options plus `path`. */
 export type PaymentsWebhookModuleForRootOptions = typeof PAYMENTS_WEBHOOK_OPTIONS_TYPE;

@@ -15,6 +15,7 @@ import {
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PaymentsModule } from '../payments.module';
+import { PaymentsValidationError } from '../errors';
 import { OnPaymentEvent } from './on-payment-event.decorator';
 import {
   parsePaymentWebhook,
@@ -360,6 +361,25 @@ describe.each(REGISTRATIONS)('PaymentsWebhookModule.%s', (_method, register) => 
     expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
     expect(handlers.collections).toHaveLength(1);
   });
+
+  it.each(['', '  '])(
+    'serves the default route for a blank path %p (an empty variable), never the root',
+    async (path) => {
+      status.settleExamples();
+      const { deliver, app } = await boot([
+        paymentsModule(),
+        PaymentsWebhookModule.forRoot({ path }),
+      ]);
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      const root = await fetch(`${await app.getUrl()}/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(EXAMPLES.kenyaSuccess),
+      });
+      await root.arrayBuffer();
+      expect(root.status).toBe(404);
+    },
+  );
 });
 
 describe('PaymentsWebhookModule', () => {
@@ -891,18 +911,43 @@ describe('PaymentsWebhookModule', () => {
     });
 
     it.each([
-      ['a misspelt option', { confrim: false }, /option confrim is not an option/],
+      ['a misspelt option', { confrim: false }, 'confrim', 'whitelist', /confrim is not an option/],
       [
         'unjournaledEvents outside its choices',
         { unjournaledEvents: 'Refuse' },
+        'unjournaledEvents',
+        'isIn',
         /unjournaledEvents must be one of "confirm", "refuse"/,
       ],
-      ['confirm as text', { confirm: 'false' }, /confirm must be one of true, false/],
-    ])('fails at boot with %s', async (_label, options, message) => {
-      await expect(
-        boot([register(options as unknown as Parameters<typeof register>[0])]),
-      ).rejects.toThrow(message);
-    });
+      [
+        'confirm as text',
+        { confirm: 'false' },
+        'confirm',
+        'isIn',
+        /confirm must be one of true, false/,
+      ],
+      [
+        'leaseMs of 0',
+        { leaseMs: 0 },
+        'leaseMs',
+        'isPositiveInteger',
+        /leaseMs must be a positive/,
+      ],
+    ])(
+      'fails at boot with %s, naming the option and its rule',
+      async (_label, options, field, rule, message) => {
+        const error: unknown = await boot([
+          paymentsModule(),
+          register(options as unknown as Parameters<typeof register>[0]),
+        ]).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(PaymentsValidationError);
+        expect(error).toMatchObject({
+          target: 'PaymentsWebhookModuleOptions',
+          errors: [expect.objectContaining({ field, rule })],
+        });
+        expect((error as Error).message).toMatch(message);
+      },
+    );
   });
 
   describe.each(REGISTRATIONS)('signed deliveries (%s)', (_how, register) => {

@@ -1,4 +1,4 @@
-import { assertKnownOptions } from '../known-options';
+import { assertKnownOptions, moduleOptionError } from '../known-options';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 
 /** Every option of the module: a key not here is a typo, refused rather than ignored. */
@@ -24,7 +24,7 @@ const CHOICES: Partial<Record<keyof PaymentsWebhookModuleOptions, readonly unkno
 /**
  * Fails the boot on an option that is not one (`confrim`), or a value outside its choices
  * (`unjournaledEvents: 'Refuse'` would confirm what it was meant to refuse).
- * @throws Error naming the option.
+ * @throws PaymentsValidationError naming the option.
  */
 export function checkPaymentsWebhookOptions(options: PaymentsWebhookModuleOptions): void {
   assertKnownOptions(
@@ -36,8 +36,11 @@ export function checkPaymentsWebhookOptions(options: PaymentsWebhookModuleOption
   for (const [name, allowed] of Object.entries(CHOICES)) {
     const value: unknown = options[name as keyof PaymentsWebhookModuleOptions];
     if (value !== undefined && !allowed.includes(value)) {
-      throw new Error(
-        `The PaymentsWebhookModule option ${name} must be one of ${allowed.map((choice) => JSON.stringify(choice)).join(', ')}`,
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        name,
+        'isIn',
+        `${name} must be one of ${allowed.map((choice) => JSON.stringify(choice)).join(', ')}`,
       );
     }
   }
