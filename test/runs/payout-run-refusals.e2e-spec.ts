@@ -65,6 +65,23 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
     expect(await harness.sandbox.control.requests()).toEqual([]);
   });
 
+  it('refuses a key that is not an option (a misspelt runId would give a random id), sending nothing', async () => {
+    const items = harness.mpesaItems(2);
+    for (const call of [
+      harness.runs.create.bind(harness.runs),
+      harness.runs.validate.bind(harness.runs),
+    ]) {
+      const error: unknown = await call({ runID: 'payroll-2026-05', items } as never).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(PayoutRunRefusedError);
+      expect((error as PayoutRunRefusedError).problems).toEqual([
+        expect.objectContaining({ itemId: '-', field: 'runID', rule: 'whitelist' }),
+      ]);
+    }
+    expect(await harness.sandbox.control.requests()).toEqual([]);
+  });
+
   it('refuses duplicate item ids and look-alike payouts unless allowed, sending nothing', async () => {
     const [first, second] = harness.mpesaItems(2);
     const twin = { ...second, itemId: 'twin', request: { ...second.request } };

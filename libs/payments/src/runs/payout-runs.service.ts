@@ -89,11 +89,39 @@ function checkRunId(runId: unknown): string {
 }
 
 /** Refuses options that are not an object (`create()`, `create(null)`): nothing is sent. */
+/** Every key of {@link CreatePayoutRunOptions}, which `validate()` takes whole too. */
+const CREATE_OPTION_NAMES: Readonly<Record<keyof CreatePayoutRunOptions, true>> = {
+  runId: true,
+  name: true,
+  items: true,
+  concurrency: true,
+  ratePerSecond: true,
+  allowDuplicates: true,
+  allowBalanceShortfall: true,
+};
+
+/**
+ * Refuses options that are not an object, or hold a key that is not an option: a misspelt
+ * `runID`, ignored, would give the run a random id, and a retried call would pay everyone again.
+ */
 function checkOptions(options: unknown): void {
   if (typeof options !== 'object' || options === null) {
     throw new PayoutRunRefusedError([
       runProblem('options', 'isObject', 'options must be an object'),
     ]);
+  }
+  const unknown = Object.keys(options).filter((key) => !Object.hasOwn(CREATE_OPTION_NAMES, key));
+  if (unknown.length > 0) {
+    throw new PayoutRunRefusedError(
+      unknown.map((key) => {
+        const shown = key.slice(0, 64);
+        return runProblem(
+          shown,
+          'whitelist',
+          `${shown} is not an option of create() (options: ${Object.keys(CREATE_OPTION_NAMES).join(', ')})`,
+        );
+      }),
+    );
   }
 }
 
