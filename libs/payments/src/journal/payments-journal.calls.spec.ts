@@ -615,6 +615,16 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       errors: [{ field: 'note', rule: 'isNotEmpty' }],
       message: expect.stringContaining('note is required'),
     });
+    await expect(
+      payments.reconciler.resolve('salary-15', {
+        outcome: 'succeeded',
+        refrence: 'ABC123',
+        note: 'ops',
+      } as never),
+    ).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'refrence', rule: 'whitelist' }],
+    });
     const noEntry = await rejection(
       payments.reconciler.resolve('nobody', { outcome: 'failed', note: 'ops' }),
     );

@@ -690,6 +690,16 @@ export class PaymentsJournal {
     if (typeof resolution !== 'object' || resolution === null) {
       throw invalidResolution('resolution', 'isObject', 'resolution must be an object');
     }
+    for (const key of Object.keys(resolution)) {
+      if (RESOLUTION_FIELDS.has(key)) continue;
+      const shown = key.slice(0, 64);
+      // A misspelt `refrence` would be resolved without the reference the person gave.
+      throw invalidResolution(
+        shown,
+        'whitelist',
+        `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
+      );
+    }
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
       throw invalidResolution(
@@ -1169,6 +1179,9 @@ function figuresMismatch(
   }
   return undefined;
 }
+
+/** The fields of a {@link PaymentsJournalResolution}: any other key is refused. */
+const RESOLUTION_FIELDS: ReadonlySet<string> = new Set(['outcome', 'reference', 'note']);
 
 /** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
 function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {
