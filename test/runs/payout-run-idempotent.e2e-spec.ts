@@ -1,6 +1,7 @@
 import { InMemoryPaymentsJournal } from '@malipo/nestjs';
 import { PayoutRunConflictError } from '@malipo/nestjs/runs';
 import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
+import { Redis } from 'ioredis';
 import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import type { PayoutRun } from '@malipo/nestjs/runs';
 import { eventually, PayoutRunsHarness } from './payout-runs-harness';
@@ -134,6 +135,41 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     } finally {
       await racing.close();
       await store.close();
+      await redis.close();
+    }
+  });
+
+  it('on a Redis run store, a create() again after a creation died mid-write takes the id over once its claim lapses', async () => {
+    const redis = await RedisServer.start();
+    const client = new Redis(redis.url);
+    const store = new RedisPayoutRunStore({ client });
+    const after = await PayoutRunsHarness.start({ store });
+    try {
+      const runId = 'payroll-2026-08';
+      // What a process killed while writing the run leaves: its claim near the end of its lease
+      // (no renewal comes any more), and an item of its first chunk with its request.
+      await client.set(`malipo:runs:{${runId}}:claim`, 'the dead creation', 'PX', 1_500);
+      await client.hset(`malipo:runs:{${runId}}:item:ghost`, { id: 'ghost', rq: '{}' });
+      await client.zadd(`malipo:runs:{${runId}}:order`, 0, 'ghost');
+      const items = after.mpesaItems(3);
+
+      const created = await after.runs.create({ runId, items });
+
+      expect(created.existing).toBe(false);
+      const run = await eventually(async () => {
+        const current = await after.runs.get(runId);
+        return current.finishedAt ? current : undefined;
+      }, 'the run taken over to finish');
+      expect(run.counts).toMatchObject({ succeeded: 3 });
+      const keys = (await after.sandbox.control.transactions()).map((tx) => tx.idempotencyKey);
+      expect(keys.sort()).toEqual(
+        items.map((item) => after.runs.itemKey(runId, item.itemId)).sort(),
+      );
+      expect(await client.exists(`malipo:runs:{${runId}}:item:ghost`)).toBe(0);
+    } finally {
+      await after.close();
+      await store.close();
+      await client.quit();
       await redis.close();
     }
   });

@@ -28,7 +28,7 @@ import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import { PayoutRunExistsError } from './payout-run.store';
-import type { PayoutRunItemRecord, PayoutRunStore } from './payout-run.store';
+import type { PayoutRunItemRecord, PayoutRunRecord, PayoutRunStore } from './payout-run.store';
 import {
   PAYOUT_RUN_ID_PATTERN,
   payoutRunItemKey,
@@ -238,44 +238,34 @@ export class PayoutRunsService {
       if (shortfalls.length > 0) throw new PayoutRunRefusedError([], shortfalls);
     }
     const now = new Date().toISOString();
-    try {
-      await this.store.createRun(
-        {
-          runId,
-          ...(options.name === undefined ? {} : { name: String(options.name) }),
-          state: 'running',
-          createdAt: now,
-          updatedAt: now,
-          concurrency,
-          ratePerSecond,
-          balanceCheck: check,
-          rateLimited: 0,
-          itemsDigest,
-        },
-        items.map((item): PayoutRunItemRecord => ({
-          runId,
-          itemId: item.itemId,
-          operation: item.operation,
-          idempotencyKey: item.idempotencyKey,
-          amount: item.amount,
-          currency: item.currency,
-          state: 'queued',
-          sends: 0,
-          updatedAt: now,
-          request: item.request,
-        })),
-      );
-    } catch (error) {
-      // Two creations of one id at once (a double click): the store let one in, which may still
-      // be writing its items. Its run is answered (or refused as another run) once written. Any
-      // other failure is answered at once; one read first, for a write whose answer was lost.
-      const raced =
-        error instanceof PayoutRunExistsError
-          ? await this.raced(creation)
-          : await this.existing(creation);
-      if (raced) return raced;
-      throw error;
-    }
+    const stored = await this.storeRun(
+      creation,
+      {
+        runId,
+        ...(options.name === undefined ? {} : { name: String(options.name) }),
+        state: 'running',
+        createdAt: now,
+        updatedAt: now,
+        concurrency,
+        ratePerSecond,
+        balanceCheck: check,
+        rateLimited: 0,
+        itemsDigest,
+      },
+      items.map((item): PayoutRunItemRecord => ({
+        runId,
+        itemId: item.itemId,
+        operation: item.operation,
+        idempotencyKey: item.idempotencyKey,
+        amount: item.amount,
+        currency: item.currency,
+        state: 'queued',
+        sends: 0,
+        updatedAt: now,
+        request: item.request,
+      })),
+    );
+    if (stored) return stored;
     await this.start(creation);
     return { ...(await this.get(runId)), existing: false };
   }
@@ -363,14 +353,32 @@ export class PayoutRunsService {
     );
   }
 
-  /** {@link existing} once the creation that won the run id wrote its run, or undefined. */
-  private async raced(creation: RunCreation): Promise<CreatedPayoutRun | undefined> {
-    for (let waited = 0; waited <= RACED_CREATION_WAIT_MS; waited += RACED_CREATION_POLL_MS) {
-      const existing = await this.existing(creation);
-      if (existing) return existing;
+  /**
+   * Stores the run: undefined once this creation stored it, or the run another creation of its id
+   * stored meanwhile (a double click), answered by {@link existing}. While the id is taken
+   * (`PayoutRunExistsError`) it waits up to 30 s for that run, asking the store again each time: a
+   * creation that died holds the id only until its claim lapses (15 s on `RedisPayoutRunStore`),
+   * and this one then takes it over. Any other failure is thrown at once, after one read for a
+   * write whose answer was lost.
+   */
+  private async storeRun(
+    creation: RunCreation,
+    run: PayoutRunRecord,
+    items: readonly PayoutRunItemRecord[],
+  ): Promise<CreatedPayoutRun | undefined> {
+    for (let waited = 0; ; waited += RACED_CREATION_POLL_MS) {
+      try {
+        await this.store.createRun(run, items);
+        return undefined;
+      } catch (error) {
+        const existing = await this.existing(creation);
+        if (existing) return existing;
+        if (!(error instanceof PayoutRunExistsError) || waited >= RACED_CREATION_WAIT_MS) {
+          throw error;
+        }
+      }
       await new Promise((resolve) => setTimeout(resolve, RACED_CREATION_POLL_MS));
     }
-    return undefined;
   }
 
   /** The run of this id when it holds these items; throws when it holds others. */

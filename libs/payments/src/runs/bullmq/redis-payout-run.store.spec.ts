@@ -118,6 +118,40 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
   });
 
+  it('holds a run id for at most 15 s past the last renewal, renewing it while it writes', async () => {
+    const client = new Redis(server.url);
+    const store = new RedisPayoutRunStore({ client, keyPrefix: 'lease:' });
+    const runId = 'renewed';
+    const claimKey = `lease:{${runId}}:claim`;
+    const scripts = client as unknown as Record<string, (...args: unknown[]) => Promise<number>>;
+    const writeItems = scripts.malipoRunsCreateItems.bind(client);
+    let firstTtl = 0;
+    // The first chunk waits until the claim was renewed: a creation slower than one renewal.
+    const spy = jest
+      .spyOn(scripts, 'malipoRunsCreateItems')
+      .mockImplementationOnce(async (...a) => {
+        firstTtl = await client.pttl(claimKey);
+        const firstExpiry = Date.now() + firstTtl;
+        // Renewed: the claim now expires seconds later than it first would have.
+        await waitFor(
+          async () =>
+            Date.now() + (await client.pttl(claimKey)) > firstExpiry + 1_000 ? true : undefined,
+          'the claim renewed',
+        );
+        return writeItems(...a);
+      });
+    try {
+      await store.createRun(runRecord(runId), [itemRecord(runId, 'a')]);
+      expect(firstTtl).toBeGreaterThan(0);
+      expect(firstTtl).toBeLessThanOrEqual(15_000);
+      expect(await store.getRun(runId)).toMatchObject({ runId });
+    } finally {
+      spy.mockRestore();
+      await store.close();
+      await client.quit();
+    }
+  });
+
   it('leaves nothing for ever of a creation that died before its run was written', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'killed:' });
@@ -214,7 +248,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       });
     try {
       await expect(store.createRun(runRecord(runId), [itemRecord(runId, 'a')])).rejects.toThrow(
-        'was not created: writing its items took longer than 10 minutes',
+        'was not created: its creation lost its claim on the id',
       );
       expect(await store.getRun(runId)).toBeUndefined();
       expect(await client.pttl(`slow:{${runId}}:item:a`)).toBeGreaterThan(0);
@@ -245,7 +279,7 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     try {
       const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
       await expect(store.createRun(runRecord(runId), items)).rejects.toThrow(
-        'writing its items took longer than 10 minutes',
+        'its creation lost its claim on the id',
       );
       expect(chunks).toBe(2);
       expect(await client.exists(`overtaken:{${runId}}:item:i499`)).toBe(1);

@@ -44,10 +44,17 @@ const CREATE_CHUNK = 500;
 const EXPIRE_PAGE = 1000;
 
 /**
- * How long a creation holds a run id before its run is written: a creation that died (its
- * process killed) frees the id then, and the next one removes what it had written.
+ * A creation's claim on a run id until its run is written: renewed every third of it while the
+ * creation runs, so that one that died (its process killed) frees the id within this time, and
+ * the next creation of the id (`create()` again) removes what it had written.
  */
-const CREATE_CLAIM_LEASE_MS = 10 * 60 * 1000;
+const CREATE_CLAIM_LEASE_MS = 15_000;
+/**
+ * How long what a dead creation wrote (items with their requests, indexes) lives if no creation
+ * of the id comes to remove it. Longer than the lease: a live creation's first items must not
+ * expire while it writes the last.
+ */
+const UNFINISHED_CREATION_TTL_MS = 10 * 60 * 1000;
 
 /**
  * KEYS: item hash, totals hash, run hash. ARGV: allowed states (comma-separated, '' for any),
@@ -99,11 +106,11 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * KEYS: claim, order, totals. ARGV: the claim's token, lease (ms), the items' key prefix, the
- * state sets' key prefix, the totals as a JSON array of field, value ('' for none), then one JSON
- * array per item: id, position, state, then its hash's field, value pairs (strings). Writes a
- * chunk of a creation's items, each key expiring with the claim, only while the claim is the
- * creation's own: 0 when it lapsed (a creation slower than its lease must not write into the
+ * KEYS: claim, order, totals. ARGV: the claim's token, time to live (ms), the items' key prefix,
+ * the state sets' key prefix, the totals as a JSON array of field, value ('' for none), then one
+ * JSON array per item: id, position, state, then its hash's field, value pairs (strings). Writes a
+ * chunk of a creation's items, each key expiring unless kept, only while the claim is the
+ * creation's own: 0 when it lapsed (a creation that stalled past its lease must not write into the
  * next one's run).
  */
 const CREATE_ITEMS_SCRIPT = `
@@ -169,6 +176,12 @@ return 0
  */
 const RELEASE_CLAIM_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/** KEYS: claim. ARGV: the claim's token, lease (ms). Renews the claim while it is the caller's. */
+const RENEW_CLAIM_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 `;
 
@@ -244,6 +257,7 @@ interface RunStoreCommands {
   malipoRunsUpdateRun(...args: (string | number)[]): Promise<string[] | null>;
   malipoRunsCreateRun(...args: (string | number)[]): Promise<number>;
   malipoRunsReleaseClaim(claimKey: string, claim: string): Promise<number>;
+  malipoRunsRenewClaim(claimKey: string, claim: string, leaseMs: number): Promise<number>;
   malipoRunsRemoveUnfinishedCreation(...args: (string | number)[]): Promise<number>;
   malipoRunsCreateItems(...args: (string | number)[]): Promise<number>;
   malipoRunsPersistItems(...args: (string | number)[]): Promise<number>;
@@ -260,6 +274,7 @@ const RUN_STORE_SCRIPTS: Record<keyof RunStoreCommands, { keys: number | 'run'; 
   malipoRunsCreateRun: { keys: 'run', lua: CREATE_RUN_SCRIPT },
   malipoRunsRemoveUnfinishedCreation: { keys: 'run', lua: REMOVE_UNFINISHED_CREATION_SCRIPT },
   malipoRunsReleaseClaim: { keys: 1, lua: RELEASE_CLAIM_SCRIPT },
+  malipoRunsRenewClaim: { keys: 1, lua: RENEW_CLAIM_SCRIPT },
 };
 
 /** What a run hash holds that never changes after creation. */
@@ -290,8 +305,9 @@ function fieldsOf(reply: string[] | Record<string, string>): Record<string, stri
  * - `totals`: count and minor units per state and currency, moved in the same script as each
  *   item change, so `summary` reads one hash, never the items.
  *
- * Until its items are kept, a creation's keys expire with its claim (10 minutes), so that one that
- * died leaves nothing behind; one that failed removes them itself; one killed after keeping its
+ * Until its items are kept, a creation's keys expire after 10 minutes, and its claim on the id
+ * 15 s after its last renewal, so that one that died leaves nothing behind and does not hold the
+ * id; one that failed removes them itself; one killed after keeping its
  * items leaves them for the next creation of the id to remove; once a run finished, its keys expire after `finishedRunTtlSeconds`
  * (default 30 days): the run's own in the step that finishes it, its items a page at a time after
  * (docs/payout-runs.md, "Engines").
@@ -343,6 +359,13 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     if ((await this.client.set(claimKey, claim, 'PX', CREATE_CLAIM_LEASE_MS, 'NX')) !== 'OK') {
       throw new PayoutRunExistsError(run.runId);
     }
+    // A failed renewal is seen by the next step of the creation, which checks the claim.
+    const renewal = setInterval(() => {
+      this.commands
+        .malipoRunsRenewClaim(claimKey, claim, CREATE_CLAIM_LEASE_MS)
+        .catch(() => undefined);
+    }, CREATE_CLAIM_LEASE_MS / 3);
+    renewal.unref();
     try {
       await this.createClaimed(run, items, claimKey, claim);
     } catch (error) {
@@ -353,6 +376,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       await this.removeUnfinishedCreation(run.runId, claim).catch(() => undefined);
       await this.commands.malipoRunsReleaseClaim(claimKey, claim).catch(() => undefined);
       throw error;
+    } finally {
+      clearInterval(renewal);
     }
   }
 
@@ -420,7 +445,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         this.key(run.runId, 'order'),
         this.key(run.runId, 'totals'),
         claim,
-        CREATE_CLAIM_LEASE_MS,
+        UNFINISHED_CREATION_TTL_MS,
         this.key(run.runId, 'item:'),
         this.key(run.runId, 'state:'),
         last ? JSON.stringify([...totals].flatMap(([field, value]) => [field, String(value)])) : '',
@@ -462,7 +487,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   /** A creation that outlived its claim: what it wrote expires, and no run is written. */
   private lapsed(runId: string): Error {
     return new Error(
-      `The payout run ${runId} was not created: writing its items took longer than ${CREATE_CLAIM_LEASE_MS / 60_000} minutes`,
+      `The payout run ${runId} was not created: its creation lost its claim on the id (stalled for more than ${CREATE_CLAIM_LEASE_MS / 1000} s), which another creation may hold`,
     );
   }
 
