@@ -1,3 +1,4 @@
+import { PayoutRunExistsError } from './payout-run.store';
 import { PaymentsError } from '../errors';
 import type {
   PayoutRunBalanceShortfall,
@@ -90,7 +91,8 @@ export class PayoutRunCreationError extends PaymentsError {
   ) {
     super(
       `The payout run ${runId} ${mayHaveExecuted ? 'may have started paying' : 'may have been stored, not started'}: ` +
-        `its store, journal or engine failed; call create() again with runId ${runId} and the same items, never with another runId`,
+        `${cause instanceof PayoutRunExistsError ? 'another creation of it was still writing it after 30 s' : 'its store, journal or engine failed'}; ` +
+        `call create() again with runId ${runId} and the same items, never with another runId`,
       { cause },
     );
   }
