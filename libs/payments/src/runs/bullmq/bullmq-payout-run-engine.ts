@@ -24,6 +24,7 @@ import type { PayoutRunItemState } from '../payout-run.interfaces';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 import { printsAsNameOnly } from '../../secret-holders';
+import { throttledWarning } from './throttled-warning';
 
 /** Options of {@link bullmqPayoutRunEngine}. */
 export interface BullMQPayoutRunEngineOptions {
@@ -619,9 +620,13 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     return queue;
   }
 
-  /** Logs an error of the run's queue or worker by its message (BullMQ's own print is whole). */
+  /**
+   * Logs an error of the run's queue or worker by its message (BullMQ's own print is whole), a
+   * repeated one once per 10 s (a Redis outage repeats it thousands of times a second).
+   */
   private bullMQWarning(runId: string): (error: Error) => void {
-    return (error) => this.logger.warn(`Payout run ${runId}: BullMQ: ${error.message}`);
+    const warn = throttledWarning((line) => this.logger.warn(line));
+    return (error) => warn(`Payout run ${runId}: BullMQ: ${error.message}`);
   }
 
   /** `work`, or a rejection once `setupTimeoutMs` passed without its answer. */
