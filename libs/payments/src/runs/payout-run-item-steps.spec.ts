@@ -291,6 +291,12 @@ describe('payout-run item steps', () => {
       ]);
       expect(sent).toEqual([]);
       expect(held).toEqual([]);
+      if (expected === 'in_doubt') {
+        // No worker stopped: the reason says what happened.
+        const { reason } = (await store.getItem('r', 'a'))!;
+        expect(reason).toContain("its send ended as the run's store failed");
+        expect(reason).not.toContain('worker stopped');
+      }
     }
   });
 

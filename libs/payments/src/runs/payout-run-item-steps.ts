@@ -260,7 +260,7 @@ export async function takeOverPayoutRunItem(
         ? `its worker stopped while sending it, before the journal entry was written; that worker may only have stalled and may still send it: ${check}`
         : entry.state === 'refused'
           ? `its worker stopped while sending it; the journal holds it refused (${entry.reason ?? 'not executed'}), yet that worker may only have stalled and may send it again: ${check}`
-          : `its worker stopped while sending it: the journal holds it started, it may have executed; ${check}`,
+          : `${senderEnded ? "its send ended as the run's store failed, so its outcome was not recorded" : "its send has no recorded outcome (its worker stopped, or the run's store failed as it ended)"}: the journal holds it started, it may have executed; ${check}`,
     };
   }
   const changed = await context.store.updateItem(item.runId, item.itemId, change, ['sending']);
