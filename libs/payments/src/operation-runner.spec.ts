@@ -864,6 +864,17 @@ describe('transport: retries, errors, debug logging', () => {
       );
     });
 
+    /** A client of `apiPassword` on the recording server: one attempt, debug logging on. */
+    const debugClientWith = (apiPassword: string) =>
+      createPaymentsClient({
+        apiUsername: 'api-user',
+        apiPassword,
+        baseUrl: server.url,
+        allowInsecureHttp: true,
+        maxRetries: 0,
+        debug: true,
+      });
+
     it('redacts a password with non-ASCII characters echoed through a wrong charset', async () => {
       const apiPassword = 'Geheim-Pässwört-2024';
       const utf8 = Buffer.from(apiPassword, 'utf8');
@@ -881,14 +892,7 @@ describe('transport: retries, errors, debug logging', () => {
           dump: [...hex].map((digit, i) => (i % 2 ? digit.toUpperCase() : digit)).join(''),
         },
       });
-      const echoed = createPaymentsClient({
-        apiUsername: 'api-user',
-        apiPassword,
-        baseUrl: server.url,
-        allowInsecureHttp: true,
-        maxRetries: 0,
-        debug: true,
-      });
+      const echoed = debugClientWith(apiPassword);
 
       const error = await failure(echoed.payouts.mpesa(MPESA_PAYOUT.request));
 
@@ -916,14 +920,7 @@ describe('transport: retries, errors, debug logging', () => {
           status,
           body: { status, success: false, message: `invalid credentials for ${form}`, [form]: 1 },
         });
-        const caseChanging = createPaymentsClient({
-          apiUsername: 'api-user',
-          apiPassword,
-          baseUrl: server.url,
-          allowInsecureHttp: true,
-          maxRetries: 0,
-          debug: true,
-        });
+        const caseChanging = debugClientWith(apiPassword);
 
         const error = await failure(caseChanging.payouts.mpesa(MPESA_PAYOUT.request));
 
