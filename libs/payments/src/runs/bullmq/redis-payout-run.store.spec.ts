@@ -259,6 +259,36 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     }
   });
 
+  it.each([
+    ['an item, before it is kept', 'malipoRunsPersistItems', 'item:i0'],
+    ['the totals, before the run is written', 'malipoRunsCreateRun', 'totals'],
+  ])(
+    'writes no run when %s expired under a live claim (a creation slower than 10 minutes), and removes the rest',
+    async (_, script, expiredKey) => {
+      const client = new Redis(server.url);
+      const store = new RedisPayoutRunStore({ client, keyPrefix: 'expired:' });
+      const runId = `expired-${script}`;
+      const scripts = client as unknown as Record<string, (...args: unknown[]) => Promise<number>>;
+      const run = scripts[script].bind(client);
+      const spy = jest.spyOn(scripts, script).mockImplementationOnce(async (...args) => {
+        await client.del(`expired:{${runId}}:${expiredKey}`);
+        return run(...args);
+      });
+      try {
+        const items = Array.from({ length: 1_200 }, (_, index) => itemRecord(runId, `i${index}`));
+        await expect(store.createRun(runRecord(runId), items)).rejects.toThrow(
+          'writing it took longer than 10 minutes, and its first items expired',
+        );
+        expect(await store.getRun(runId)).toBeUndefined();
+        expect(await client.keys(`expired:{${runId}}:*`)).toEqual([]);
+      } finally {
+        spy.mockRestore();
+        await store.close();
+        await client.quit();
+      }
+    },
+  );
+
   it('stops writing items once its claim went to another creation: nothing mixes into that run', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'overtaken:' });

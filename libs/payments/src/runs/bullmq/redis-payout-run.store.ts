@@ -140,11 +140,17 @@ return 1
 /**
  * KEYS: claim, order. ARGV: the claim's token, the items' key prefix, then item ids. Stops the
  * expiry of a creation's items, a page at a time before its run is written, only while the claim
- * is the creation's own (0 when it lapsed). Their index stays with them: a creation that dies
- * before its run is written leaves items the next creation of the id finds, and removes.
+ * is the creation's own (0 when it lapsed) and every item of the page is still there (-1 when
+ * one expired: a creation that took longer than their time to live). Their index stays with
+ * them: a creation that dies before its run is written leaves items the next creation of the id
+ * finds, and removes.
  */
 const PERSIST_ITEMS_SCRIPT = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+for index = 3, #ARGV do
+  if redis.call('EXISTS', ARGV[2] .. ARGV[index]) == 0 then return -1 end
+end
 for index = 3, #ARGV do redis.call('PERSIST', ARGV[2] .. ARGV[index]) end
 redis.call('PERSIST', KEYS[2])
 return 1
@@ -188,14 +194,16 @@ return 0
 /**
  * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the run's
  * fixed part (JSON), then field, value pairs of the rest. Writes the run whole in one step, or
- * nothing: 0 when a run is there, -1 when the creation's claim lapsed. The run's other keys stop
- * expiring in the same step (its items did, page by page, just before).
+ * nothing: 0 when a run is there, -1 when the creation's claim lapsed, -2 when its totals expired
+ * (a creation slower than their time to live). The run's other keys stop expiring in the same
+ * step (its items did, page by page, just before).
  * A hash with no state is what an older version left when it died between two writes: never a
  * run to readers, it is written over.
  */
 const CREATE_RUN_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
+if redis.call('EXISTS', KEYS[4]) == 0 then return -2 end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'static', ARGV[2], unpack(ARGV, 3))
 for index = 2, #KEYS do redis.call('PERSIST', KEYS[index]) end
@@ -461,6 +469,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         this.key(run.runId, 'item:'),
         ...items.slice(start, start + CREATE_CHUNK).map((item) => item.itemId),
       );
+      if (persisted === -1) throw this.expired(run.runId);
       if (persisted !== 1) throw this.lapsed(run.runId);
     }
     const { state, updatedAt, finishedAt, rateLimited, ...fixed } = run;
@@ -481,7 +490,15 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       ),
     );
     if (created === -1) throw this.lapsed(run.runId);
+    if (created === -2) throw this.expired(run.runId);
     if (created !== 1) throw new PayoutRunExistsError(run.runId);
+  }
+
+  /** A creation slower than what it writes lives: no run is written with items missing. */
+  private expired(runId: string): Error {
+    return new Error(
+      `The payout run ${runId} was not created: writing it took longer than ${UNFINISHED_CREATION_TTL_MS / 60_000} minutes, and its first items expired`,
+    );
   }
 
   /** A creation that outlived its claim: what it wrote expires, and no run is written. */
