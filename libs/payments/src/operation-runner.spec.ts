@@ -930,6 +930,30 @@ describe('transport: retries, errors, debug logging', () => {
       },
     );
 
+    it.each([
+      ['a small answer', ''],
+      ['an answer whose _raw is parsed on read', 'x'.repeat(20 * 1024)],
+    ])(
+      'redacts the password echoed upper-cased in %s that succeeded, and its _raw',
+      async (_, padding) => {
+        const apiPassword = 'Str0ngPassw0rdX';
+        server.reply({
+          status: 200,
+          body: {
+            ...successBody('payout'),
+            message: `processed for ${apiPassword.toUpperCase()}`,
+            padding,
+          },
+        });
+
+        const answer = await debugClientWith(apiPassword).payouts.mpesa(MPESA_PAYOUT.request);
+
+        const visible = JSON.stringify(answer) + JSON.stringify(answer._raw);
+        expect(visible).toContain('processed for [REDACTED]');
+        expect(visible.toLowerCase()).not.toContain(apiPassword.toLowerCase());
+      },
+    );
+
     it('redacts a secret the service echoes back in an error body', async () => {
       server.reply({ status: 400, body: { message: `denied ${PASSWORD}` } });
 

@@ -371,15 +371,22 @@ export class SecretRedactor {
     } catch {
       return undefined;
     }
-    // Escaped forms need a backslash: without one, and without an unescaped form, nothing to do.
+    // Escaped forms need a backslash: without one, without an unescaped form and without one in
+    // another case (`STR0NGPASSW0RD`), nothing to do.
     if (
       !text.includes('\\') &&
       !this.unescapedForms.some((form) => text.includes(form)) &&
-      !(this.mayBeEscaped(text) && this.holdsEscaped(text))
+      !(this.mayBeEscaped(text) && this.holdsEscaped(text)) &&
+      !this.holdsCaseless(text)
     ) {
       return parsed;
     }
     return this.value(parsed);
+  }
+
+  private holdsCaseless(text: string): boolean {
+    const lower = text.toLowerCase();
+    return this.caselessForms.some((form) => lower.includes(form));
   }
 
   private holdsEscaped(text: string): boolean {
