@@ -483,6 +483,26 @@ describe('PaymentsJournal', () => {
     expect(await journal.settle(record('tnd-2', 1.2341))).toMatchObject({ result: 'settled' });
   });
 
+  it('compares an entry without a currency to 2 decimals, whatever currency the record names', async () => {
+    const journal = journalOver(new InMemoryPaymentsJournal());
+    const { currency: _none, ...kes } = payoutIntent('no-currency');
+    const decision = await journal.begin(kes);
+    if (!decision.send) throw new Error('not sent');
+    await journal.accepted(decision, { success: true, transactionReference: 'NOCUR0000001eW' });
+    // XOF has no decimals: its half unit (0.5) must not stand for the entry's.
+    expect(
+      await journal.settle({
+        idempotencyKey: 'no-currency',
+        reference: 'NOCUR0000001eW',
+        outcome: 'succeeded',
+        amount: 500.49,
+        currency: 'XOF',
+        kind: 'payout',
+        by: 'webhook',
+      }),
+    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('500.49') as string });
+  });
+
   it('keeps a settlement the answer agrees with', async () => {
     const { journal, store, decision } = await sentPastItsDeadline('salary-2');
     await journal.settle({

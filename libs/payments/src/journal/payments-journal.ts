@@ -1150,7 +1150,13 @@ function figuresMismatch(
   if (
     entry.amount !== undefined &&
     settlement.amount !== undefined &&
-    amountsDiffer(entry.amount, settlement.amount, entry.currency ?? settlement.currency)
+    amountsDiffer(
+      entry.amount,
+      settlement.amount,
+      // The entry's own currency: a record's, which anyone's reference may bring, never widens
+      // the tolerance (an M-Pesa entry has none, and is compared to 2 decimals).
+      entry.currency,
+    )
   ) {
     return `the entry has amount ${entry.amount}, the service's record ${settlement.amount}`;
   }
