@@ -289,6 +289,17 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
     },
   );
 
+  it('creates a run of no items', async () => {
+    const store = new RedisPayoutRunStore({ url: server.url, keyPrefix: 'empty:' });
+    try {
+      await store.createRun(runRecord('empty'), []);
+      expect(await store.getRun('empty')).toMatchObject({ runId: 'empty', state: 'running' });
+      expect((await store.listItems('empty', { limit: 10 })).items).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('stops writing items once its claim went to another creation: nothing mixes into that run', async () => {
     const client = new Redis(server.url);
     const store = new RedisPayoutRunStore({ client, keyPrefix: 'overtaken:' });

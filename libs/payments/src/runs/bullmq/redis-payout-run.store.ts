@@ -192,10 +192,10 @@ return 0
 `;
 
 /**
- * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the run's
- * fixed part (JSON), then field, value pairs of the rest. Writes the run whole in one step, or
- * nothing: 0 when a run is there, -1 when the creation's claim lapsed, -2 when its totals expired
- * (a creation slower than their time to live). The run's other keys stop expiring in the same
+ * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, whether it
+ * has items (1/0), the run's fixed part (JSON), then field, value pairs of the rest. Writes the
+ * run whole in one step, or nothing: 0 when a run is there, -1 when the creation's claim lapsed,
+ * -2 when the totals of its items expired (a creation slower than their time to live). The run's other keys stop expiring in the same
  * step (its items did, page by page, just before).
  * A hash with no state is what an older version left when it died between two writes: never a
  * run to readers, it is written over.
@@ -203,9 +203,9 @@ return 0
 const CREATE_RUN_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
-if redis.call('EXISTS', KEYS[4]) == 0 then return -2 end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then return -2 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'static', ARGV[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'static', ARGV[3], unpack(ARGV, 4))
 for index = 2, #KEYS do redis.call('PERSIST', KEYS[index]) end
 return 1
 `;
@@ -479,6 +479,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       this.commands.malipoRunsCreateRun(
         ...this.runKeys(run.runId),
         claim,
+        items.length > 0 ? '1' : '0',
         JSON.stringify(fixed satisfies StaticRun),
         'state',
         state,
