@@ -547,22 +547,20 @@ export class OperationRunner implements BeforeApplicationShutdown {
     answer: WireAnswer,
   ): TResponse {
     const isPost = operation.method === 'POST';
-    // Parsed first, then redacted, so escaped forms of a secret are caught as well. What goes
-    // into an error is redacted once more, every string in any case (`json` looks for a case a
-    // server changed only where an escape or an exact form shows; errors get logged whole).
+    // Parsed first, then redacted, so escaped forms of a secret (and forms in another case) are
+    // caught as well.
     const body = this.redactor.json(answer.text);
     const succeeded = isSuccessStatus(answer.status);
     // The service's refusal comes under an error status, and sometimes under HTTP 200
     // (docs/wire-contract.md, "Errors on the wire").
     if (!succeeded || (isJsonObject(body) && body.success === false)) {
-      const shown = this.redactor.value(body);
       throw this.refusal(
         {
-          ...this.details(operation, idempotencyKey, answer, shown),
+          ...this.details(operation, idempotencyKey, answer, body),
           headers: answer.headers,
           retryAfterMs: answer.retryAfterMs,
         },
-        shown,
+        body,
         isPost,
         answer.earlierAttemptMayHaveExecuted === true,
       );
@@ -584,7 +582,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     throw new ServiceAPIError(
       `${operation.name}: ${decoded.problem}${isPost ? `; ${MAY_HAVE_EXECUTED}` : ''}`,
       {
-        ...this.details(operation, idempotencyKey, answer, this.redactor.value(body)),
+        ...this.details(operation, idempotencyKey, answer, body),
         code: decoded.code,
         mayHaveExecuted: isPost,
       },
