@@ -1,12 +1,10 @@
 import { PaymentsValidationError } from './errors';
-
-/** Longest part of an unknown option's name shown in an error message. */
-const MAX_SHOWN_NAME_LENGTH = 64;
+import { unknownKeyProblems } from './unknown-keys';
 
 /**
- * Fails on a key of `options` that is not in `names` (a typo such as `ratePerSecound` would leave
- * the default in place without a word), naming it and the module's options.
- * @throws PaymentsValidationError naming the option (`whitelist`).
+ * Fails on keys of `options` that are not in `names` (a typo such as `ratePerSecound` would leave
+ * the default in place without a word), naming each and the module's options.
+ * @throws PaymentsValidationError naming the options (`whitelist`).
  * @internal
  */
 export function assertKnownOptions(
@@ -15,17 +13,13 @@ export function assertKnownOptions(
   names: Readonly<Record<string, true>>,
   note = '',
 ): void {
-  for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(names, key)) {
-      const shown = key.slice(0, MAX_SHOWN_NAME_LENGTH);
-      throw moduleOptionError(
-        moduleName,
-        shown,
-        'whitelist',
-        `${shown} is not an option of ${moduleName} (options: ${Object.keys(names).join(', ')}${note})`,
-      );
-    }
-  }
+  const listed = Object.keys(names);
+  const problems = unknownKeyProblems(
+    options,
+    new Set(listed),
+    (shown) => `${shown} is not an option of ${moduleName} (options: ${listed.join(', ')}${note})`,
+  );
+  if (problems.length > 0) throw new PaymentsValidationError(`${moduleName}Options`, problems);
 }
 
 /**

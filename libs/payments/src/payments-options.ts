@@ -26,6 +26,7 @@ import {
   WalletType,
 } from './payments-options.interface';
 import { withSecretsHidden } from './secret-holders';
+import { unknownKeyProblems } from './unknown-keys';
 
 /** Options with every default of section 2.1 applied. */
 export interface ResolvedPaymentsOptions {
@@ -159,6 +160,7 @@ const OPTION_KEYS = {
   journalFingerprintSecret: 'setting',
 } as const satisfies Record<keyof PaymentsModuleOptions, 'credential' | 'setting'>;
 const OPTION_NAMES = Object.keys(OPTION_KEYS) as (keyof PaymentsModuleOptions)[];
+const OPTION_KEY_NAMES: ReadonlySet<string> = new Set(OPTION_NAMES);
 const OPTIONS_TARGET = 'PaymentsModuleOptions';
 
 function optionError(field: string, rule: string, message: string): PaymentsFieldError {
@@ -292,13 +294,9 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
   }
   const schema = new PaymentsOptionsSchema();
   const errors: PaymentsFieldError[] = [];
-  for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(OPTION_KEYS, key)) {
-      errors.push(
-        optionError(key.slice(0, 64), 'whitelist', `${key.slice(0, 64)} is not an option`),
-      );
-    }
-  }
+  errors.push(
+    ...unknownKeyProblems(options, OPTION_KEY_NAMES, (shown) => `${shown} is not an option`),
+  );
   for (const name of OPTION_NAMES) {
     const value = readField(options, name);
     // An empty environment variable means "not set" for settings, but never for credentials.

@@ -360,6 +360,20 @@ describe('request validation (nothing is sent)', () => {
     },
   );
 
+  it('names every unknown call option at once, and sends nothing', async () => {
+    const testCase = byOperation('payouts.mpesa');
+    const error: unknown = await callOperation(client, testCase, testCase.request, {
+      idempotencykey: 'refund-47',
+      resned: true,
+    }).catch((e: unknown) => e);
+
+    expect((error as PaymentsValidationError).errors).toEqual([
+      expect.objectContaining({ field: 'idempotencykey', rule: 'whitelist' }),
+      expect.objectContaining({ field: 'resned', rule: 'whitelist' }),
+    ]);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('takes call options of every known name, and an options object with none', async () => {
     const testCase = byOperation('payouts.mpesa');
     server.reply({ status: 200, body: successBody('payout') });

@@ -11,6 +11,7 @@ import { WALLET_TYPES } from './payments-options.interface';
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
 import { asDecimal, hasAtMostDecimals } from './money';
 import { isPathSegment, PATH_SEGMENT } from './path-segment';
+import { unknownKeyProblem, unknownKeyProblems } from './unknown-keys';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
@@ -442,17 +443,12 @@ export function assertCallOptionNames(target: string, options: unknown): void {
       },
     ]);
   }
-  for (const name of Object.keys(options)) {
-    if (CALL_OPTION_NAMES.has(name)) continue;
-    const shown = name.slice(0, MAX_ECHOED_KEY_LENGTH);
-    throw new PaymentsValidationError(target, [
-      {
-        field: shown,
-        rule: 'whitelist',
-        message: `${shown} is not a call option: they are ${[...CALL_OPTION_NAMES].join(', ')}`,
-      },
-    ]);
-  }
+  const problems = unknownKeyProblems(
+    options,
+    CALL_OPTION_NAMES,
+    (shown) => `${shown} is not a call option: they are ${[...CALL_OPTION_NAMES].join(', ')}`,
+  );
+  if (problems.length > 0) throw new PaymentsValidationError(target, problems);
 }
 
 /** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
@@ -489,12 +485,8 @@ export function resolveIdempotencyKey(
   return key;
 }
 
-/** Longest unknown key echoed back in an error message. */
-const MAX_ECHOED_KEY_LENGTH = 64;
-
 function unknownKeyError(target: string, key: string): PaymentsFieldError {
-  const shown = key.slice(0, MAX_ECHOED_KEY_LENGTH);
-  return { field: shown, rule: 'whitelist', message: `${shown} is not a field of ${target}` };
+  return unknownKeyProblem(key, (shown) => `${shown} is not a field of ${target}`);
 }
 
 function missingDefaultError(field: string, option: string): PaymentsFieldError {

@@ -625,6 +625,19 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       name: 'PaymentsValidationError',
       errors: [{ field: 'refrence', rule: 'whitelist' }],
     });
+    await expect(
+      payments.reconciler.resolve('salary-15', {
+        outcome: 'failed',
+        refrence: 'ABC123',
+        nots: 'ops',
+      } as never),
+    ).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [
+        { field: 'refrence', rule: 'whitelist' },
+        { field: 'nots', rule: 'whitelist' },
+      ],
+    });
     const noEntry = await rejection(
       payments.reconciler.resolve('nobody', { outcome: 'failed', note: 'ops' }),
     );

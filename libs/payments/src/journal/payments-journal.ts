@@ -14,6 +14,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
+import { unknownKeyProblems } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
@@ -690,16 +691,12 @@ export class PaymentsJournal {
     if (typeof resolution !== 'object' || resolution === null) {
       throw invalidResolution('resolution', 'isObject', 'resolution must be an object');
     }
-    for (const key of Object.keys(resolution)) {
-      if (RESOLUTION_FIELDS.has(key)) continue;
-      const shown = key.slice(0, 64);
-      // A misspelt `refrence` would be resolved without the reference the person gave.
-      throw invalidResolution(
-        shown,
-        'whitelist',
-        `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
-      );
-    }
+    const problems = unknownKeyProblems(
+      resolution,
+      RESOLUTION_FIELDS,
+      (shown) => `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
+    );
+    if (problems.length > 0) throw new PaymentsValidationError(RESOLUTION_TARGET, problems);
     const { outcome, reference, note } = resolution;
     if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
       throw invalidResolution(
@@ -1190,8 +1187,10 @@ function figuresMismatch(
 const RESOLUTION_FIELDS: ReadonlySet<string> = new Set(['outcome', 'reference', 'note']);
 
 /** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
+const RESOLUTION_TARGET = 'PaymentsJournalResolution';
+
 function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {
-  return new PaymentsValidationError('PaymentsJournalResolution', [{ field, rule, message }]);
+  return new PaymentsValidationError(RESOLUTION_TARGET, [{ field, rule, message }]);
 }
 
 /** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */

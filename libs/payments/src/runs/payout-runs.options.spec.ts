@@ -48,6 +48,16 @@ describe('resolvePayoutRunsOptions', () => {
     expect(error.message).toContain('ratePerSecound is not an option of PayoutRunsModule');
   });
 
+  it('names every key that is not an option at once', () => {
+    const mistyped = { concurency: 2, ratePerSecound: 1 } as Parameters<
+      typeof resolvePayoutRunsOptions
+    >[0];
+    expect(refusal(() => resolvePayoutRunsOptions(mistyped)).errors).toEqual([
+      expect.objectContaining({ field: 'concurency', rule: 'whitelist' }),
+      expect.objectContaining({ field: 'ratePerSecound', rule: 'whitelist' }),
+    ]);
+  });
+
   it.each([0, -1, 1.5, Number.NaN, '4'])('refuses concurrency %p, naming the rule', (value) => {
     expect(
       refusal(() => resolvePayoutRunsOptions({ concurrency: value as number })).errors,

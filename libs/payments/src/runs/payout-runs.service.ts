@@ -46,6 +46,7 @@ import {
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { printsAsNameOnly } from '../secret-holders';
+import { unknownKeyProblems } from '../unknown-keys';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -110,18 +111,14 @@ function checkOptions(options: unknown): void {
       runProblem('options', 'isObject', 'options must be an object'),
     ]);
   }
-  const unknown = Object.keys(options).filter((key) => !Object.hasOwn(CREATE_OPTION_NAMES, key));
-  if (unknown.length > 0) {
-    throw new PayoutRunRefusedError(
-      unknown.map((key) => {
-        const shown = key.slice(0, 64);
-        return runProblem(
-          shown,
-          'whitelist',
-          `${shown} is not an option of create() (options: ${Object.keys(CREATE_OPTION_NAMES).join(', ')})`,
-        );
-      }),
-    );
+  const listed = Object.keys(CREATE_OPTION_NAMES);
+  const problems = unknownKeyProblems(
+    options,
+    new Set(listed),
+    (shown) => `${shown} is not an option of create() (options: ${listed.join(', ')})`,
+  );
+  if (problems.length > 0) {
+    throw new PayoutRunRefusedError(problems.map((problem) => ({ itemId: '-', ...problem })));
   }
 }
 
