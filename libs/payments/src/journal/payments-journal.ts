@@ -1151,7 +1151,7 @@ function figuresMismatch(
       entry.amount,
       settlement.amount,
       // The entry's own currency: a record's, which anyone's reference may bring, never widens
-      // the tolerance (an M-Pesa entry has none, and is compared to 2 decimals).
+      // the tolerance (a transfer sent without a currency has none, and is compared to 2 decimals).
       entry.currency,
     )
   ) {
