@@ -314,7 +314,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       await journal.failed(decision, error);
       throw error;
     }
-    await journal.accepted(decision, response as JsonObject);
+    await journal.accepted(decision, response as JsonObject, prepared);
     return response;
   }
 

@@ -136,6 +136,30 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(JSON.stringify(again._raw)).not.toContain('0712345678');
   });
 
+  it("keeps no phone number or name an accepting answer's message echoes, nor replays one", async () => {
+    const panAfrican = OPERATION_CASES.find((c) => c.operation === 'payouts.panAfrican')!;
+    const request = panAfrican.request as { accountHolderName: string; phoneNumber: string };
+    server.fallback = () => ({
+      status: 200,
+      body: {
+        ...successBody('payout'),
+        message: `Sent to ADA OBI (+234 803 123 4567, account 0123456789) by 08031234567`,
+      },
+    });
+    const payments = client();
+    const first = await payments.payouts.panAfrican(request as never, { idempotencyKey: 'pa-1' });
+    const again = await payments.payouts.panAfrican(request as never, { idempotencyKey: 'pa-1' });
+
+    expect(first.message).toContain('ADA OBI');
+    const kept = JSON.stringify(await store.get('pa-1'));
+    for (const text of [/ada/i, /obi/i, /803\D?123\D?4567/, /0123456789/]) {
+      expect(kept).not.toMatch(text);
+      expect(again.message).not.toMatch(text);
+    }
+    expect(again).toMatchObject({ replayed: true, message: expect.stringContaining('Sent to') });
+    expect(posts()).toHaveLength(1);
+  });
+
   it('tells its own callers (payout runs) when a call goes to the wire: after the write-ahead, once', async () => {
     /** The in-memory store, remembering the entry it was last given. */
     class WatchedJournal extends InMemoryPaymentsJournal {

@@ -83,6 +83,9 @@ class ResendingStore extends InMemoryPaymentsJournal {
   }
 }
 
+/** The request the accepted sends of these cases were made of. */
+const PAYOUT_REQUEST = { phoneNumber: '0712345678', amount: 500, narration: 'Salary' };
+
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -102,11 +105,11 @@ describe('PaymentsJournal', () => {
     });
     expect(settled).toMatchObject({ result: 'settled' });
 
-    await journal.accepted(decision, {
-      success: true,
-      status: 'pending',
-      transactionReference: 'REAL00000001eW',
-    });
+    await journal.accepted(
+      decision,
+      { success: true, status: 'pending', transactionReference: 'REAL00000001eW' },
+      PAYOUT_REQUEST,
+    );
 
     const entry = await store.get('salary-1');
     expect(entry).toMatchObject({ state: 'in_doubt', reference: 'REAL00000001eW' });
@@ -257,7 +260,11 @@ describe('PaymentsJournal', () => {
     expect(kept).toEqual(['R1', 'R2', 'R3', 'R4', 'R5']);
 
     // The answer still lands over the entry's new version, and keeps what was deferred.
-    await journal.accepted(decision, { success: true, transactionReference: 'REAL1eW' });
+    await journal.accepted(
+      decision,
+      { success: true, transactionReference: 'REAL1eW' },
+      PAYOUT_REQUEST,
+    );
     expect(await store.get('salary-9')).toMatchObject({ state: 'accepted', reference: 'REAL1eW' });
     expect((await store.get('salary-9'))?.deferredEvents).toHaveLength(5);
 
@@ -400,7 +407,11 @@ describe('PaymentsJournal', () => {
 
   it("settles on the record of the call's own reference whatever the clocks say; by key alone, an older record is another's", async () => {
     const { journal, store, decision } = await sent('salary-14');
-    await journal.accepted(decision, { success: true, transactionReference: 'OWN000000014eW' });
+    await journal.accepted(
+      decision,
+      { success: true, transactionReference: 'OWN000000014eW' },
+      PAYOUT_REQUEST,
+    );
     // The service's clock, or this instance's, is eleven minutes off.
     const created = new Date(Date.parse('2026-11-27T08:00:00Z') - 11 * 60_000).toISOString();
     const record = {
@@ -438,7 +449,11 @@ describe('PaymentsJournal', () => {
     const answered = await journal.begin(withPayee('salary-16'));
     const lost = await journal.begin(withPayee('salary-17'));
     if (!answered.send || !lost.send) throw new Error('not sent');
-    await journal.accepted(answered, { success: true, transactionReference: 'ANS000000016eW' });
+    await journal.accepted(
+      answered,
+      { success: true, transactionReference: 'ANS000000016eW' },
+      PAYOUT_REQUEST,
+    );
     const record = {
       idempotencyKey: 'salary-16',
       reference: 'LOST00000017eW',
@@ -465,7 +480,11 @@ describe('PaymentsJournal', () => {
     for (const key of ['tnd-1', 'tnd-2']) {
       const decision = await journal.begin({ ...tnd, idempotencyKey: key });
       if (!decision.send) throw new Error('not sent');
-      await journal.accepted(decision, { success: true, transactionReference: `TND00000${key}` });
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: `TND00000${key}` },
+        PAYOUT_REQUEST,
+      );
     }
     const record = (key: string, amount: number) => ({
       idempotencyKey: key,
@@ -488,7 +507,11 @@ describe('PaymentsJournal', () => {
     const { currency: _none, ...kes } = payoutIntent('no-currency');
     const decision = await journal.begin(kes);
     if (!decision.send) throw new Error('not sent');
-    await journal.accepted(decision, { success: true, transactionReference: 'NOCUR0000001eW' });
+    await journal.accepted(
+      decision,
+      { success: true, transactionReference: 'NOCUR0000001eW' },
+      PAYOUT_REQUEST,
+    );
     // XOF has no decimals: its half unit (0.5) must not stand for the entry's.
     expect(
       await journal.settle({
@@ -514,7 +537,11 @@ describe('PaymentsJournal', () => {
       kind: 'payout',
       by: 'webhook',
     });
-    await journal.accepted(decision, { success: true, transactionReference: 'REAL00000002eW' });
+    await journal.accepted(
+      decision,
+      { success: true, transactionReference: 'REAL00000002eW' },
+      PAYOUT_REQUEST,
+    );
 
     expect(await store.get('salary-2')).toMatchObject({
       state: 'succeeded',

@@ -17,6 +17,7 @@ import { RESPONSE_WIRE_KEYS } from '../wire';
 import { unknownKeyProblems } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
+import { withoutPersonalData } from './personal-data';
 import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
@@ -514,13 +515,19 @@ export class PaymentsJournal {
     throw this.stopped(intent, 'IN_PROGRESS', undefined, true);
   }
 
-  /** Records that the send was accepted. Never rejects: a failed write is logged. */
-  accepted(sent: JournalSendRef, record: JsonObject): Promise<void> {
+  /**
+   * Records that the send was accepted, the answer's message without `request`'s personal data.
+   * Never rejects: a failed write is logged.
+   */
+  accepted(sent: JournalSendRef, record: JsonObject, request: object): Promise<void> {
     const { callId } = sent;
     const answer: Record<string, unknown> = {};
     for (const field of REPLAYED_FIELDS) {
       const value = record[field];
       if (value !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = value;
+    }
+    if (typeof answer.message === 'string' && answer.message !== '') {
+      answer.message = withoutPersonalData(answer.message, request);
     }
     const reference =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
