@@ -212,6 +212,35 @@ describe('SecretRedactor.text', () => {
     expect(redacted.toLowerCase()).not.toContain(form.toLowerCase());
   });
 
+  describe('a credential both in another case and encoded', () => {
+    const password = 'Sup3r$ecret/Pass+word';
+    const basic = basicAuthorization('shop-api-1', password).slice('Basic '.length);
+    const casedAndEncoded = new SecretRedactor('shop-api-1', password);
+
+    it.each([
+      ['percent-encoded, upper-cased', encodeURIComponent(password).toUpperCase()],
+      ['percent-encoded, lower-cased', encodeURIComponent(password).toLowerCase()],
+      ['upper-cased, then as HTML entities', '&#83;UP3R&#36;ECRET&#x2F;PASS&#43;WORD'],
+      ['the token upper-cased and percent-encoded', encodeURIComponent(basic.toUpperCase())],
+      ['the token lower-cased without padding', basic.toLowerCase().replace(/=+$/, '')],
+      ['"basic" and the token lower-cased', `basic ${basic.toLowerCase()}`],
+    ])('redacts it %s, as text and as JSON', (_label, form) => {
+      const lowerSecrets = [password.toLowerCase(), basic.toLowerCase().replace(/=+$/, '')];
+      for (const redacted of [
+        casedAndEncoded.text(`denied: ${form}.`),
+        JSON.stringify(casedAndEncoded.json(JSON.stringify({ detail: `denied: ${form}.` }))),
+      ]) {
+        expect(redacted).toContain('[REDACTED]');
+        expect(redacted).not.toContain(form);
+        const decoded = decodeURIComponent(redacted.replace(/%(?![0-9a-f]{2})/gi, '%25'))
+          .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+          .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
+          .toLowerCase();
+        for (const secret of lowerSecrets) expect(decoded).not.toContain(secret);
+      }
+    });
+  });
+
   it.each([
     ['a newline', '\n'],
     ['CR LF', '\r\n'],

@@ -196,7 +196,7 @@ export class SecretRedactor {
   private readonly unescapedForms: readonly string[];
   /**
    * The Basic token, and the password unless short, with any of their characters percent-encoded
-   * or HTML-escaped.
+   * or HTML-escaped, in any case.
    */
   private readonly escapedPattern: RegExp;
   /** The Basic tokens, and the passwords unless short, lower-cased: looked for in any case. */
@@ -231,7 +231,8 @@ export class SecretRedactor {
       // A header dump in hex holds the token's hex whole: it decodes to the username and password.
       forms.push(tokenHex, tokenHex.toUpperCase());
       encoded.push(encodedPattern(token));
-      caseless.push(token);
+      // Without its padding, which a token cut or re-encoded in another case often loses.
+      caseless.push(token.replace(/=+$/, ''));
       if (password.length < MIN_REDACTED_PASSWORD_LENGTH) continue;
       caseless.push(password);
       encoded.push(encodedPattern(password));
@@ -264,7 +265,9 @@ export class SecretRedactor {
       caseless.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'),
       'gi',
     );
-    this.escapedPattern = new RegExp(encoded.join('|'), 'g');
+    // In any case: a server that upper-cases an answer upper-cases its escapes with it
+    // (`SUP3R%24ECRET`), and `%2f`, `&#X2F;` are the same escapes.
+    this.escapedPattern = new RegExp(encoded.join('|'), 'gi');
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
     forms.push(...forms.filter((s) => s.includes('/')).map((s) => s.replaceAll('/', '\\/')));
