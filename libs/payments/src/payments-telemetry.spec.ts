@@ -122,7 +122,17 @@ describe('OpenTelemetry: one span per call, one client span per attempt, the dur
   });
 
   it('never puts a credential, a phone number or a body in an attribute', async () => {
-    server.fallback = () => ({ status: 200, body: PAYOUT_ANSWER });
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? {
+            status: 200,
+            body: {
+              code: '9BD141203407eW',
+              amount: 500,
+              transaction_details: { status: 'success', phone_number: '+254712345678' },
+            },
+          }
+        : { status: 200, body: PAYOUT_ANSWER };
 
     await client().payouts.mpesa(PAYOUT);
     await client().transactions.status('9BD141203407eW');

@@ -185,7 +185,17 @@ describe('record decoding', () => {
       code: 'INVALID_RESPONSE',
       problem: "the response's code is not the reference asked for",
     });
-    expect(decodeResponse(record({ code: null }), decoding, { reference: 'TX-2' }).ok).toBe(true);
+  });
+
+  it('refuses a record that names no transaction: no code, or a null one', () => {
+    const { code: _code, ...nameless } = record({});
+    for (const body of [nameless, record({ code: null })]) {
+      expect(decodeResponse(body, decoding, { reference: 'TX-1' })).toEqual({
+        ok: false,
+        code: 'INVALID_RESPONSE',
+        problem: 'the response has no code: it does not say it is the reference asked for',
+      });
+    }
   });
 });
 

@@ -276,8 +276,8 @@ export interface RecordDecoding {
   /** Extra names for top-level fields, e.g. `local` for `fiatBalance`. */
   readonly aliases?: Readonly<Record<string, string>>;
   /**
-   * A top-level wire key that, when the record has it, must equal a request field: the record
-   * asked for, not another one (`code` of the status look-up, its `reference`).
+   * A top-level wire key that the record must have, equal to a request field: the record asked
+   * for, not another one or none (`code` of the status look-up, its `reference`).
    */
   readonly echoes?: { readonly key: string; readonly requestField: string };
 }
@@ -558,13 +558,18 @@ function decodeAcceptance(
 
 function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: object): Decoded {
   const { echoes } = decoding;
-  const echoed = echoes && Object.hasOwn(body, echoes.key) ? body[echoes.key] : null;
-  if (echoes && echoed !== null) {
+  if (echoes !== undefined) {
+    const echoed = Object.hasOwn(body, echoes.key) ? body[echoes.key] : undefined;
+    // A record that names no transaction (no `code`, or null) is no more the one asked for than
+    // a record of another: read as it, it would tell `isPaid()` that a payment succeeded.
     if (echoed !== (request as Record<string, unknown>)[echoes.requestField]) {
       return {
         ok: false,
         code: 'INVALID_RESPONSE',
-        problem: `the response's ${echoes.key} is not the ${echoes.requestField} asked for`,
+        problem:
+          echoed === undefined || echoed === null
+            ? `the response has no ${echoes.key}: it does not say it is the ${echoes.requestField} asked for`
+            : `the response's ${echoes.key} is not the ${echoes.requestField} asked for`,
       };
     }
   }
