@@ -66,6 +66,10 @@ function contradiction(
     return ['amount-mismatch', 'the event has an amount that is not a number'];
   }
   const amount: unknown = record.amount;
+  if (typeof event.amount === 'number' && typeof amount !== 'number') {
+    // The handlers would read the event's amount, which anyone can write, unchecked.
+    return ['amount-mismatch', `the event has amount ${event.amount}, the record none`];
+  }
   if (
     typeof event.amount === 'number' &&
     typeof amount === 'number' &&

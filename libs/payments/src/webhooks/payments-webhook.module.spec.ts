@@ -559,6 +559,14 @@ describe('PaymentsWebhookModule', () => {
         () => status.settle('9BD103739849eR', 'success', 10),
         { ...EXAMPLES.kenyaSuccess, amount: '7000000' },
       ],
+      ...[undefined, null].map((amount): [string, () => void, unknown] => [
+        `an amount the record does not have (${String(amount)})`,
+        () => {
+          const record = statusRecord('9BD103739849eR', 'success', 10);
+          status.answer('9BD103739849eR', { status: 200, body: { ...record, amount } });
+        },
+        { ...EXAMPLES.kenyaSuccess, amount: 7000000 },
+      ]),
       [
         'a success the record says failed, beside an undocumented key that says success',
         () => {
