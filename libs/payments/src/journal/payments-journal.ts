@@ -17,7 +17,7 @@ import { RESPONSE_WIRE_KEYS } from '../wire';
 import { unknownKeyProblems } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
-import { withoutPersonalData } from './personal-data';
+import { maskPersonalData } from './personal-data';
 import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
@@ -516,7 +516,7 @@ export class PaymentsJournal {
   }
 
   /**
-   * Records that the send was accepted, the answer's message without `request`'s personal data.
+   * Records that the send was accepted, the answer kept without `request`'s personal data.
    * Never rejects: a failed write is logged.
    */
   accepted(sent: JournalSendRef, record: JsonObject, request: object): Promise<void> {
@@ -526,9 +526,7 @@ export class PaymentsJournal {
       const value = record[field];
       if (value !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = value;
     }
-    if (typeof answer.message === 'string' && answer.message !== '') {
-      answer.message = withoutPersonalData(answer.message, request);
-    }
+    maskPersonalData(answer, request, RESPONSE_WIRE_KEYS.transactionReference[0]);
     const reference =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference

@@ -1,35 +1,56 @@
-import { withoutPersonalData } from './personal-data';
+import { maskPersonalData } from './personal-data';
 
-describe('withoutPersonalData', () => {
+/** `message` as the journal keeps it for `request`. */
+function kept(message: string, request: object): string {
+  const answer: Record<string, unknown> = { message };
+  maskPersonalData(answer, request, 'transaction_reference');
+  return answer.message as string;
+}
+
+describe('maskPersonalData', () => {
   it('masks the phone number in any writing of its national number', () => {
     const request = { phoneNumber: '0712345678' };
     for (const written of ['0712345678', '254712345678', '+254 712 345 678', '(0712) 345-678']) {
-      expect(withoutPersonalData(`Sent to ${written}.`, request)).toBe('Sent to [personal data].');
+      expect(kept(`Sent to ${written}.`, request)).toBe('Sent to [personal data].');
     }
-    expect(withoutPersonalData('Sent to 0712345678 100 KES', request)).toBe(
-      'Sent to 0[personal data] 100 KES',
-    );
+    expect(kept('Sent to 0712345678 100 KES', request)).toBe('Sent to 0[personal data] 100 KES');
   });
 
   it("masks the account number, the holder's name and its words, in any case", () => {
     const request = { accountNumber: '0123456789', accountHolderName: 'Ada Obi' };
-    expect(withoutPersonalData('ADA OBI, Obi Ada, acct 0123456789', request)).toBe(
+    expect(kept('ADA OBI, Obi Ada, acct 0123456789', request)).toBe(
       '[personal data], [personal data] [personal data], acct [personal data]',
     );
   });
 
   it('leaves other numbers, short words and a message without personal data as they are', () => {
     const request = { phoneNumber: '0712345678', accountHolderName: 'Al B' };
-    expect(withoutPersonalData('Processed successfully: 9BD103350408eR, 500 KES', request)).toBe(
+    expect(kept('Processed successfully: 9BD103350408eR, 500 KES', request)).toBe(
       'Processed successfully: 9BD103350408eR, 500 KES',
     );
-    expect(withoutPersonalData('All went well', request)).toBe('All went well');
+    expect(kept('All went well', request)).toBe('All went well');
   });
 
   it('takes names with the characters of a pattern literally', () => {
-    expect(withoutPersonalData('To A.B. (x)+', { accountHolderName: 'A.B. (x)+' })).toBe(
-      'To [personal data]',
-    );
-    expect(withoutPersonalData('To AxB', { accountHolderName: 'A.B' })).toBe('To AxB');
+    expect(kept('To A.B. (x)+', { accountHolderName: 'A.B. (x)+' })).toBe('To [personal data]');
+    expect(kept('To AxB', { accountHolderName: 'A.B' })).toBe('To AxB');
+  });
+
+  it('masks every string field but the transaction reference, and leaves other values', () => {
+    const answer: Record<string, unknown> = {
+      success: true,
+      amount: 712345678,
+      transaction_reference: '9BD712345678eW',
+      trackingId: 'trk-254712345678',
+      checkout_url: 'https://pay.example/c?msisdn=254712345678&id=1',
+    };
+    maskPersonalData(answer, { phoneNumber: '+254 712 345 678' }, 'transaction_reference');
+    expect(answer).toEqual({
+      success: true,
+      amount: 712345678,
+      transaction_reference: '9BD712345678eW',
+      trackingId: 'trk-[personal data]',
+      checkout_url: 'https://pay.example/c?msisdn=[personal data]&id=1',
+    });
   });
 });
