@@ -113,3 +113,13 @@ export function toTotals(
   }
   return out;
 }
+
+/**
+ * Decimals a sum of journaled amounts is kept in: the currency's, or the finest a request may
+ * carry (`decimals` of the amount rules: 4), whichever is finer. An amount of 1.005 KES (a transfer
+ * or pan-African call may carry one) added in KES cents would round, and the total drift from the
+ * entries an auditor adds up.
+ */
+export function summedDecimals(currency: string, finestRequestDecimals: number): number {
+  return Math.max(minorUnitDigits(currency), finestRequestDecimals);
+}

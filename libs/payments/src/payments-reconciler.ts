@@ -18,7 +18,8 @@ import type {
   PaymentsJournalState,
   PaymentsReconcileSummary,
 } from './journal/payments-journal.interfaces';
-import { fromMinorUnits, minorUnitDigits } from './money';
+import { summedDecimals } from './money';
+import { REQUEST_RULES } from './request-rules';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordFigures, recordOutcome } from './transaction-outcome';
@@ -92,6 +93,12 @@ function typedFailure<T>(
  * Injectable beside the other services and on `PaymentsClient.reconciler`; needs the `journal`
  * option of `PaymentsModule` (its methods reject without one).
  */
+/**
+ * The most decimals a request's amount may have (any currency's, of pan-African calls and
+ * transfers): a summary adds amounts in units of them.
+ */
+const FINEST_REQUEST_DECIMALS = REQUEST_RULES.anyCurrencyAmount.decimals;
+
 @Injectable()
 export class PaymentsReconciler {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
@@ -201,7 +208,8 @@ export class PaymentsReconciler {
     const all = (await journal.store.list(since ? { since } : {})).map((entry) =>
       journal.view(entry),
     );
-    // Summed in integer minor units, so that totals of many entries are the sums an auditor adds.
+    // Summed in integer units of the finest decimal an amount may have, so that totals of many
+    // entries are the sums an auditor adds.
     const minor = new Map<PaymentsJournalState, Map<string, number>>();
     const totals: PaymentsReconcileSummary['totals'] = {};
     for (const entry of all) {
@@ -211,9 +219,10 @@ export class PaymentsReconciler {
       total.count += 1;
       const sums = minor.get(entry.state) ?? new Map<string, number>();
       minor.set(entry.state, sums);
-      const scale = 10 ** minorUnitDigits(currency);
-      sums.set(currency, (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * scale));
-      total.amount = fromMinorUnits(sums.get(currency) ?? 0, currency);
+      const digits = summedDecimals(currency, FINEST_REQUEST_DECIMALS);
+      const units = (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
+      sums.set(currency, units);
+      total.amount = Number((units / 10 ** digits).toFixed(digits));
     }
     return {
       checked: open.length,

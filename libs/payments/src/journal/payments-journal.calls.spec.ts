@@ -403,6 +403,46 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(1);
   });
 
+  it('sums amounts of up to 4 decimals exactly, in any currency or none', async () => {
+    const at = new Date().toISOString();
+    const amounts: [number, string | undefined][] = [
+      [15000.5, 'UGX'],
+      [15000.5, 'UGX'],
+      [100.005, 'KES'],
+      [100.0049, 'KES'],
+      [10.1, 'KES'],
+      [0.01, 'KES'],
+      [1.005, undefined],
+      [1.005, undefined],
+    ];
+    for (const [index, [amount, currency]] of amounts.entries()) {
+      await store.create({
+        idempotencyKey: `sum-${index}`,
+        operation: 'transfers.send',
+        account: 'default',
+        fingerprint: `f${index}`,
+        state: 'refused',
+        version: 1,
+        startedAt: at,
+        updatedAt: at,
+        deadlineAt: at,
+        calls: [{ callId: `c${index}`, startedAt: at }],
+        amount,
+        ...(currency === undefined ? {} : { currency }),
+      });
+    }
+
+    const summary = await client().reconciler.reconcile();
+
+    expect(summary.totals).toEqual({
+      refused: {
+        UGX: { count: 2, amount: 30001 },
+        KES: { count: 4, amount: 210.1199 },
+        unknown: { count: 2, amount: 2.01 },
+      },
+    });
+  });
+
   it('reconcile settles accepted entries by look-up, and leaves one the record contradicts', async () => {
     const payments = client();
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-10' });
