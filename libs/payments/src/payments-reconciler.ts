@@ -11,7 +11,10 @@ import type {
   JournalSettlement,
   PaymentsJournal,
 } from './journal/payments-journal';
-import { FINAL_JOURNAL_STATES } from './journal/payments-journal.interfaces';
+import {
+  FINAL_JOURNAL_STATES,
+  PAYMENTS_JOURNAL_STATES,
+} from './journal/payments-journal.interfaces';
 import type {
   PaymentsJournalEntry,
   PaymentsJournalResolution,
@@ -24,6 +27,7 @@ import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
+import { unknownKeyProblems } from './unknown-keys';
 
 /** Which entries {@link PaymentsReconciler.entries} lists. */
 export interface PaymentsJournalFilter {
@@ -43,25 +47,74 @@ export interface PaymentsReconcileOptions {
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
 
-function toDate(value: Date | string | undefined, field: string, target: string): Date | undefined {
+/** An ISO 8601 date, or date and time (with seconds, fractions and an offset optional). */
+const ISO_DATE_TIME =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * `value` as a date: a valid `Date` or an ISO 8601 string. Anything else is refused, not read as
+ * the epoch (`null`, `0`) or guessed at (`'Nov 1 2099'`): an audit window must be the one meant.
+ */
+function toDate(value: unknown, field: string, target: string): Date | undefined {
   if (value === undefined) return undefined;
-  const date = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(date.getTime())) {
+  const date =
+    value instanceof Date
+      ? value
+      : typeof value === 'string' && ISO_DATE_TIME.test(value.trim())
+        ? new Date(value.trim())
+        : undefined;
+  if (date === undefined || Number.isNaN(date.getTime())) {
     throw new PaymentsValidationError(target, [
-      { field, rule: 'isDate', message: `${field} must be a date` },
+      { field, rule: 'isDate', message: `${field} must be a Date or an ISO 8601 date string` },
     ]);
   }
   return date;
 }
 
-/** Refuses an argument that is not an object (`null`, a string), naming it. */
-function checkObject(value: unknown, field: string, target: string): void {
+/**
+ * Refuses an argument that is not an object (`null`, a string), or that holds a key it does not
+ * take: a misspelt `states` or `sinse`, ignored, would list or reconcile everything.
+ */
+function checkObject(
+  value: unknown,
+  field: string,
+  target: string,
+  known: ReadonlySet<string>,
+): void {
   if (typeof value !== 'object' || value === null) {
     throw new PaymentsValidationError(target, [
       { field, rule: 'isObject', message: `${field} must be an object` },
     ]);
   }
+  const problems = unknownKeyProblems(
+    value,
+    known,
+    (shown) => `${shown} is not a field of ${target} (${[...known].join(', ')})`,
+  );
+  if (problems.length > 0) throw new PaymentsValidationError(target, problems);
 }
+
+/** The states `state` names: each must be a journal state, or the filter would match nothing. */
+function toStates(state: unknown): Set<PaymentsJournalState> | undefined {
+  if (state === undefined) return undefined;
+  const given: unknown[] = Array.isArray(state) ? state : [state];
+  const unknown = given.filter(
+    (value) => !PAYMENTS_JOURNAL_STATES.includes(value as PaymentsJournalState),
+  );
+  if (unknown.length > 0 || given.length === 0) {
+    throw new PaymentsValidationError('PaymentsJournalFilter', [
+      {
+        field: 'state',
+        rule: 'isIn',
+        message: `state must be one or more of ${PAYMENTS_JOURNAL_STATES.join(', ')}`,
+      },
+    ]);
+  }
+  return new Set(given as PaymentsJournalState[]);
+}
+
+const FILTER_FIELDS: ReadonlySet<string> = new Set(['since', 'state']);
+const RECONCILE_OPTION_FIELDS: ReadonlySet<string> = new Set(['since', 'concurrency']);
 
 /**
  * `work`, its failure a `PaymentsError`: the library's own as they are, anything else (the
@@ -132,13 +185,10 @@ export class PaymentsReconciler {
   }
 
   private async listed(filter: PaymentsJournalFilter): Promise<PaymentsJournalEntry[]> {
-    checkObject(filter, 'filter', 'PaymentsJournalFilter');
-    const journal = this.journal();
+    checkObject(filter, 'filter', 'PaymentsJournalFilter', FILTER_FIELDS);
     const since = toDate(filter.since, 'since', 'PaymentsJournalFilter');
-    const states =
-      filter.state === undefined
-        ? undefined
-        : new Set(typeof filter.state === 'string' ? [filter.state] : filter.state);
+    const states = toStates(filter.state);
+    const journal = this.journal();
     // `started` entries may be `in_doubt` by now: asked for `in_doubt`, the store lists both.
     const stored =
       states === undefined
@@ -178,9 +228,9 @@ export class PaymentsReconciler {
   private async reconcilePass(
     options: PaymentsReconcileOptions,
   ): Promise<PaymentsReconcileSummary> {
-    checkObject(options, 'options', 'PaymentsReconcileOptions');
-    const journal = this.journal();
+    checkObject(options, 'options', 'PaymentsReconcileOptions', RECONCILE_OPTION_FIELDS);
     const since = toDate(options.since, 'since', 'PaymentsReconcileOptions');
+    const journal = this.journal();
     const concurrency = options.concurrency ?? 4;
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
       throw new PaymentsValidationError('PaymentsReconcileOptions', [

@@ -884,6 +884,32 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       name: 'PaymentsValidationError',
       errors: [{ field: 'concurrency', rule: 'isPositiveInteger' }],
     });
+    for (const since of [null, true, 0, 'Nov 1 2099', 'yesterday', '2026-13-01']) {
+      await expect(payments.reconciler.entries({ since: since as never })).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [{ field: 'since', rule: 'isDate' }],
+      });
+    }
+    expect(await payments.reconciler.entries({ since: '2000-01-01' })).toHaveLength(2);
+    expect(await payments.reconciler.entries({ since: '2000-01-01T00:00:00+03:00' })).toHaveLength(
+      2,
+    );
+    for (const state of ['in-doubt', 'IN_DOUBT', null, 7, [], ['succeeded', 'bogus']]) {
+      await expect(payments.reconciler.entries({ state: state as never })).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [{ field: 'state', rule: 'isIn' }],
+      });
+    }
+    await expect(
+      payments.reconciler.entries({ states: ['in_doubt'] } as never),
+    ).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'states', rule: 'whitelist' }],
+    });
+    await expect(payments.reconciler.reconcile({ sinse: before } as never)).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      errors: [{ field: 'sinse', rule: 'whitelist' }],
+    });
     for (const [call, field] of [
       [() => payments.reconciler.entries(null as never), 'filter'],
       [() => payments.reconciler.reconcile(null as never), 'options'],
