@@ -172,7 +172,7 @@ export class PaymentsReconciler {
       'get',
       async () => {
         const journal = this.journal();
-        const entry = await journal.store.get(idempotencyKey);
+        const entry = await journal.entryUnder(idempotencyKey);
         return entry && journal.view(entry);
       },
       idempotencyKey,
@@ -384,9 +384,10 @@ export class PaymentsReconciler {
     idempotencyKey: string | undefined,
     reference: string,
   ): Promise<PaymentsJournalEntry | undefined> {
-    const { store } = this.journal();
-    const byKey = idempotencyKey === undefined ? undefined : await store.get(idempotencyKey);
-    return byKey ?? (await store.findByReference(reference));
+    const journal = this.journal();
+    const byKey =
+      idempotencyKey === undefined ? undefined : await journal.entryUnder(idempotencyKey);
+    return byKey ?? (await journal.store.findByReference(reference));
   }
 
   /**

@@ -372,6 +372,37 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     });
   });
 
+  it('neither replays nor refuses a key on the entry of another its store answers (keys cut short)', async () => {
+    /** A store on a VARCHAR(64) key column: keys that share their first 64 characters are one. */
+    const cutting = new InMemoryPaymentsJournal();
+    const holderOf = async (key: string) =>
+      (await cutting.list()).find((held) => held.idempotencyKey.slice(0, 64) === key.slice(0, 64));
+    const truncating: PaymentsJournalStore = {
+      create: async (entry) => {
+        const holder = await holderOf(entry.idempotencyKey);
+        return holder ? { created: false, entry: holder } : cutting.create(entry);
+      },
+      replace: (next) => cutting.replace(next),
+      get: holderOf,
+      findByReference: (reference) => cutting.findByReference(reference),
+      list: (query) => cutting.list(query),
+    };
+    const payments = client({ journal: truncating });
+    const prefix = `order-${'x'.repeat(70)}`;
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: `${prefix}-1` });
+
+    const error = await rejection(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: `${prefix}-2` }),
+    );
+
+    expect(error).toMatchObject({ code: 'JOURNAL_UNAVAILABLE', mayHaveExecuted: false });
+    expect((error as Error).message).not.toContain('replayed');
+    expect(posts()).toHaveLength(1);
+    await expect(payments.reconciler.get(`${prefix}-2`)).rejects.toMatchObject({
+      code: 'STORE_FAILED',
+    });
+  });
+
   it('counts a started entry past its deadline as in doubt (its process died)', async () => {
     const payments = client();
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-9' });

@@ -229,6 +229,17 @@ export class PaymentsJournal {
   }
 
   /**
+   * The entry the store holds under `idempotencyKey`.
+   * @throws Error when the store answers another key's entry (a key column too short for keys of
+   *   255 characters, cutting two keys to one): taken for this key's, its answer would be replayed.
+   */
+  async entryUnder(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined> {
+    const entry = await this.store.get(idempotencyKey);
+    if (entry !== undefined) assertEntryOf(idempotencyKey, entry, 'get');
+    return entry;
+  }
+
+  /**
    * Stops the undos of failed creates still retrying, once the write each has under way ended, so
    * that nothing is written after the store closes. An undo stopped so leaves its entry as a
    * process that died would: in doubt after its deadline.
@@ -317,7 +328,7 @@ export class PaymentsJournal {
     change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
   ): Promise<void> {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      const entry = await this.store.get(idempotencyKey);
+      const entry = await this.entryUnder(idempotencyKey);
       if (entry === undefined) return;
       const at = new Date(this.now()).toISOString();
       const fields = change(entry, at);
@@ -394,6 +405,7 @@ export class PaymentsJournal {
     const created = await this.storeCall(intent, 'create', () =>
       this.store.create(this.sealed(held)),
     );
+    assertEntryOf(held.idempotencyKey, created.entry, 'create');
     return created.entry;
   }
 
@@ -403,9 +415,11 @@ export class PaymentsJournal {
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     const { callId } = fresh.calls[0];
-    const created = await this.writeBeforeSending(intent, 'create', callId, () =>
-      this.store.create(this.sealed(fresh)),
-    );
+    const created = await this.writeBeforeSending(intent, 'create', callId, async () => {
+      const answer = await this.store.create(this.sealed(fresh));
+      assertEntryOf(fresh.idempotencyKey, answer.entry, 'create');
+      return answer;
+    });
     // The store's answer was lost and the command sent again (ioredis resends on reconnect): the
     // entry found is this call's own, written by the first (a create, or a retry's replace), and
     // nobody has sent it.
@@ -635,7 +649,7 @@ export class PaymentsJournal {
     let entry =
       settlement.idempotencyKey === undefined
         ? undefined
-        : await this.store.get(settlement.idempotencyKey);
+        : await this.entryUnder(settlement.idempotencyKey);
     entry ??= await this.store.findByReference(settlement.reference);
     if (entry === undefined) return { result: 'no-entry' };
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
@@ -675,7 +689,7 @@ export class PaymentsJournal {
         ...(settlement.status === undefined ? {} : { settledStatus: settlement.status }),
       });
       if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
-      const reread = await this.store.get(entry.idempotencyKey);
+      const reread = await this.entryUnder(entry.idempotencyKey);
       if (reread === undefined) return { result: 'no-entry' };
       entry = reread;
     }
@@ -727,7 +741,7 @@ export class PaymentsJournal {
         'a refused call has no reference: it did not execute',
       );
     }
-    const stored = await this.store.get(idempotencyKey);
+    const stored = await this.entryUnder(idempotencyKey);
     if (stored === undefined)
       throw this.unresolved(idempotencyKey, `The journal has no entry ${idempotencyKey}`);
     const entry = this.view(stored);
@@ -849,7 +863,7 @@ export class PaymentsJournal {
       updatedAt: new Date(this.now()).toISOString(),
     };
     if (await this.store.replace(this.sealed(next))) return next;
-    return (await this.store.get(entry.idempotencyKey)) ?? entry;
+    return (await this.entryUnder(entry.idempotencyKey)) ?? entry;
   }
 
   /**
@@ -987,7 +1001,7 @@ export class PaymentsJournal {
     for (let attempt = 0; ; attempt += 1) {
       try {
         for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-          const entry = known ?? (await this.store.get(idempotencyKey));
+          const entry = known ?? (await this.entryUnder(idempotencyKey));
           known = undefined;
           if (entry === undefined && undo) return;
           if (entry === undefined) throw new Error('the entry is gone');
@@ -1196,6 +1210,24 @@ const RESOLUTION_TARGET = 'PaymentsJournalResolution';
 
 function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {
   return new PaymentsValidationError(RESOLUTION_TARGET, [{ field, rule, message }]);
+}
+
+/**
+ * Fails when the store answered `action` of `idempotencyKey` with another key's entry: a store
+ * that cuts keys (a `VARCHAR(64)` column) holds two keys as one, and the second call would be
+ * answered with the first's outcome, or refused as a reuse.
+ */
+function assertEntryOf(
+  idempotencyKey: string,
+  entry: PaymentsJournalEntry,
+  action: 'create' | 'get',
+): void {
+  if (entry.idempotencyKey === idempotencyKey) return;
+  throw new Error(
+    `The journal store answered ${action} of the idempotencyKey ${idempotencyKey} with the entry of ` +
+      `${String(entry.idempotencyKey).slice(0, 300)}: it must keep keys of up to 255 characters whole ` +
+      '(docs/journal.md, "The store contract")',
+  );
 }
 
 /** The entry without `reason` (it explains only `refused`, `failed` and `in_doubt`). */

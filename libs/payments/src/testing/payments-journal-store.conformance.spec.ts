@@ -13,11 +13,16 @@ function brokenStore(fault: {
   written?: (entry: PaymentsJournalEntry) => PaymentsJournalEntry;
   /** Keys compared without case (MySQL's default collation): the first spelling holds the key. */
   caseless?: boolean;
+  /** Keys cut to this length (a `VARCHAR(64)` column, MySQL's 191-character index). */
+  keyLength?: number;
+  /** `replace` merges the next version into the stored one (an UPDATE of the given columns). */
+  mergingReplace?: boolean;
 }): PaymentsJournalStore {
   const inner = new InMemoryPaymentsJournal();
   const written = fault.written ?? ((entry: PaymentsJournalEntry) => entry);
   const spellings = new Map<string, string>();
-  const held = (key: string) => {
+  const held = (given: string) => {
+    const key = given.slice(0, fault.keyLength);
     if (!fault.caseless) return key;
     const lower = key.toLowerCase();
     if (!spellings.has(lower)) spellings.set(lower, key);
@@ -26,8 +31,11 @@ function brokenStore(fault: {
   return {
     create: (entry) =>
       inner.create(written({ ...entry, idempotencyKey: held(entry.idempotencyKey) })),
-    replace: (next) =>
-      inner.replace(written({ ...next, idempotencyKey: held(next.idempotencyKey) })),
+    replace: async (next) => {
+      const key = held(next.idempotencyKey);
+      const merged = fault.mergingReplace ? { ...(await inner.get(key)), ...next } : next;
+      return inner.replace(written({ ...merged, idempotencyKey: key }));
+    },
     get: (key) => inner.get(held(key)),
     findByReference: (reference) => inner.findByReference(reference),
     list: async (query) =>
@@ -61,6 +69,13 @@ describe('paymentsJournalStoreConformance', () => {
     ['lists one page only (a LIMIT 100 left in)', { list: (all) => all.slice(0, 100) }, PAGES],
     ['lists one page only (a LIMIT 1000 left in)', { list: (all) => all.slice(0, 1000) }, PAGES],
     ['compares keys without case (a MySQL collation)', { caseless: true }, 'differ only in case'],
+    ['cuts keys to 64 characters (a VARCHAR(64) column)', { keyLength: 64 }, '255 characters'],
+    ['cuts keys to 191 characters (an index limit)', { keyLength: 191 }, '255 characters'],
+    [
+      'merges a replacement into the stored entry',
+      { mergingReplace: true },
+      'replace drops the fields',
+    ],
     [
       'keeps amounts as float32 (a REAL column)',
       { written: (entry) => ({ ...entry, amount: Math.fround(entry.amount ?? 0) }) },

@@ -184,6 +184,43 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     },
   },
   {
+    name: 'keys of 255 characters are kept whole: two that differ only in the last are two entries',
+    run: async (store) => {
+      const run = randomUUID();
+      // The longest idempotencyKey a call may carry; a column cut shorter would make these one.
+      const longKey = (last: string) => {
+        const start = `conformance-${run}-long-`;
+        return `${start}${'k'.repeat(254 - start.length)}${last}`;
+      };
+      const first = { ...entry(run, 'long-a'), idempotencyKey: longKey('a') };
+      const second = { ...entry(run, 'long-b'), idempotencyKey: longKey('b') };
+      strictEqual(first.idempotencyKey.length, 255);
+      strictEqual((await store.create(first)).created, true);
+      const created = await store.create(second);
+      strictEqual(created.created, true, 'a key of 255 characters was taken for another');
+      assertSameData(created.entry, second);
+      assertSameData(await store.get(first.idempotencyKey), first);
+      assertSameData(await store.get(second.idempotencyKey), second);
+    },
+  },
+  {
+    name: 'replace drops the fields the next version does not have',
+    run: async (store) => {
+      const run = randomUUID();
+      const doubted = entry(run, 'a', 0, {
+        state: 'in_doubt',
+        reason: 'SERVICE_ERROR (HTTP 502): may have executed',
+        deferredEvents: [{ reference: `REF-${run}`, kind: 'payout', at: iso(5) }],
+      });
+      await store.create(doubted);
+      const { reason: _reason, deferredEvents: _events, ...rest } = doubted;
+      const resent = next(rest, { state: 'started' });
+      strictEqual(await store.replace(resent), true);
+      // A `reason` or an earlier send's events kept would say what the entry no longer is.
+      assertSameData(await store.get(doubted.idempotencyKey), resent);
+    },
+  },
+  {
     name: 'create of a key already held returns the entry there and changes nothing',
     run: async (store) => {
       const run = randomUUID();
