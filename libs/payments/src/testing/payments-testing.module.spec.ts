@@ -60,6 +60,21 @@ describe('PaymentsTestingModule: the real services on a fake wire', () => {
     fake = moduleRef.get(FakePayments);
   });
 
+  it('refuses an option key the real module would refuse, naming it', () => {
+    const typo = { defaultCallbackURL: 'https://shop.example/hooks' } as never;
+    let refusal: unknown;
+    try {
+      PaymentsTestingModule.forRoot(typo);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(PaymentsValidationError);
+    expect(refusal).toMatchObject({
+      target: 'PaymentsTestingModuleOptions',
+      errors: [{ field: 'defaultCallbackURL', rule: 'whitelist' }],
+    });
+  });
+
   it('records what production would send: validated, defaults applied, encoded', async () => {
     const response = await checkout.pay('42', 1500);
 

@@ -6,6 +6,7 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
   namedServiceToken,
 } from '../payments.constants';
+import { assertKnownOptions } from '../known-options';
 import { resolvePaymentsOptions } from '../payments-options';
 import type { ResolvedPaymentsOptions } from '../payments-options';
 import { IdempotencyKeyRegistry } from '../idempotency-keys';
@@ -14,8 +15,24 @@ import { PaymentsWire } from '../payments-wire';
 import { EXPORTED_SERVICES, namedProviders } from '../payments.decorators';
 import { FakePayments, PAYMENTS_TESTING_OPTIONS, PaymentsTestingOptions } from './fake-payments';
 
-/** The options the real module would resolve, with a password no answer can contain. */
+/** Every option of {@link PaymentsTestingOptions}: any other key is refused, as the real module's. */
+const TESTING_OPTION_NAMES: Readonly<Record<keyof PaymentsTestingOptions, true>> = {
+  defaultUsername: true,
+  defaultCallbackUrl: true,
+  walletType: true,
+  correlateCallbacks: true,
+  isGlobal: true,
+  name: true,
+  journal: true,
+};
+
+/**
+ * The options the real module would resolve, with a password no answer can contain.
+ * @throws PaymentsValidationError for a key that is not an option (`defaultCallbackURL`), which
+ *   the real module refuses too, or a value it would refuse.
+ */
 function resolveTestingOptions(options: PaymentsTestingOptions): ResolvedPaymentsOptions {
+  assertKnownOptions('PaymentsTestingModule', options, TESTING_OPTION_NAMES);
   return resolvePaymentsOptions({
     apiUsername: 'testing',
     apiPassword: randomUUID(),
