@@ -2,7 +2,12 @@
 // how Retry-After is obeyed, and that no attempt outlives its deadline, over real loopback HTTP.
 import { ConsoleLogger, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createPaymentsClient, PaymentsModule, PayoutsService } from '@malipo/nestjs';
+import {
+  createPaymentsClient,
+  PaymentsExceptionFilter,
+  PaymentsModule,
+  PayoutsService,
+} from '@malipo/nestjs';
 import type { PaymentsClient, PaymentsModuleOptions, ServiceAPIError } from '@malipo/nestjs';
 import { CapturingLogger } from '../../libs/payments/spec-support/capture';
 import { steady } from '../../libs/payments/spec-support/steady';
@@ -274,6 +279,26 @@ describe('hostile network', () => {
 
         expect(response.transactionReference).toBe(PAYOUT_REFERENCE);
         expect(server.seen).toHaveLength(2);
+      },
+    );
+
+    it.each([
+      ['all digits', '9'.repeat(23)],
+      ['400 digits', '9'.repeat(400)],
+      ['the year 9999', 'Fri, 31 Dec 9999 23:59:59 GMT'],
+      ['a day and a second', '86401'],
+    ])(
+      'does not retry a 503 whose Retry-After is beyond a day (%s), nor report the wait',
+      async (_label, value) => {
+        server.handle = answer({ success: false }, 503, 0, { 'Retry-After': value });
+        const error = await failure(clientOf(server.url).payouts.mpesa(PAYOUT));
+
+        expect(server.seen).toHaveLength(1);
+        expect(error).toMatchObject({ status: 503, attempts: 1, mayHaveExecuted: true });
+        expect(error.retryAfterMs).toBeUndefined();
+        expect(JSON.stringify(new PaymentsExceptionFilter().toResponse(error))).not.toContain(
+          'retryAfterMs',
+        );
       },
     );
 

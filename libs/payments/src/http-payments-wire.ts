@@ -147,6 +147,9 @@ function retryAfterMs(error: AxiosError): number {
   return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
 }
 
+/** The longest `Retry-After` (ms) an error reports: a day. */
+const MAX_REPORTED_RETRY_AFTER_MS = 86_400_000;
+
 /**
  * The network error codes of a request that got no answer in time, as axios reports them:
  * ECONNABORTED (legacy) or ETIMEDOUT (transitional.clarifyTimeoutError).
@@ -787,7 +790,9 @@ export class HttpPaymentsWire extends PaymentsWire {
       text: typeof error.response.data === 'string' ? error.response.data : '',
       attempts,
       headers: this.sanitisedHeaders(error.response.headers),
-      ...(waitMs > 0 ? { retryAfterMs: waitMs } : {}),
+      // Beyond a day, the wait is no advice a caller could follow (`1e26` ms, Infinity, the year
+      // 9999): it is not passed on, to the error or through the filter to API clients.
+      ...(waitMs > 0 && waitMs <= MAX_REPORTED_RETRY_AFTER_MS ? { retryAfterMs: waitMs } : {}),
       ...(earlier ? { earlierAttemptMayHaveExecuted: true } : {}),
     };
   }
