@@ -158,8 +158,27 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       expect(kept).not.toMatch(text);
       expect(JSON.stringify({ ...again, raw: again._raw })).not.toMatch(text);
     }
-    expect(again).toMatchObject({ replayed: true, message: expect.stringContaining('Sent to') });
+    expect(again).toMatchObject({
+      replayed: true,
+      message: expect.stringContaining('Sent to'),
+      status: first.status,
+      transactionReference: first.transactionReference,
+    });
     expect(posts()).toHaveLength(1);
+  });
+
+  it('replays a checkout URL whole, whatever it holds: a masked link would not open', async () => {
+    const request = CARD.request as { phoneNumber: string };
+    const checkoutUrl = `https://pay.example.com/checkout?msisdn=254${request.phoneNumber.slice(-9)}&sig=abc`;
+    server.fallback = () => ({
+      status: 200,
+      body: { ...successBody('card'), checkout_url: checkoutUrl },
+    });
+    const payments = client();
+    await payments.collections.card(CARD.request, { idempotencyKey: 'c-url' });
+    const again = await payments.collections.card(CARD.request, { idempotencyKey: 'c-url' });
+
+    expect(again).toMatchObject({ replayed: true, checkoutUrl });
   });
 
   it('tells its own callers (payout runs) when a call goes to the wire: after the write-ahead, once', async () => {

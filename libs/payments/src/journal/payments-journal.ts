@@ -39,6 +39,15 @@ const REPLAYED_FIELDS: readonly ResponseField[] = [
   'checkoutUrl',
 ];
 
+/**
+ * The free-text fields of a kept answer, where a service may echo the payee: masked of the
+ * request's personal data. Not the reference, the status or the checkout URL, which a replay must
+ * give exactly (a masked link would not open).
+ */
+const MASKED_ANSWER_KEYS: readonly string[] = (['message', 'trackingId', 'reference'] as const).map(
+  (field) => RESPONSE_WIRE_KEYS[field][0],
+);
+
 /** Sends kept per entry: the first and the latest, so a key retried for ever stays bounded. */
 const MAX_CALLS_PER_ENTRY = 20;
 
@@ -540,7 +549,7 @@ export class PaymentsJournal {
       const value = record[field];
       if (value !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = value;
     }
-    maskPersonalData(answer, request, RESPONSE_WIRE_KEYS.transactionReference[0]);
+    maskPersonalData(answer, request, MASKED_ANSWER_KEYS);
     const reference =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference

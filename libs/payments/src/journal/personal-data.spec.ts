@@ -3,7 +3,7 @@ import { maskPersonalData } from './personal-data';
 /** `message` as the journal keeps it for `request`. */
 function kept(message: string, request: object): string {
   const answer: Record<string, unknown> = { message };
-  maskPersonalData(answer, request, 'transaction_reference');
+  maskPersonalData(answer, request, ['message']);
   return answer.message as string;
 }
 
@@ -36,7 +36,7 @@ describe('maskPersonalData', () => {
     expect(kept('To AxB', { accountHolderName: 'A.B' })).toBe('To AxB');
   });
 
-  it('masks every string field but the transaction reference, and leaves other values', () => {
+  it('masks only the fields it is given, and leaves other values as they are', () => {
     const answer: Record<string, unknown> = {
       success: true,
       amount: 712345678,
@@ -44,13 +44,32 @@ describe('maskPersonalData', () => {
       trackingId: 'trk-254712345678',
       checkout_url: 'https://pay.example/c?msisdn=254712345678&id=1',
     };
-    maskPersonalData(answer, { phoneNumber: '+254 712 345 678' }, 'transaction_reference');
+    maskPersonalData(answer, { phoneNumber: '+254 712 345 678' }, ['trackingId', 'message']);
     expect(answer).toEqual({
       success: true,
       amount: 712345678,
       transaction_reference: '9BD712345678eW',
       trackingId: 'trk-[personal data]',
-      checkout_url: 'https://pay.example/c?msisdn=[personal data]&id=1',
+      checkout_url: 'https://pay.example/c?msisdn=254712345678&id=1',
     });
+  });
+
+  it('masks the words of a name as whole words only', () => {
+    const request = { accountHolderName: 'Success Moyo' };
+    expect(kept('Transaction request sent successfully to SUCCESS MOYO', request)).toBe(
+      'Transaction request sent successfully to [personal data]',
+    );
+    expect(kept('Moyo, Success: paid', request)).toBe('[personal data], [personal data]: paid');
+    expect(kept('Sent to MARY JANE', { accountHolderName: 'Mary-Jane' })).toBe(
+      'Sent to [personal data] [personal data]',
+    );
+  });
+
+  it('never searches a mask again: a name made of its words does not grow the text', () => {
+    const name = ('Success' + ' per son data personal'.repeat(40)).slice(0, 255);
+    const message = `SUCCESS per son personal data ${'x'.repeat(100)}`;
+    const result = kept(message, { accountHolderName: name, phoneNumber: '0712345678' });
+    expect(result.length).toBeLessThanOrEqual(message.length * 4);
+    expect(result).not.toMatch(/\b(per|son)\b/i);
   });
 });

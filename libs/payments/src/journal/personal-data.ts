@@ -3,71 +3,83 @@ import { nationalNumber } from '../phone-numbers';
 /** Fields of a request that name a person or their account (docs/journal.md: what is not stored). */
 const PERSONAL_REQUEST_FIELDS = ['phoneNumber', 'accountNumber', 'accountHolderName'] as const;
 
-/** What a personal text becomes in a kept message. */
+/** What a personal text becomes in a kept field. */
 const MASK = '[personal data]';
 
 /** Texts shorter than this are not looked for: they would mask ordinary words. */
 const MIN_MASKED_LENGTH = 3;
 
-/** A phone number as a message may write it: `+254 712 345 678`, `(0712) 345-678`, `254712345678`. */
+/** Words of a name looked for: a name of 255 characters has at most this many of 3 or more. */
+const MAX_MASKED_WORDS = 64;
+
+/** A phone number as a text may write it: `+254 712 345 678`, `(0712) 345-678`, `254712345678`. */
 const PHONE_LIKE = /[+(]?\d[\d\s().-]{5,}\d/gu;
 
-const DIGITS_ONLY = /^\d+$/u;
-
 /**
- * The string fields of `answer` with the request's personal data masked, in any case and form:
+ * Masks, in place, the request's personal data in `answer[key]` for each of `keys` that is text:
  * its phone number (and an account number that is one) in any writing of the same national
- * number, the account number, the holder's name and each word of it. The journal keeps an
- * accepting answer's fields to answer a repeated call: a service that echoes the payee ("Sent to
- * 0712345678", `?msisdn=254712345678`) must not put a phone number or name in it in clear.
+ * number, the account number (also inside longer digits), the holder's name and each word of it
+ * as whole words in any case. The journal keeps an accepting answer's free-text fields to answer
+ * a repeated call: a service that echoes the payee ("Sent to 0712345678") must not put a phone
+ * number or name in it in clear. One pass per field, so a mask is never searched again (a name
+ * of the words of the mask would grow it without end), and at most one pattern per call.
  * @internal
  */
 export function maskPersonalData(
   answer: Record<string, unknown>,
   request: object,
-  /** A field kept whole: the service's transaction reference, which a replay must give exactly. */
-  exceptKey: string,
+  keys: readonly string[],
 ): void {
   const nationals: string[] = [];
-  const texts: string[] = [];
+  const digits = new Set<string>();
+  const words = new Set<string>();
   for (const field of PERSONAL_REQUEST_FIELDS) {
     const value: unknown = (request as Record<string, unknown>)[field];
     if (typeof value !== 'string') continue;
     const text = value.trim();
-    const national = field === 'accountHolderName' ? undefined : nationalNumber(text);
+    if (field === 'accountHolderName') {
+      words.add(text.toLowerCase());
+      for (const word of text.toLowerCase().split(/[\s,.-]+/u)) words.add(word);
+      continue;
+    }
+    const national = nationalNumber(text);
     if (national !== undefined) nationals.push(national);
-    if (field === 'accountHolderName') texts.push(...text.split(/\s+/u));
-    texts.push(national ?? text);
+    digits.add(national ?? text);
   }
+  const texts = [
+    ...[...digits].filter((text) => text.length >= MIN_MASKED_LENGTH).map(escapeRegExp),
+    ...[...words]
+      .filter((word) => word.length >= MIN_MASKED_LENGTH)
+      .slice(0, MAX_MASKED_WORDS)
+      // Whole words only: the name "Success" must not mask "successfully".
+      .map((word) => `(?<![\\p{L}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{N}])`),
+  ];
+  if (texts.length === 0) return;
   // Longest first: a whole name is masked before its words would break it up.
-  const masked = texts.filter((text) => text.length >= MIN_MASKED_LENGTH);
-  if (masked.length === 0) return;
-  masked.sort((a, b) => b.length - a.length);
-  for (const [key, value] of Object.entries(answer)) {
-    if (key === exceptKey || typeof value !== 'string' || value === '') continue;
-    answer[key] = masking(value, nationals, masked);
+  texts.sort((a, b) => b.length - a.length);
+  let pattern: RegExp | undefined;
+  for (const key of keys) {
+    const value = answer[key];
+    if (typeof value !== 'string' || value === '') continue;
+    pattern ??= new RegExp(texts.join('|'), 'giu');
+    answer[key] = masked(value, nationals, pattern);
   }
 }
 
-/** `text` with the national numbers in any writing, and each of `texts` in any case, masked. */
-function masking(text: string, nationals: readonly string[], texts: readonly string[]): string {
-  const hasDigits = /\d/u.test(text);
-  let result = text;
-  if (hasDigits && nationals.length > 0) {
-    result = result.replace(PHONE_LIKE, (found) =>
-      nationals.includes(nationalNumber(found) ?? '') ? MASK : found,
-    );
-  }
-  for (const personal of texts) {
-    if (DIGITS_ONLY.test(personal)) {
-      // Digits have no case: the common path (an M-Pesa payout) builds no pattern.
-      if (hasDigits && result.includes(personal)) result = result.split(personal).join(MASK);
-      continue;
-    }
-    result = result.replace(new RegExp(escapeRegExp(personal), 'giu'), MASK);
-  }
-  return result;
+/** `text` with phone-like runs of `nationals` masked, then each match of `pattern`, in one pass each. */
+function masked(text: string, nationals: readonly string[], pattern: RegExp): string {
+  const parts =
+    nationals.length > 0 && /\d/u.test(text)
+      ? text.split(PHONE_LIKE_CAPTURED).map((part, index) =>
+          // Odd parts are the phone-like runs `split` captured.
+          index % 2 === 1 && nationals.includes(nationalNumber(part) ?? '') ? undefined : part,
+        )
+      : [text];
+  // A masked run stays masked: the texts are looked for only in the parts around it.
+  return parts.map((part) => (part === undefined ? MASK : part.replace(pattern, MASK))).join('');
 }
+
+const PHONE_LIKE_CAPTURED = new RegExp(`(${PHONE_LIKE.source})`, 'u');
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
