@@ -549,7 +549,12 @@ export class PaymentsJournal {
       const value = record[field];
       if (value !== undefined) answer[RESPONSE_WIRE_KEYS[field][0]] = value;
     }
-    maskPersonalData(answer, request, MASKED_ANSWER_KEYS);
+    try {
+      maskPersonalData(answer, request, MASKED_ANSWER_KEYS);
+    } catch {
+      // Never rejects, and never keeps what it could not mask: the free text is left out.
+      for (const key of MASKED_ANSWER_KEYS) delete answer[key];
+    }
     const reference =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference
