@@ -251,6 +251,34 @@ describe('PaymentsJournal', () => {
     });
   });
 
+  it('records an answer it cannot mask without its free text, and does not reject', async () => {
+    const { journal, store, decision } = await sent('salary-mask');
+    const unreadable = {
+      get phoneNumber(): string {
+        throw new Error('a request field that cannot be read');
+      },
+    };
+
+    await journal.accepted(
+      decision,
+      {
+        success: true,
+        status: 'SUCCESS',
+        message: 'Sent to 0712345678',
+        transactionReference: 'MASK1eW',
+      },
+      unreadable,
+    );
+
+    const entry = await store.get('salary-mask');
+    expect(entry).toMatchObject({ state: 'accepted', reference: 'MASK1eW' });
+    expect(entry?.answer).toEqual({
+      success: true,
+      status: 'SUCCESS',
+      transaction_reference: 'MASK1eW',
+    });
+  });
+
   it('keeps up to 5 deferred references while the call is being sent, each once, and then none', async () => {
     const { journal, store, decision } = await sent('salary-9');
     for (const reference of ['R1', 'R1', 'R2', 'R3', 'R4', 'R5', 'R6']) {
