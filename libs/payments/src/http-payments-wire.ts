@@ -147,7 +147,7 @@ function retryAfterMs(error: AxiosError): number {
   return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
 }
 
-/** The longest `Retry-After` (ms) an error reports: a day. */
+/** The longest `Retry-After` (ms) an error reports: a day; a longer one is reported as a day. */
 const MAX_REPORTED_RETRY_AFTER_MS = 86_400_000;
 
 /**
@@ -790,9 +790,10 @@ export class HttpPaymentsWire extends PaymentsWire {
       text: typeof error.response.data === 'string' ? error.response.data : '',
       attempts,
       headers: this.sanitisedHeaders(error.response.headers),
-      // Beyond a day, the wait is no advice a caller could follow (`1e26` ms, Infinity, the year
-      // 9999): it is not passed on, to the error or through the filter to API clients.
-      ...(waitMs > 0 && waitMs <= MAX_REPORTED_RETRY_AFTER_MS ? { retryAfterMs: waitMs } : {}),
+      // Beyond a day, the wait (`1e26` ms, Infinity, the year 9999) is reported as a day: still
+      // the longest back-off (payout runs pause for their longest), never a figure an API client
+      // could not use.
+      ...(waitMs > 0 ? { retryAfterMs: Math.min(waitMs, MAX_REPORTED_RETRY_AFTER_MS) } : {}),
       ...(earlier ? { earlierAttemptMayHaveExecuted: true } : {}),
     };
   }
