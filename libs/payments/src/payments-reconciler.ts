@@ -60,7 +60,7 @@ function toDate(value: unknown, field: string, target: string): Date | undefined
   const date =
     value instanceof Date
       ? value
-      : typeof value === 'string' && ISO_DATE_TIME.test(value.trim())
+      : typeof value === 'string' && ISO_DATE_TIME.test(value.trim()) && isCalendarDay(value.trim())
         ? new Date(value.trim())
         : undefined;
   if (date === undefined || Number.isNaN(date.getTime())) {
@@ -69,6 +69,13 @@ function toDate(value: unknown, field: string, target: string): Date | undefined
     ]);
   }
   return date;
+}
+
+/** Whether the ISO text's date is a day of the calendar: `Date` rolls `2026-02-31` over to March. */
+function isCalendarDay(iso: string): boolean {
+  const [year, month, day] = iso.slice(0, 10).split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /**
