@@ -46,37 +46,67 @@ export function maskPersonalData(
     if (national !== undefined) nationals.push(national);
     digits.add(national ?? text);
   }
-  const texts = [
-    ...[...digits].filter((text) => text.length >= MIN_MASKED_LENGTH).map(escapeRegExp),
-    ...[...words]
-      .filter((word) => word.length >= MIN_MASKED_LENGTH)
-      .slice(0, MAX_MASKED_WORDS)
-      // Whole words only: the name "Success" must not mask "successfully".
-      .map((word) => `(?<![\\p{L}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{N}])`),
-  ];
-  if (texts.length === 0) return;
-  // Longest first: a whole name is masked before its words would break it up.
-  texts.sort((a, b) => b.length - a.length);
-  let pattern: RegExp | undefined;
+  // Longest first: a longer number or a whole name is masked before a part of it.
+  const numbers = [...digits]
+    .filter((text) => text.length >= MIN_MASKED_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  const names = [...words]
+    .filter((word) => word.length >= MIN_MASKED_LENGTH)
+    .slice(0, MAX_MASKED_WORDS)
+    .sort((a, b) => b.length - a.length)
+    // Whole words only: the name "Success" must not mask "successfully".
+    .map((word) => `(?<![\\p{L}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{N}])`);
+  if (numbers.length === 0 && names.length === 0) return;
+  // Built only for an answer with text and a request with a name: an M-Pesa call builds none.
+  let namePattern: RegExp | undefined;
   for (const key of keys) {
     const value = answer[key];
     if (typeof value !== 'string' || value === '') continue;
-    pattern ??= new RegExp(texts.join('|'), 'giu');
-    answer[key] = masked(value, nationals, pattern);
+    if (names.length > 0) namePattern ??= new RegExp(names.join('|'), 'giu');
+    answer[key] = masked(value, nationals, numbers, namePattern);
   }
 }
 
-/** `text` with phone-like runs of `nationals` masked, then each match of `pattern`, in one pass each. */
-function masked(text: string, nationals: readonly string[], pattern: RegExp): string {
-  const parts =
-    nationals.length > 0 && /\d/u.test(text)
+/**
+ * `text` with phone-like runs of `nationals` masked, then `numbers` and matches of `namePattern`,
+ * each in one pass over the parts between masks: a mask is never searched again.
+ */
+function masked(
+  text: string,
+  nationals: readonly string[],
+  numbers: readonly string[],
+  namePattern: RegExp | undefined,
+): string {
+  const hasDigits = /\d/u.test(text);
+  if (!hasDigits && namePattern === undefined) return text;
+  let parts: (string | undefined)[] =
+    hasDigits && nationals.length > 0
       ? text.split(PHONE_LIKE_CAPTURED).map((part, index) =>
           // Odd parts are the phone-like runs `split` captured.
           index % 2 === 1 && nationals.includes(nationalNumber(part) ?? '') ? undefined : part,
         )
       : [text];
-  // A masked run stays masked: the texts are looked for only in the parts around it.
-  return parts.map((part) => (part === undefined ? MASK : part.replace(pattern, MASK))).join('');
+  if (hasDigits) {
+    for (const number of numbers) {
+      parts = parts.flatMap((part) =>
+        part === undefined || !part.includes(number)
+          ? [part]
+          : part
+              .split(number)
+              .flatMap((piece, index) => (index === 0 ? [piece] : [undefined, piece])),
+      );
+    }
+  }
+  // A masked run stays masked: names are looked for only in the parts around it.
+  return parts
+    .map((part) =>
+      part === undefined
+        ? MASK
+        : namePattern === undefined
+          ? part
+          : part.replace(namePattern, MASK),
+    )
+    .join('');
 }
 
 const PHONE_LIKE_CAPTURED = new RegExp(`(${PHONE_LIKE.source})`, 'u');
