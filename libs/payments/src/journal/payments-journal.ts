@@ -1219,9 +1219,9 @@ function figuresMismatch(
 /** The fields of a {@link PaymentsJournalResolution}: any other key is refused. */
 const RESOLUTION_FIELDS: ReadonlySet<string> = new Set(['outcome', 'reference', 'note']);
 
-/** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
 const RESOLUTION_TARGET = 'PaymentsJournalResolution';
 
+/** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
 function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {
   return new PaymentsValidationError(RESOLUTION_TARGET, [{ field, rule, message }]);
 }
