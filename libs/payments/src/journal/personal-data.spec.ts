@@ -8,12 +8,38 @@ function kept(message: string, request: object): string {
 }
 
 describe('maskPersonalData', () => {
-  it('masks the phone number in any writing of its national number', () => {
-    const request = { phoneNumber: '0712345678' };
-    for (const written of ['0712345678', '254712345678', '+254 712 345 678', '(0712) 345-678']) {
-      expect(kept(`Sent to ${written}.`, request)).toBe('Sent to [personal data].');
+  it('masks the phone number however its national digits are written, and keeps the country code', () => {
+    const request = { phoneNumber: '+254712345678' };
+    for (const [written, masked] of [
+      ['0712345678', '[personal data]'],
+      ['(0712) 345-678', '[personal data]'],
+      ['0712/345/678', '[personal data]'],
+      ['254712345678', '254[personal data]'],
+      ['+254 712 345 678', '+254 [personal data]'],
+      ['+254 (0)712 345 678', '+254 [personal data]'],
+    ]) {
+      expect(kept(`Sent to ${written}.`, request)).toBe(`Sent to ${masked}.`);
     }
-    expect(kept('Sent to 0712345678 100 KES', request)).toBe('Sent to 0[personal data] 100 KES');
+    // A number written after it is not taken for a part of it.
+    expect(kept('Sent to 0712 345 678 1500 KES', request)).toBe('Sent to [personal data] 1500 KES');
+    expect(kept('+254 712 345 678 12:30', request)).toBe('+254 [personal data] 12:30');
+  });
+
+  it('masks an account number that is no phone number in any case, inside longer text too', () => {
+    const request = { accountNumber: 'GB29NWBK60161331926819' };
+    expect(kept('to iban gb29nwbk60161331926819/x', request)).toBe('to iban [personal data]/x');
+  });
+
+  it('masks every word of a long name, and a name in another Unicode form', () => {
+    const words = Array.from({ length: 64 }, (_, index) => `w${String(index).padStart(2, '0')}`);
+    const name = words.join(' ');
+    expect(
+      kept(`to ${words.at(-1)!.toUpperCase()} and ${words[0]}`, { accountHolderName: name }),
+    ).toBe('to [personal data] and [personal data]');
+    const composed = 'José Ngũgĩ';
+    expect(kept(`to ${composed.normalize('NFD')}`, { accountHolderName: composed })).toBe(
+      'to [personal data]',
+    );
   });
 
   it("masks the account number, the holder's name and its words, in any case", () => {
@@ -49,7 +75,7 @@ describe('maskPersonalData', () => {
       success: true,
       amount: 712345678,
       transaction_reference: '9BD712345678eW',
-      trackingId: 'trk-[personal data]',
+      trackingId: 'trk-254[personal data]',
       checkout_url: 'https://pay.example/c?msisdn=254712345678&id=1',
     });
   });

@@ -9,20 +9,21 @@ const MASK = '[personal data]';
 /** Texts shorter than this are not looked for: they would mask ordinary words. */
 const MIN_MASKED_LENGTH = 3;
 
-/** Words of a name looked for: a name of 255 characters has at most this many of 3 or more. */
+/** Words of a name looked for, besides the whole name. */
 const MAX_MASKED_WORDS = 64;
 
-/** A phone number as a text may write it: `+254 712 345 678`, `(0712) 345-678`, `254712345678`. */
-const PHONE_LIKE = /[+(]?\d[\d\s().-]{5,}\d/gu;
+/** What may stand between the digits of a written phone number: `0712 345-678`, `(0712)345.678`. */
+const SEPARATOR = '[\\s().\\-/]*';
 
 /**
  * Masks, in place, the request's personal data in `answer[key]` for each of `keys` that is text:
- * its phone number (and an account number that is one) in any writing of the same national
- * number, the account number (also inside longer digits), the holder's name and each word of it
- * as whole words in any case. The journal keeps an accepting answer's free-text fields to answer
- * a repeated call: a service that echoes the payee ("Sent to 0712345678") must not put a phone
- * number or name in it in clear. One pass per field, so a mask is never searched again (a name
- * of the words of the mask would grow it without end), and at most one pattern per call.
+ * its phone number (and an account number that is one) however its national digits are written
+ * (`0712345678`, `+254 (0)712 345 678`, `254-712-345-678`), the account number in any case (also
+ * inside longer text), and the holder's name and each word of it as whole words in any case and
+ * Unicode form. The journal keeps an accepting answer's free-text fields to answer a repeated
+ * call: a service that echoes the payee ("Sent to 0712345678") must not put a phone number or
+ * name in it in clear. One pattern, one pass per field: a mask is never searched again (a name of
+ * the mask's words would grow the text without end).
  * @internal
  */
 export function maskPersonalData(
@@ -30,86 +31,55 @@ export function maskPersonalData(
   request: object,
   keys: readonly string[],
 ): void {
-  const nationals: string[] = [];
-  const digits = new Set<string>();
+  const phones = new Set<string>();
+  const literals = new Set<string>();
   const words = new Set<string>();
   for (const field of PERSONAL_REQUEST_FIELDS) {
     const value: unknown = (request as Record<string, unknown>)[field];
     if (typeof value !== 'string') continue;
-    const text = value.trim();
+    const text = value.trim().normalize('NFC').toLowerCase();
     if (field === 'accountHolderName') {
-      words.add(text.toLowerCase());
-      for (const word of text.toLowerCase().split(/[\s,.-]+/u)) words.add(word);
+      if (text.length >= MIN_MASKED_LENGTH) literals.add(text);
+      for (const word of text.split(/[^\p{L}\p{M}\p{N}']+/u)) {
+        if (word.length >= MIN_MASKED_LENGTH && words.size < MAX_MASKED_WORDS) words.add(word);
+      }
       continue;
     }
     const national = nationalNumber(text);
-    if (national !== undefined) nationals.push(national);
-    digits.add(national ?? text);
+    if (national !== undefined) phones.add(national);
+    else if (text.length >= MIN_MASKED_LENGTH) literals.add(text);
   }
-  // Longest first: a longer number or a whole name is masked before a part of it.
-  const numbers = [...digits]
-    .filter((text) => text.length >= MIN_MASKED_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  const names = [...words]
-    .filter((word) => word.length >= MIN_MASKED_LENGTH)
-    .slice(0, MAX_MASKED_WORDS)
-    .sort((a, b) => b.length - a.length)
-    // Whole words only: the name "Success" must not mask "successfully".
-    .map((word) => `(?<![\\p{L}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{N}])`);
-  if (numbers.length === 0 && names.length === 0) return;
-  // Built only for an answer with text and a request with a name: an M-Pesa call builds none.
-  let namePattern: RegExp | undefined;
+  if (phones.size === 0 && literals.size === 0 && words.size === 0) return;
+  const onlyDigits = literals.size === 0 && words.size === 0;
+  let pattern: RegExp | undefined;
   for (const key of keys) {
     const value = answer[key];
     if (typeof value !== 'string' || value === '') continue;
-    if (names.length > 0) namePattern ??= new RegExp(names.join('|'), 'giu');
-    answer[key] = masked(value, nationals, numbers, namePattern);
+    // The common case, an M-Pesa call's "Processed successfully", builds no pattern.
+    if (onlyDigits && !/\d/u.test(value)) continue;
+    pattern ??= personalPattern(phones, literals, words);
+    answer[key] = value.normalize('NFC').replace(pattern, MASK);
   }
 }
 
-/**
- * `text` with phone-like runs of `nationals` masked, then `numbers` and matches of `namePattern`,
- * each in one pass over the parts between masks: a mask is never searched again.
- */
-function masked(
-  text: string,
-  nationals: readonly string[],
-  numbers: readonly string[],
-  namePattern: RegExp | undefined,
-): string {
-  const hasDigits = /\d/u.test(text);
-  if (!hasDigits && namePattern === undefined) return text;
-  let parts: (string | undefined)[] =
-    hasDigits && nationals.length > 0
-      ? text.split(PHONE_LIKE_CAPTURED).map((part, index) =>
-          // Odd parts are the phone-like runs `split` captured.
-          index % 2 === 1 && nationals.includes(nationalNumber(part) ?? '') ? undefined : part,
-        )
-      : [text];
-  if (hasDigits) {
-    for (const number of numbers) {
-      parts = parts.flatMap((part) =>
-        part === undefined || !part.includes(number)
-          ? [part]
-          : part
-              .split(number)
-              .flatMap((piece, index) => (index === 0 ? [piece] : [undefined, piece])),
-      );
-    }
-  }
-  // A masked run stays masked: names are looked for only in the parts around it.
-  return parts
-    .map((part) =>
-      part === undefined
-        ? MASK
-        : namePattern === undefined
-          ? part
-          : part.replace(namePattern, MASK),
-    )
-    .join('');
+/** One pattern of every personal text, so that one pass masks them all. */
+function personalPattern(
+  phones: ReadonlySet<string>,
+  literals: ReadonlySet<string>,
+  words: ReadonlySet<string>,
+): RegExp {
+  const alternatives = [
+    // An optional trunk `0` or `(0)` before the national digits, any separators between them.
+    ...[...phones].map((digits) => `(?:\\(?0\\)?${SEPARATOR})?${[...digits].join(SEPARATOR)}`),
+    // Longest first: a whole name is masked before one of its words would break it up.
+    ...[...literals].sort((a, b) => b.length - a.length).map(escapeRegExp),
+    ...[...words]
+      .sort((a, b) => b.length - a.length)
+      // Whole words only: the name "Success" must not mask "successfully".
+      .map((word) => `(?<![\\p{L}\\p{M}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])`),
+  ];
+  return new RegExp(alternatives.join('|'), 'giu');
 }
-
-const PHONE_LIKE_CAPTURED = new RegExp(`(${PHONE_LIKE.source})`, 'u');
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
