@@ -47,9 +47,12 @@ export interface PaymentsReconcileOptions {
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
 
-/** An ISO 8601 date, or date and time (with seconds, fractions and an offset optional). */
+/**
+ * An ISO 8601 date, or date and time (with seconds, fractions and an offset optional); no hour 24,
+ * which `Date` rolls over to the next day.
+ */
 const ISO_DATE_TIME =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+  /^\d{4}-\d{2}-\d{2}(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
  * `value` as a date: a valid `Date` or an ISO 8601 string. Anything else is refused, not read as

@@ -934,7 +934,16 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       name: 'PaymentsValidationError',
       errors: [{ field: 'concurrency', rule: 'isPositiveInteger' }],
     });
-    for (const since of [null, true, 0, 'Nov 1 2099', 'yesterday', '2026-13-01', '2026-02-31']) {
+    for (const since of [
+      null,
+      true,
+      0,
+      'Nov 1 2099',
+      'yesterday',
+      '2026-13-01',
+      '2026-02-31',
+      '2026-02-28T24:00',
+    ]) {
       await expect(payments.reconciler.entries({ since: since as never })).rejects.toMatchObject({
         name: 'PaymentsValidationError',
         errors: [{ field: 'since', rule: 'isDate' }],
