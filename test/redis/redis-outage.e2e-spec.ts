@@ -1,5 +1,5 @@
 import { RedisServer } from '../../libs/payments/spec-support/redis-server';
-import { waitFor } from '../../libs/payments/spec-support/wait-for';
+import { waitFor, within } from '../../libs/payments/spec-support/wait-for';
 import { createWebhookInstance, type WebhookInstance } from './webhook-instance';
 
 const reference = (i: number) => `9BD8${String(i).padStart(8, '0')}eR`;
@@ -133,10 +133,10 @@ describe('several instances: Redis stopped during deliveries', () => {
     try {
       const delivery = slow.deliver(reference(200));
       await waitFor(() => (started.length > 0 ? true : undefined), 'the handler to start', 20_000);
-      await redis.stop();
+      await within(redis.stop(), 'stopping Redis', 20_000);
       finish();
-      const status = await delivery;
-      await redis.restart();
+      const status = await within(delivery, 'the answer to the delivery', 20_000);
+      await within(redis.restart(), 'restarting Redis', 20_000);
 
       console.log(
         `Redis stopped mid-handler: the delivery was answered ${status} (handler ran ` +
@@ -146,7 +146,10 @@ describe('several instances: Redis stopped during deliveries', () => {
       expect(status).toBe(200);
       expect(slow.handled).toEqual([reference(200)]);
     } finally {
-      await slow.close();
+      // A step that failed before finish() leaves the delivery held, and the close would wait
+      // for it: the failure would be jest's timeout instead of its own.
+      finish();
+      await within(slow.close(), 'closing the instance', 20_000);
     }
-  });
+  }, 90_000);
 });

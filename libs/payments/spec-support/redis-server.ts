@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 /** The binary: `REDIS_SERVER` if set, else `redis-server` on the PATH (Debian: /usr/bin). */
 const BINARY = process.env.REDIS_SERVER ?? 'redis-server';
-const START_TIMEOUT_MS = 5000;
+const START_TIMEOUT_MS = 15_000;
 
 /** A free loopback port (a race with other processes is possible; start() retries once). */
 async function freePort(): Promise<number> {
@@ -18,8 +18,12 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Sends one inline command and resolves with the first reply line (rejects when unreachable). */
-function command(port: number, line: string, timeoutMs = 500): Promise<string> {
+/**
+ * Sends one inline command and resolves with the first reply line; rejects when unreachable, or
+ * when the server stays silent for `timeoutMs`: long enough for a snapshot or a flush on a busy
+ * machine, where a short bound failed a stop that was only slow.
+ */
+function command(port: number, line: string, timeoutMs = 15_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = createConnection({ port, host: '127.0.0.1' });
     let reply = '';
@@ -50,6 +54,8 @@ function command(port: number, line: string, timeoutMs = 500): Promise<string> {
  */
 export class RedisServer {
   private process?: ChildProcess;
+  /** What the server printed (warnings and above), for the errors of a failed start or stop. */
+  private stderr = '';
   private readonly dir = mkdtempSync(join(tmpdir(), 'malipo-redis-'));
 
   private constructor(readonly port: number) {}
@@ -83,7 +89,11 @@ export class RedisServer {
     const child = this.process;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    await command(this.port, 'SHUTDOWN SAVE');
+    const reply = await command(this.port, 'SHUTDOWN SAVE');
+    // A refused SHUTDOWN (a snapshot that could not be written) leaves the server running.
+    if (reply.startsWith('-')) {
+      throw new Error(`SHUTDOWN SAVE answered ${reply}: ${this.stderr.trim()}`);
+    }
     await exited;
     this.process = undefined;
   }
@@ -103,13 +113,13 @@ export class RedisServer {
     this.process?.kill('SIGCONT');
   }
 
-  /** Kills the server and removes its files. */
   /** Deletes every key (`FLUSHALL`), between the cases of one file. */
   async flushAll(): Promise<void> {
     const reply = await command(this.port, 'FLUSHALL');
     if (reply !== '+OK') throw new Error(`FLUSHALL answered ${reply}`);
   }
 
+  /** Kills the server and removes its files. */
   async close(): Promise<void> {
     const child = this.process;
     this.process = undefined;
@@ -142,16 +152,16 @@ export class RedisServer {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.process = child;
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    this.stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     const failed = new Promise<never>((_, reject) => {
       child.once('error', reject);
-      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr.trim()}`)));
+      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${this.stderr.trim()}`)));
     });
     failed.catch(() => undefined);
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      const pong = await Promise.race([command(this.port, 'PING').catch(() => ''), failed]);
+      const pong = await Promise.race([command(this.port, 'PING', 500).catch(() => ''), failed]);
       if (pong === '+PONG') return;
       if (Date.now() > deadline) throw new Error(`no PONG within ${START_TIMEOUT_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 20));
