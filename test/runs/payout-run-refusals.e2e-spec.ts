@@ -50,7 +50,7 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
         expect.objectContaining({ itemId: '-', field, rule }),
       ]);
     }
-    for (const options of [undefined, null, 'items']) {
+    for (const options of [undefined, null, 'items', []]) {
       for (const call of [
         harness.runs.create.bind(harness.runs),
         harness.runs.validate.bind(harness.runs),

@@ -77,10 +77,14 @@ export function asDecimal(amount: number, decimals: number): number {
   return Number.isSafeInteger(scaled) ? scaled / scale : amount;
 }
 
+/** Integer units of 10^-digits back to an amount, as callers read it. */
+export function fromUnits(units: number, digits: number): number {
+  return digits === 0 ? units : Number((units / 10 ** digits).toFixed(digits));
+}
+
 /** Minor units back to an amount, as callers read it. */
 export function fromMinorUnits(minor: number, currency: string): number {
-  const digits = minorUnitDigits(currency);
-  return digits === 0 ? minor : Number((minor / 10 ** digits).toFixed(digits));
+  return fromUnits(minor, minorUnitDigits(currency));
 }
 
 /** Count and sum in minor units of items in one currency. */

@@ -21,13 +21,13 @@ import type {
   PaymentsJournalState,
   PaymentsReconcileSummary,
 } from './journal/payments-journal.interfaces';
-import { summedDecimals } from './money';
+import { fromUnits, summedDecimals } from './money';
 import { REQUEST_RULES } from './request-rules';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
-import { unknownKeyProblems } from './unknown-keys';
+import { objectOfKnownKeysProblems } from './unknown-keys';
 
 /** Which entries {@link PaymentsReconciler.entries} lists. */
 export interface PaymentsJournalFilter {
@@ -91,13 +91,10 @@ function checkObject(
   target: string,
   known: ReadonlySet<string>,
 ): void {
-  if (typeof value !== 'object' || value === null) {
-    throw new PaymentsValidationError(target, [
-      { field, rule: 'isObject', message: `${field} must be an object` },
-    ]);
-  }
-  const problems = unknownKeyProblems(
+  const problems = objectOfKnownKeysProblems(
     value,
+    field,
+    `${field} must be an object`,
     known,
     (shown) => `${shown} is not a field of ${target} (${[...known].join(', ')})`,
   );
@@ -270,19 +267,19 @@ export class PaymentsReconciler {
     );
     // Summed in integer units of the finest decimal an amount may have, so that totals of many
     // entries are the sums an auditor adds.
-    const minor = new Map<PaymentsJournalState, Map<string, number>>();
+    const units = new Map<PaymentsJournalState, Map<string, number>>();
     const totals: PaymentsReconcileSummary['totals'] = {};
     for (const entry of all) {
       const currency = entry.currency ?? 'unknown';
       const byCurrency = (totals[entry.state] ??= {});
       const total = (byCurrency[currency] ??= { count: 0, amount: 0 });
       total.count += 1;
-      const sums = minor.get(entry.state) ?? new Map<string, number>();
-      minor.set(entry.state, sums);
+      const sums = units.get(entry.state) ?? new Map<string, number>();
+      units.set(entry.state, sums);
       const digits = summedDecimals(currency, FINEST_REQUEST_DECIMALS);
-      const units = (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
-      sums.set(currency, units);
-      total.amount = Number((units / 10 ** digits).toFixed(digits));
+      const sum = (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
+      sums.set(currency, sum);
+      total.amount = fromUnits(sum, digits);
     }
     return {
       checked: open.length,

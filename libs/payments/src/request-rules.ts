@@ -11,7 +11,7 @@ import { WALLET_TYPES } from './payments-options.interface';
 import { generateFunction, literal, property, stepPerTable } from './generated-function';
 import { asDecimal, hasAtMostDecimals } from './money';
 import { isPathSegment, PATH_SEGMENT } from './path-segment';
-import { unknownKeyProblem, unknownKeyProblems } from './unknown-keys';
+import { objectOfKnownKeysProblems, unknownKeyProblem } from './unknown-keys';
 
 /**
  * Every limit and format of the interface document (sections 2.5, 2.7, 8) in one table.
@@ -434,17 +434,10 @@ const CALL_OPTION_NAMES: ReadonlySet<string> = new Set(['idempotencyKey', ...BOO
  * @throws PaymentsValidationError (`options`, `isObject`; the key, `whitelist`).
  */
 export function assertCallOptionNames(target: string, options: unknown): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new PaymentsValidationError(target, [
-      {
-        field: 'options',
-        rule: 'isObject',
-        message: `the call options must be an object such as { idempotencyKey: 'order-42' }`,
-      },
-    ]);
-  }
-  const problems = unknownKeyProblems(
+  const problems = objectOfKnownKeysProblems(
     options,
+    'options',
+    `the call options must be an object such as { idempotencyKey: 'order-42' }`,
     CALL_OPTION_NAMES,
     (shown) => `${shown} is not a call option: they are ${[...CALL_OPTION_NAMES].join(', ')}`,
   );

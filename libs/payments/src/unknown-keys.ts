@@ -33,3 +33,22 @@ export function unknownKeyProblems(
   }
   return problems;
 }
+
+/**
+ * The problems of an argument that must be a plain object of `known` keys: an `isObject` problem
+ * of `field` (worded `notObject`) when it is not one (`null`, an array, a string), else those of
+ * {@link unknownKeyProblems}. Empty when it is fine; each caller throws its own error type.
+ * @internal
+ */
+export function objectOfKnownKeysProblems(
+  value: unknown,
+  field: string,
+  notObject: string,
+  known: ReadonlySet<string>,
+  message: (shown: string) => string,
+): PaymentsFieldError[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return [{ field, rule: 'isObject', message: notObject }];
+  }
+  return unknownKeyProblems(value, known, message);
+}

@@ -972,6 +972,10 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     for (const [call, field] of [
       [() => payments.reconciler.entries(null as never), 'filter'],
       [() => payments.reconciler.reconcile(null as never), 'options'],
+      // An empty list has no unknown key, and would reconcile everything.
+      [() => payments.reconciler.reconcile([] as never), 'options'],
+      [() => payments.reconciler.entries([] as never), 'filter'],
+      [() => payments.reconciler.resolve('l-1', [] as never), 'resolution'],
       [() => payments.reconciler.resolve('l-1', null as never), 'resolution'],
     ] as const) {
       await expect(call()).rejects.toMatchObject({

@@ -14,7 +14,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
-import { unknownKeyProblems } from '../unknown-keys';
+import { objectOfKnownKeysProblems } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
@@ -721,11 +721,10 @@ export class PaymentsJournal {
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<{ stored: PaymentsJournalEntry; entry: PaymentsJournalEntry }> {
-    if (typeof resolution !== 'object' || resolution === null) {
-      throw invalidResolution('resolution', 'isObject', 'resolution must be an object');
-    }
-    const problems = unknownKeyProblems(
+    const problems = objectOfKnownKeysProblems(
       resolution,
+      'resolution',
+      'resolution must be an object',
       RESOLUTION_FIELDS,
       (shown) => `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
     );

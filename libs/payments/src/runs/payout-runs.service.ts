@@ -46,7 +46,7 @@ import {
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { printsAsNameOnly } from '../secret-holders';
-import { unknownKeyProblems } from '../unknown-keys';
+import { objectOfKnownKeysProblems } from '../unknown-keys';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -100,22 +100,20 @@ const CREATE_OPTION_NAMES: Readonly<Record<keyof CreatePayoutRunOptions, true>> 
   allowDuplicates: true,
   allowBalanceShortfall: true,
 };
+const CREATE_OPTION_KEYS: ReadonlySet<string> = new Set(Object.keys(CREATE_OPTION_NAMES));
 
 /**
  * Refuses options that are not an object, or hold a key that is not an option: a misspelt
  * `runID`, ignored, would give the run a random id, and a retried call would pay everyone again.
  */
 function checkOptions(options: unknown): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new PayoutRunRefusedError([
-      runProblem('options', 'isObject', 'options must be an object'),
-    ]);
-  }
-  const listed = Object.keys(CREATE_OPTION_NAMES);
-  const problems = unknownKeyProblems(
+  const problems = objectOfKnownKeysProblems(
     options,
-    new Set(listed),
-    (shown) => `${shown} is not an option of create() (options: ${listed.join(', ')})`,
+    'options',
+    'options must be an object',
+    CREATE_OPTION_KEYS,
+    (shown) =>
+      `${shown} is not an option of create() (options: ${[...CREATE_OPTION_KEYS].join(', ')})`,
   );
   if (problems.length > 0) {
     throw new PayoutRunRefusedError(problems.map((problem) => ({ itemId: '-', ...problem })));

@@ -195,10 +195,10 @@ return 0
  * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, whether it
  * has items (1/0), the run's fixed part (JSON), then field, value pairs of the rest. Writes the
  * run whole in one step, or nothing: 0 when a run is there, -1 when the creation's claim lapsed,
- * -2 when the totals of its items expired (a creation slower than their time to live). The run's other keys stop expiring in the same
- * step (its items did, page by page, just before).
- * A hash with no state is what an older version left when it died between two writes: never a
- * run to readers, it is written over.
+ * -2 when the totals of its items expired (a creation slower than their time to live). The run's
+ * other keys stop expiring in the same step (its items did, page by page, just before). A hash
+ * with no state is what an older version left when it died between two writes: never a run to
+ * readers, it is written over.
  */
 const CREATE_RUN_SCRIPT = `
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return 0 end
