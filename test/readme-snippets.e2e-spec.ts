@@ -1,14 +1,44 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
 
 const ROOT = resolve(__dirname, '..');
 
-/** The README's TypeScript snippets, in order. */
-function readmeSnippets(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+/** The documents whose TypeScript snippets must compile: the README and docs/. */
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+/** The TypeScript snippets of the documents, in order, each named by its document. */
+function snippets(): { document: string; code: string }[] {
+  return DOCUMENTS.flatMap((document) =>
+    [...readFileSync(join(ROOT, document), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(
+      (match) => ({ document, code: match[1] }),
+    ),
+  );
 }
+
+/**
+ * The modules of "your" app that snippets import: the app a snippet bootstraps, and the journal
+ * store on your own database that docs/journal.md runs the conformance cases on.
+ */
+const APP_FILES: Record<string, string> = {
+  'app.module.ts': 'export class AppModule {}\n',
+  'postgres-payments-journal.ts': [
+    "import { InMemoryPaymentsJournal } from '@malipo/nestjs';",
+    'export class PostgresPaymentsJournal extends InMemoryPaymentsJournal {',
+    '  constructor(readonly options: { url: string | undefined }) {',
+    '    super();',
+    '  }',
+    '  async close(): Promise<void> {}',
+    '}',
+    '',
+  ].join('\n'),
+};
 
 /** Paths that resolve the library's public entry points to its sources. */
 const LIBRARY_PATHS = {
@@ -74,12 +104,12 @@ function diagnose(files: string[], options: ts.CompilerOptions): Map<number, str
 }
 
 /**
- * Every TypeScript snippet of the README type-checks as a module of a user's app would, in an ES
+ * Every TypeScript snippet of the README and docs/ type-checks as a module of a user's app would, in an ES
  * module app and in a CommonJS one, against the library's public entry points. A snippet that
  * drifts from the API fails here.
  */
-describe('README snippets', () => {
-  const snippets = readmeSnippets();
+describe('README and docs snippets', () => {
+  const all = snippets();
   let directory: string;
   const diagnostics = new Map<string, Map<number, string[]>>();
 
@@ -87,27 +117,32 @@ describe('README snippets', () => {
     // Inside the project (dist/ is ignored by git), so imports resolve to its node_modules.
     mkdirSync(join(ROOT, 'dist'), { recursive: true });
     directory = mkdtempSync(join(ROOT, 'dist', 'readme-'));
-    const files = snippets.map((code, index) => {
+    const files = all.map(({ code }, index) => {
       const file = join(directory, `snippet-${index + 1}.ts`);
       writeFileSync(file, code);
       return file;
     });
-    // What `./app.module` means in a snippet that bootstraps "your" app.
-    writeFileSync(join(directory, 'app.module.ts'), 'export class AppModule {}\n');
+    for (const [name, code] of Object.entries(APP_FILES)) {
+      writeFileSync(join(directory, name), code);
+    }
     for (const [app, options] of APPS) diagnostics.set(app, diagnose(files, options));
   });
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('has snippets to check', () => {
-    expect(snippets.length).toBeGreaterThanOrEqual(8);
+  it('has snippets to check, in the README and in docs/', () => {
+    expect(all.filter(({ document }) => document === 'README.md').length).toBeGreaterThanOrEqual(8);
+    expect(
+      all.filter(({ document }) => document.startsWith('docs/')).length,
+    ).toBeGreaterThanOrEqual(4);
   });
 
   describe.each(APPS.map(([app]) => app))('in %s', (app) => {
-    it.each(readmeSnippets().map((code, index) => [index + 1, code.split('\n')[0]] as const))(
-      'snippet %i (%s) compiles',
-      (number) => {
-        expect(diagnostics.get(app)?.get(number)).toEqual([]);
-      },
-    );
+    it.each(
+      snippets().map(
+        ({ document, code }, index) => [index + 1, document, code.split('\n')[0]] as const,
+      ),
+    )('snippet %i (%s: %s) compiles', (number) => {
+      expect(diagnostics.get(app)?.get(number)).toEqual([]);
+    });
   });
 });
