@@ -49,6 +49,16 @@ describe('maskPersonalData', () => {
     );
   });
 
+  it('masks a name whatever apostrophe it is written with, and a Turkish dotted capital I', () => {
+    expect(kept('to WANJIRU O’BRIEN', { accountHolderName: "Wanjiru O'Brien" })).toBe(
+      'to [personal data]',
+    );
+    expect(kept("to Ng'ang'a", { accountHolderName: 'Kamau Ng’ang’a' })).toBe('to [personal data]');
+    expect(kept('to İLKER ÇELİK and İlker', { accountHolderName: 'İlker Çelik' })).toBe(
+      'to [personal data] and [personal data]',
+    );
+  });
+
   it('leaves other numbers, short words and a message without personal data as they are', () => {
     const request = { phoneNumber: '0712345678', accountHolderName: 'Al B' };
     expect(kept('Processed successfully: 9BD103350408eR, 500 KES', request)).toBe(

@@ -15,6 +15,10 @@ const MAX_MASKED_WORDS = 64;
 /** What may stand between the digits of a written phone number: `0712 345-678`, `(0712)345.678`. */
 const SEPARATOR = '[\\s().\\-/]*';
 
+/** The apostrophes of a name (`O'Brien`, `O’Brien`, `Ng'ang'a`): any one stands for the others. */
+const APOSTROPHES = "'\u2018\u2019\u02BC`";
+const APOSTROPHE = new RegExp(`[${APOSTROPHES}]`, 'gu');
+
 /**
  * Masks, in place, the request's personal data in `answer[key]` for each of `keys` that is text:
  * its phone number (and an account number that is one) however its national digits are written
@@ -32,22 +36,27 @@ export function maskPersonalData(
   keys: readonly string[],
 ): void {
   const phones = new Set<string>();
-  const literals = new Set<string>();
-  const words = new Set<string>();
+  // By their lower case, so that `ADA ada Ada` takes one of the 64 places of a name's words.
+  const literals = new Map<string, string>();
+  const words = new Map<string, string>();
   for (const field of PERSONAL_REQUEST_FIELDS) {
     const value: unknown = (request as Record<string, unknown>)[field];
     if (typeof value !== 'string') continue;
-    const text = value.trim().normalize('NFC').toLowerCase();
+    // Not lower-cased: the pattern ignores case, and `İ` lower-cased is two characters that an
+    // `İLKER` in the answer would not match.
+    const text = value.trim().normalize('NFC').replace(APOSTROPHE, "'");
     if (field === 'accountHolderName') {
-      if (text.length >= MIN_MASKED_LENGTH) literals.add(text);
+      if (text.length >= MIN_MASKED_LENGTH) literals.set(text.toLowerCase(), text);
       for (const word of text.split(/[^\p{L}\p{M}\p{N}']+/u)) {
-        if (word.length >= MIN_MASKED_LENGTH && words.size < MAX_MASKED_WORDS) words.add(word);
+        if (word.length >= MIN_MASKED_LENGTH && words.size < MAX_MASKED_WORDS) {
+          words.set(word.toLowerCase(), word);
+        }
       }
       continue;
     }
     const national = nationalNumber(text);
     if (national !== undefined) phones.add(national);
-    else if (text.length >= MIN_MASKED_LENGTH) literals.add(text);
+    else if (text.length >= MIN_MASKED_LENGTH) literals.set(text.toLowerCase(), text);
   }
   if (phones.size === 0 && literals.size === 0 && words.size === 0) return;
   const onlyDigits = literals.size === 0 && words.size === 0;
@@ -57,7 +66,7 @@ export function maskPersonalData(
     if (typeof value !== 'string' || value === '') continue;
     // The common case, an M-Pesa call's "Processed successfully", builds no pattern.
     if (onlyDigits && !/\d/u.test(value)) continue;
-    pattern ??= personalPattern(phones, literals, words);
+    pattern ??= personalPattern(phones, [...literals.values()], [...words.values()]);
     answer[key] = value.normalize('NFC').replace(pattern, MASK);
   }
 }
@@ -65,8 +74,8 @@ export function maskPersonalData(
 /** One pattern of every personal text, so that one pass masks them all. */
 function personalPattern(
   phones: ReadonlySet<string>,
-  literals: ReadonlySet<string>,
-  words: ReadonlySet<string>,
+  literals: readonly string[],
+  words: readonly string[],
 ): RegExp {
   const alternatives = [
     // An optional trunk `0` or `(0)` before the national digits, any separators between them.
@@ -81,6 +90,13 @@ function personalPattern(
   return new RegExp(alternatives.join('|'), 'giu');
 }
 
+/**
+ * `text` as a pattern of itself: any apostrophe in it matches any other, and any `i` any of the
+ * four Turkish ones (`İLKER ÇELİK` is `İlker Çelik`, which case folding alone does not see).
+ */
 function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
+  return text
+    .replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')
+    .replace(/'/gu, `[${APOSTROPHES}]`)
+    .replace(/[iIİı]\u0307?/gu, '(?:[iIİı]\u0307?)');
 }
