@@ -24,6 +24,7 @@ import type { PayoutRunItemState } from '../payout-run.interfaces';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 import { printsAsNameOnly } from '../../secret-holders';
+import { restOnRedisRefusals } from './rest-on-redis-refusals';
 import { throttledWarning } from './throttled-warning';
 
 /** Options of {@link bullmqPayoutRunEngine}. */
@@ -336,6 +337,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     );
     const warn = this.bullMQWarning(runId);
     worker.on('error', warn);
+    restOnRedisRefusals(worker, () => this.closed || this.runs.get(runId) !== run);
     const attempts = this.options.jobAttempts ?? JOB_ATTEMPTS;
     worker.on('failed', (job, error) => {
       const last = (job?.attemptsMade ?? 0) >= attempts;
