@@ -71,13 +71,24 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
       harness.runs.create.bind(harness.runs),
       harness.runs.validate.bind(harness.runs),
     ]) {
-      const error: unknown = await call({ runID: 'payroll-2026-05', items } as never).catch(
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(PayoutRunRefusedError);
-      expect((error as PayoutRunRefusedError).problems).toEqual([
-        expect.objectContaining({ itemId: '-', field: 'runID', rule: 'whitelist' }),
-      ]);
+      // Also held where own enumerable keys do not show it: inherited, or a getter of a class.
+      class Options {
+        items = items;
+        get runID(): string {
+          return 'payroll-2026-05';
+        }
+      }
+      for (const options of [
+        { runID: 'payroll-2026-05', items },
+        Object.assign(Object.create({ runID: 'payroll-2026-05' }) as object, { items }),
+        new Options(),
+      ]) {
+        const error: unknown = await call(options as never).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(PayoutRunRefusedError);
+        expect((error as PayoutRunRefusedError).problems).toEqual([
+          expect.objectContaining({ itemId: '-', field: 'runID', rule: 'whitelist' }),
+        ]);
+      }
     }
     expect(await harness.sandbox.control.requests()).toEqual([]);
   });

@@ -182,6 +182,27 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     expect(await refusal(harness.runs.items(runId, { cursor: 'abc' }))).toEqual([
       ['cursor', 'isPayoutRunCursor'],
     ]);
+    // A query that would list every item, or none, or fail as the store's fault.
+    for (const [query, refused] of [
+      [{ states: 'in_doubt' }, ['states', 'whitelist']],
+      ['in_doubt', ['query', 'isObject']],
+      [['in_doubt'], ['query', 'isObject']],
+      [null, ['query', 'isObject']],
+      [{ state: [] }, ['state', 'isIn']],
+      [{ state: { a: 'succeeded' } }, ['state', 'isIn']],
+      [{ cursor: true }, ['cursor', 'isPayoutRunCursor']],
+      [{ limit: '10' }, ['limit', 'isInt']],
+      [
+        {
+          get state(): string {
+            throw new Error('unreadable');
+          },
+        },
+        ['query', 'isReadable'],
+      ],
+    ] as const) {
+      expect(await refusal(harness.runs.items(runId, query as never))).toEqual([refused]);
+    }
     expect(await refusal(harness.runs.report(runId, 'xml' as 'json'))).toEqual([
       ['format', 'isIn'],
     ]);

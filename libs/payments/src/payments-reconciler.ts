@@ -11,6 +11,7 @@ import type {
   JournalSettlement,
   PaymentsJournal,
 } from './journal/payments-journal';
+import { readResolution } from './journal/payments-journal';
 import {
   FINAL_JOURNAL_STATES,
   PAYMENTS_JOURNAL_STATES,
@@ -27,7 +28,7 @@ import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
-import { objectOfKnownKeysProblems } from './unknown-keys';
+import { objectOfKnownKeysProblems, readKnownFields } from './unknown-keys';
 
 /** Which entries {@link PaymentsReconciler.entries} lists. */
 export interface PaymentsJournalFilter {
@@ -82,15 +83,16 @@ function isCalendarDay(iso: string): boolean {
 }
 
 /**
- * Refuses an argument that is not an object (`null`, a string), or that holds a key it does not
- * take: a misspelt `states` or `sinse`, ignored, would list or reconcile everything.
+ * The argument's fields, read once into a plain object; refuses an argument that is not an object
+ * (`null`, a string, a `Date`), that holds a key it does not take (a misspelt `states` or
+ * `sinse`, ignored, would list or reconcile everything), or whose fields cannot be read.
  */
-function checkObject(
-  value: unknown,
+function readArgument<T extends object>(
+  value: T,
   field: string,
   target: string,
   known: ReadonlySet<string>,
-): void {
+): Partial<T> {
   const problems = objectOfKnownKeysProblems(
     value,
     field,
@@ -99,6 +101,13 @@ function checkObject(
     (shown) => `${shown} is not a field of ${target} (${[...known].join(', ')})`,
   );
   if (problems.length > 0) throw new PaymentsValidationError(target, problems);
+  const fields = readKnownFields(value, known);
+  if (fields === undefined) {
+    throw new PaymentsValidationError(target, [
+      { field, rule: 'isReadable', message: `${field} could not be read` },
+    ]);
+  }
+  return fields as Partial<T>;
 }
 
 /** The states `state` names: each must be a journal state, or the filter would match nothing. */
@@ -191,8 +200,8 @@ export class PaymentsReconciler {
     return typedFailure('list', () => this.listed(filter));
   }
 
-  private async listed(filter: PaymentsJournalFilter): Promise<PaymentsJournalEntry[]> {
-    checkObject(filter, 'filter', 'PaymentsJournalFilter', FILTER_FIELDS);
+  private async listed(given: PaymentsJournalFilter): Promise<PaymentsJournalEntry[]> {
+    const filter = readArgument(given, 'filter', 'PaymentsJournalFilter', FILTER_FIELDS);
     const since = toDate(filter.since, 'since', 'PaymentsJournalFilter');
     const states = toStates(filter.state);
     const journal = this.journal();
@@ -232,10 +241,13 @@ export class PaymentsReconciler {
     return typedFailure('reconcile', () => this.reconcilePass(options));
   }
 
-  private async reconcilePass(
-    options: PaymentsReconcileOptions,
-  ): Promise<PaymentsReconcileSummary> {
-    checkObject(options, 'options', 'PaymentsReconcileOptions', RECONCILE_OPTION_FIELDS);
+  private async reconcilePass(given: PaymentsReconcileOptions): Promise<PaymentsReconcileSummary> {
+    const options = readArgument(
+      given,
+      'options',
+      'PaymentsReconcileOptions',
+      RECONCILE_OPTION_FIELDS,
+    );
     const since = toDate(options.since, 'since', 'PaymentsReconcileOptions');
     const journal = this.journal();
     const concurrency = options.concurrency ?? 4;
@@ -317,8 +329,19 @@ export class PaymentsReconciler {
 
   private async resolveNow(
     idempotencyKey: string,
-    resolution: PaymentsJournalResolution,
+    given: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
+    if (typeof idempotencyKey !== 'string' || idempotencyKey === '') {
+      throw new PaymentsValidationError('PaymentsJournalResolution', [
+        {
+          field: 'idempotencyKey',
+          rule: 'isString',
+          message: 'idempotencyKey must be the key of a journal entry',
+        },
+      ]);
+    }
+    // Read once: the checks and the work see the same values, whatever getters the object has.
+    const resolution = readResolution(given);
     const journal = this.journal();
     // What stops the resolution is named before anything is asked of the service.
     const { entry } = await journal.resolvable(idempotencyKey, resolution);

@@ -36,8 +36,12 @@ export function unknownKeyProblems(
 
 /**
  * The problems of an argument that must be a plain object of `known` keys: an `isObject` problem
- * of `field` (worded `notObject`) when it is not one (`null`, an array, a string), else those of
- * {@link unknownKeyProblems}. Empty when it is fine; each caller throws its own error type.
+ * of `field` (worded `notObject`) when it is not one (`null`, an array, a `Date`, a `Map`, a
+ * string, a Proxy that cannot be read), else a `whitelist` problem for each unknown key it shows:
+ * its own keys, enumerable or not, and what its prototypes add (a getter, a field) besides
+ * methods. A `Date` given as a filter, or a misspelt key a class or prototype holds, ignored,
+ * would list or reconcile everything, or give a run a random id. Empty when it is fine; each
+ * caller throws its own error type.
  * @internal
  */
 export function objectOfKnownKeysProblems(
@@ -47,8 +51,50 @@ export function objectOfKnownKeysProblems(
   known: ReadonlySet<string>,
   message: (shown: string) => string,
 ): PaymentsFieldError[] {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [{ field, rule: 'isObject', message: notObject }];
+  const notAnObject = [{ field, rule: 'isObject', message: notObject }];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return notAnObject;
+  try {
+    if (Object.prototype.toString.call(value) !== '[object Object]') return notAnObject;
+    const shown = new Set(Object.getOwnPropertyNames(value));
+    for (
+      let prototype: object | null = Object.getPrototypeOf(value) as object | null;
+      prototype !== null && prototype !== Object.prototype;
+      prototype = Object.getPrototypeOf(prototype) as object | null
+    ) {
+      for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(prototype))) {
+        if (key !== 'constructor' && typeof descriptor.value !== 'function') shown.add(key);
+      }
+    }
+    const problems: PaymentsFieldError[] = [];
+    for (const key of shown) {
+      if (!known.has(key)) problems.push(unknownKeyProblem(key, message));
+    }
+    return problems;
+  } catch {
+    // A Proxy whose traps throw.
+    return notAnObject;
   }
-  return unknownKeyProblems(value, known, message);
+}
+
+/**
+ * The `known` fields of `value` copied into a plain object (a list copied too), each read once;
+ * `undefined` when reading one throws (a getter, a Proxy). Checks then read the copy, so that a
+ * getter cannot answer one thing to the check and another to the work, and its failure is the
+ * caller's bad argument rather than some later step's.
+ * @internal
+ */
+export function readKnownFields(
+  value: object,
+  known: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  const copy: Record<string, unknown> = {};
+  try {
+    for (const key of known) {
+      const field: unknown = (value as Record<string, unknown>)[key];
+      if (field !== undefined) copy[key] = Array.isArray(field) ? [...(field as unknown[])] : field;
+    }
+  } catch {
+    return undefined;
+  }
+  return copy;
 }

@@ -42,6 +42,8 @@ function statusRecord(reference: string, status: string, amount: number) {
   };
 }
 
+const RESOLUTION = { outcome: 'refused', note: 'ops: not in the dashboard' } as const;
+
 describe('the payments journal, through a client over loopback HTTP', () => {
   let server: RecordingServer;
   let store: InMemoryPaymentsJournal;
@@ -975,12 +977,46 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       // An empty list has no unknown key, and would reconcile everything.
       [() => payments.reconciler.reconcile([] as never), 'options'],
       [() => payments.reconciler.entries([] as never), 'filter'],
+      // A date given for `{ since }` has no unknown own key either.
+      [() => payments.reconciler.entries(new Date() as never), 'filter'],
+      [() => payments.reconciler.reconcile(new Date() as never), 'options'],
       [() => payments.reconciler.resolve('l-1', [] as never), 'resolution'],
       [() => payments.reconciler.resolve('l-1', null as never), 'resolution'],
     ] as const) {
       await expect(call()).rejects.toMatchObject({
         name: 'PaymentsValidationError',
         errors: [{ field, rule: 'isObject' }],
+      });
+    }
+    // A field that cannot be read is the caller's bad argument, not the store failing (a 503).
+    const unreadable = {
+      get since(): string {
+        throw new Error('unreadable');
+      },
+    };
+    for (const [call, field, rule] of [
+      [() => payments.reconciler.entries(unreadable), 'filter', 'isReadable'],
+      [() => payments.reconciler.reconcile(unreadable), 'options', 'isReadable'],
+      [
+        () =>
+          payments.reconciler.resolve('l-1', {
+            outcome: 'refused',
+            get note(): string {
+              throw new Error('unreadable');
+            },
+          }),
+        'resolution',
+        'isReadable',
+      ],
+      [
+        () => payments.reconciler.resolve({ toString: () => 'l-1' } as never, RESOLUTION),
+        'idempotencyKey',
+        'isString',
+      ],
+    ] as const) {
+      await expect(call()).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [{ field, rule }],
       });
     }
   });

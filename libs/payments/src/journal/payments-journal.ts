@@ -14,7 +14,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
-import { objectOfKnownKeysProblems } from '../unknown-keys';
+import { objectOfKnownKeysProblems, readKnownFields } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
@@ -721,39 +721,7 @@ export class PaymentsJournal {
     idempotencyKey: string,
     resolution: PaymentsJournalResolution,
   ): Promise<{ stored: PaymentsJournalEntry; entry: PaymentsJournalEntry }> {
-    const problems = objectOfKnownKeysProblems(
-      resolution,
-      'resolution',
-      'resolution must be an object',
-      RESOLUTION_FIELDS,
-      (shown) => `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
-    );
-    if (problems.length > 0) throw new PaymentsValidationError(RESOLUTION_TARGET, problems);
-    const { outcome, reference, note } = resolution;
-    if (!['succeeded', 'failed', 'refused'].includes(outcome)) {
-      throw invalidResolution(
-        'outcome',
-        'isIn',
-        "outcome must be 'succeeded', 'failed' or 'refused'",
-      );
-    }
-    if (typeof note !== 'string' || note.trim() === '') {
-      throw invalidResolution(
-        'note',
-        'isNotEmpty',
-        'note is required: who resolved it, and how they know',
-      );
-    }
-    if (reference !== undefined && (typeof reference !== 'string' || reference === '')) {
-      throw invalidResolution('reference', 'isNotEmpty', 'reference must be a non-empty string');
-    }
-    if (outcome === 'refused' && reference !== undefined) {
-      throw invalidResolution(
-        'reference',
-        'isEmpty',
-        'a refused call has no reference: it did not execute',
-      );
-    }
+    const { outcome, reference } = readResolution(resolution);
     const stored = await this.entryUnder(idempotencyKey);
     if (stored === undefined)
       throw this.unresolved(idempotencyKey, `The journal has no entry ${idempotencyKey}`);
@@ -1219,6 +1187,57 @@ function figuresMismatch(
 const RESOLUTION_FIELDS: ReadonlySet<string> = new Set(['outcome', 'reference', 'note']);
 
 const RESOLUTION_TARGET = 'PaymentsJournalResolution';
+
+/**
+ * `resolution` read once into a plain object and checked: an object of `outcome`, `note` and an
+ * optional `reference`, each as its rule says.
+ * @throws PaymentsValidationError naming the field and its rule.
+ * @internal
+ */
+export function readResolution(resolution: unknown): PaymentsJournalResolution {
+  const problems = objectOfKnownKeysProblems(
+    resolution,
+    'resolution',
+    'resolution must be an object',
+    RESOLUTION_FIELDS,
+    (shown) => `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
+  );
+  if (problems.length > 0) throw new PaymentsValidationError(RESOLUTION_TARGET, problems);
+  const fields = readKnownFields(resolution as object, RESOLUTION_FIELDS);
+  if (fields === undefined) {
+    throw invalidResolution('resolution', 'isReadable', 'resolution could not be read');
+  }
+  const { outcome, reference, note } = fields;
+  if (typeof outcome !== 'string' || !['succeeded', 'failed', 'refused'].includes(outcome)) {
+    throw invalidResolution(
+      'outcome',
+      'isIn',
+      "outcome must be 'succeeded', 'failed' or 'refused'",
+    );
+  }
+  if (typeof note !== 'string' || note.trim() === '') {
+    throw invalidResolution(
+      'note',
+      'isNotEmpty',
+      'note is required: who resolved it, and how they know',
+    );
+  }
+  if (reference !== undefined && (typeof reference !== 'string' || reference === '')) {
+    throw invalidResolution('reference', 'isNotEmpty', 'reference must be a non-empty string');
+  }
+  if (outcome === 'refused' && reference !== undefined) {
+    throw invalidResolution(
+      'reference',
+      'isEmpty',
+      'a refused call has no reference: it did not execute',
+    );
+  }
+  return {
+    outcome: outcome as PaymentsJournalResolution['outcome'],
+    note,
+    ...(reference === undefined ? {} : { reference }),
+  };
+}
 
 /** A resolution that breaks a rule: `field` of `PaymentsJournalResolution`. */
 function invalidResolution(field: string, rule: string, message: string): PaymentsValidationError {

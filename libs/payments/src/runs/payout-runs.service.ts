@@ -17,6 +17,7 @@ import type {
   PayoutRunItemProblem,
   PayoutRunItemsPage,
   PayoutRunItemsQuery,
+  PayoutRunItemState,
   PayoutRunReport,
   PayoutRunState,
 } from './payout-run.interfaces';
@@ -46,7 +47,7 @@ import {
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { printsAsNameOnly } from '../secret-holders';
-import { objectOfKnownKeysProblems } from '../unknown-keys';
+import { objectOfKnownKeysProblems, readKnownFields } from '../unknown-keys';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -428,35 +429,18 @@ export class PayoutRunsService {
   }
 
   private async pageOf(runId: string, query: PayoutRunItemsQuery): Promise<PayoutRunItemsPage> {
-    const limit = query.limit ?? DEFAULT_PAGE;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw queryProblem('limit', 'isInt', `limit must be a whole number from 1 to ${MAX_PAGE}`);
-    }
-    const states =
-      query.state === undefined
-        ? undefined
-        : typeof query.state === 'string'
-          ? [query.state]
-          : [...query.state];
-    for (const state of states ?? []) {
-      if (!PAYOUT_RUN_ITEM_STATES.includes(state)) {
-        throw queryProblem(
-          'state',
-          'isIn',
-          `state must be one of ${PAYOUT_RUN_ITEM_STATES.join(', ')}`,
-        );
-      }
-    }
+    const { state, cursor, limit } = readItemsQuery(query);
+    const states = state === undefined ? undefined : typeof state === 'string' ? [state] : state;
     await this.read(runId);
     const page = await this.store
       .listItems(runId, {
         limit,
         ...(states ? { states } : {}),
-        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+        ...(cursor === undefined ? {} : { cursor }),
       })
       .catch((error: unknown) => {
         // The stores refuse a cursor they did not give with a RangeError (docs/payout-runs.md).
-        if (error instanceof RangeError && query.cursor !== undefined) {
+        if (error instanceof RangeError && cursor !== undefined) {
           throw queryProblem(
             'cursor',
             'isPayoutRunCursor',
@@ -567,6 +551,56 @@ export class PayoutRunsService {
 /** A query argument of the run's reads that breaks a rule: nothing was read. */
 function queryProblem(field: string, rule: string, message: string): PaymentsValidationError {
   return new PaymentsValidationError('PayoutRunItemsQuery', [{ field, rule, message }]);
+}
+
+const ITEMS_QUERY_FIELDS: ReadonlySet<string> = new Set(['state', 'cursor', 'limit']);
+
+/**
+ * The fields of an `items()` query, checked before anything is read: a misspelt `states`, a state
+ * given as the query itself, or an empty list, ignored, would list every item or none, and a
+ * state from a query string's `?state[a]=` (an object) would fail as the store's fault.
+ */
+function readItemsQuery(query: unknown): {
+  state?: PayoutRunItemState | PayoutRunItemState[];
+  cursor?: string;
+  limit: number;
+} {
+  const problems = objectOfKnownKeysProblems(
+    query,
+    'query',
+    "query must be an object such as { state: 'in_doubt' }",
+    ITEMS_QUERY_FIELDS,
+    (shown) => `${shown} is not a field of the query (state, cursor, limit)`,
+  );
+  if (problems.length > 0) throw new PaymentsValidationError('PayoutRunItemsQuery', problems);
+  const given = readKnownFields(query as object, ITEMS_QUERY_FIELDS);
+  if (given === undefined) throw queryProblem('query', 'isReadable', 'query could not be read');
+  const limit = given.limit ?? DEFAULT_PAGE;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw queryProblem('limit', 'isInt', `limit must be a whole number from 1 to ${MAX_PAGE}`);
+  }
+  const isState = (value: unknown): value is PayoutRunItemState =>
+    PAYOUT_RUN_ITEM_STATES.includes(value as PayoutRunItemState);
+  const { state, cursor } = given;
+  if (
+    state !== undefined &&
+    !isState(state) &&
+    !(Array.isArray(state) && state.length > 0 && state.every(isState))
+  ) {
+    throw queryProblem(
+      'state',
+      'isIn',
+      `state must be one of ${PAYOUT_RUN_ITEM_STATES.join(', ')}, or a list of them`,
+    );
+  }
+  if (cursor !== undefined && typeof cursor !== 'string') {
+    throw queryProblem('cursor', 'isPayoutRunCursor', 'cursor must be a nextCursor of this run');
+  }
+  return {
+    ...(state === undefined ? {} : { state: state }),
+    ...(cursor === undefined ? {} : { cursor }),
+    limit,
+  };
 }
 
 printsAsNameOnly(PayoutRunsService.prototype, 'PayoutRunsService');
