@@ -49,6 +49,11 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
       expect((error as PayoutRunRefusedError).problems).toEqual([
         expect.objectContaining({ itemId: '-', field, rule }),
       ]);
+      // validate() says what create() would, for the same options.
+      expect(await harness.runs.validate({ items, [field]: value })).toMatchObject({
+        ok: false,
+        problems: [expect.objectContaining({ itemId: '-', field, rule })],
+      });
     }
     for (const options of [undefined, null, 'items', []]) {
       for (const call of [
@@ -136,6 +141,17 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
     expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
     expect(requests.map((r) => r.path)).toContain('/api/v1/accounts/sandbox/all_balances');
 
+    expect(await harness.runs.validate({ items, allowDuplicates: true })).toMatchObject({
+      ok: false,
+      shortfalls: [{ currency: 'KES', required: 60_000, available: 50_000 }],
+    });
+    // validate() says what create() would, for the same options: go ahead, with the shortfall.
+    expect(
+      await harness.runs.validate({ items, allowDuplicates: true, allowBalanceShortfall: true }),
+    ).toMatchObject({
+      ok: true,
+      shortfalls: [{ currency: 'KES', required: 60_000, available: 50_000 }],
+    });
     const run = await harness.runs.create({
       items,
       allowDuplicates: true,

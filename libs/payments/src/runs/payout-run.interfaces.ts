@@ -165,7 +165,10 @@ export interface CreatedPayoutRun extends PayoutRun {
 
 /** What {@link PayoutRunsService.validate} answers: what `create()` would say, nothing sent. */
 export interface PayoutRunValidationReport {
-  /** No problem and no shortfall: `create()` would take these items. */
+  /**
+   * No problem, and no shortfall unless `allowBalanceShortfall`: `create()` would take these
+   * items with these options.
+   */
   ok: boolean;
   /** Every rule every item breaks. */
   problems: PayoutRunItemProblem[];

@@ -107,7 +107,7 @@ const CREATE_OPTION_KEYS: ReadonlySet<string> = new Set(Object.keys(CREATE_OPTIO
  * Refuses options that are not an object, or hold a key that is not an option: a misspelt
  * `runID`, ignored, would give the run a random id, and a retried call would pay everyone again.
  */
-function checkOptions(options: unknown): void {
+function checkOptions(options: unknown): Partial<CreatePayoutRunOptions> {
   const problems = objectOfKnownKeysProblems(
     options,
     'options',
@@ -119,6 +119,17 @@ function checkOptions(options: unknown): void {
   if (problems.length > 0) {
     throw new PayoutRunRefusedError(problems.map((problem) => ({ itemId: '-', ...problem })));
   }
+  // Read once: what is checked is what is used, whatever getters the object has.
+  const read = readKnownFields(options as object, CREATE_OPTION_KEYS);
+  if (read === undefined) {
+    throw new PayoutRunRefusedError([
+      runProblem('options', 'isReadable', 'options could not be read'),
+    ]);
+  }
+  if (read.name !== undefined && typeof read.name !== 'string') {
+    throw new PayoutRunRefusedError([runProblem('name', 'isString', 'name must be a string')]);
+  }
+  return read;
 }
 
 function runLimit(
@@ -185,8 +196,8 @@ export class PayoutRunsService {
    * @throws PayoutRunCreationError when the store, the journal or the engine failed after the
    *   checks: create again with its `runId` and the same items.
    */
-  async create(options: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
-    checkOptions(options);
+  async create(given: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
+    const options = checkOptions(given) as CreatePayoutRunOptions;
     const concurrency = runLimit('concurrency', options.concurrency, this.options.concurrency);
     const ratePerSecond = runLimit(
       'ratePerSecond',
@@ -292,14 +303,15 @@ export class PayoutRunsService {
    * problem of every item, then (when there is none) the balance check and its shortfalls.
    * @throws ServiceAPIError when the balance could not be read.
    */
-  async validate(
-    options: Pick<CreatePayoutRunOptions, 'items' | 'allowDuplicates' | 'runId'>,
-  ): Promise<PayoutRunValidationReport> {
-    checkOptions(options);
+  async validate(given: CreatePayoutRunOptions): Promise<PayoutRunValidationReport> {
+    const options = checkOptions(given);
     // Without the run's id, the longest one it may have: its items' keys, and so the room their
     // callback URLs need for `malipo_key`, are then the longest `create()` can make.
     let runId = 'v'.repeat(MAX_RUN_ID_LENGTH);
     try {
+      // The pace as create() checks it: options that pass here pass there.
+      runLimit('concurrency', options.concurrency, this.options.concurrency);
+      runLimit('ratePerSecond', options.ratePerSecond, this.options.ratePerSecond);
       if (options.runId !== undefined) runId = checkRunId(options.runId);
     } catch (error) {
       if (!(error instanceof PayoutRunRefusedError)) throw error;
@@ -311,7 +323,12 @@ export class PayoutRunsService {
       prepared.items,
       await this.payments.balances.all(),
     );
-    return { ok: shortfalls.length === 0, problems: [], balanceCheck: check, shortfalls };
+    return {
+      ok: shortfalls.length === 0 || options.allowBalanceShortfall === true,
+      problems: [],
+      balanceCheck: check,
+      shortfalls,
+    };
   }
 
   /**
