@@ -16,6 +16,14 @@ describe('nationalNumber', () => {
     ['+201001234567', '1001234567'],
     ['+256 (772) 123-456', '772123456'],
     ['+14155550123', '14155550123'],
+    // The same number however else it is written: a trunk 0 kept after the code, slashes,
+    // underscores, full-width digits.
+    ['+234 (0) 803 123 4567', '8031234567'],
+    ['+234 0803 123 4567', '8031234567'],
+    ['0803/123/4567', '8031234567'],
+    ['0803_123_4567', '8031234567'],
+    ['０８０３１２３４５６７', '8031234567'],
+    ['+254 (0)712 345 678', '712345678'],
   ])('reads %s as %s', (written, national) => {
     expect(nationalNumber(written)).toBe(national);
   });

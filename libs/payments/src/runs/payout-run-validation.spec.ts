@@ -141,6 +141,8 @@ describe('validatePayoutRunItems', () => {
         wallet('w1', '+2348031234567'),
         wallet('w2', '08031234567'),
         wallet('w3', '+2347031234567'),
+        wallet('w4', '+234 (0) 803 123 4567'),
+        wallet('w5', '0803/123/4567'),
       ],
       prepare,
       false,
@@ -149,6 +151,8 @@ describe('validatePayoutRunItems', () => {
       ['m2', 'duplicatePayout'],
       ['m3', 'duplicatePayout'],
       ['w2', 'duplicatePayout'],
+      ['w4', 'duplicatePayout'],
+      ['w5', 'duplicatePayout'],
     ]);
   });
 
