@@ -377,8 +377,11 @@ export class OperationRunner implements BeforeApplicationShutdown {
     idempotencyKey: string,
     resend: boolean,
   ): JournalIntent {
-    const amount: unknown = (prepared as { amount?: unknown }).amount;
-    const currency: unknown = encoded.body?.currency;
+    // The amount as sent (`10.1 + 0.2` goes as 10.3), as the ledger and the webhook carry it.
+    const sent: unknown = encoded.body?.[REQUEST_WIRE_KEYS.amount];
+    const amount: unknown =
+      typeof sent === 'number' ? sent : (prepared as { amount?: unknown }).amount;
+    const currency: unknown = encoded.body?.[REQUEST_WIRE_KEYS.currency];
     const phoneNumber: unknown = (prepared as { phoneNumber?: unknown }).phoneNumber;
     return {
       idempotencyKey,

@@ -120,6 +120,13 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(Date.parse(entry!.deadlineAt)).toBeGreaterThan(Date.parse(entry!.startedAt));
   });
 
+  it('journals the amount as sent: the decimal a sum stands for, as the wire and the ledger carry it', async () => {
+    const payments = client();
+    await payments.payouts.mpesa({ ...PAYOUT, amount: 10.1 + 0.2 }, { idempotencyKey: 'sum-1' });
+    expect(posts()[0].json).toMatchObject({ amount: 10.3 });
+    expect(await store.get('sum-1')).toMatchObject({ amount: 10.3 });
+  });
+
   it('answers a repeated key from the journal: replayed, nothing sent, no personal data', async () => {
     const payments = client();
     const first = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-2' });
