@@ -62,10 +62,11 @@ const ISO_DATE_TIME =
 function toDate(value: unknown, field: string, target: string): Date | undefined {
   if (value === undefined) return undefined;
   const date =
-    value instanceof Date
-      ? value
+    // A Date of another realm (a vm context, a test runner's sandbox) is one too.
+    Object.prototype.toString.call(value) === '[object Date]'
+      ? new Date((value as Date).getTime())
       : typeof value === 'string' && ISO_DATE_TIME.test(value.trim()) && isCalendarDay(value.trim())
-        ? new Date(value.trim())
+        ? new Date(asUtcIso(value.trim()))
         : undefined;
   if (date === undefined || Number.isNaN(date.getTime())) {
     throw new PaymentsValidationError(target, [
@@ -73,6 +74,23 @@ function toDate(value: unknown, field: string, target: string): Date | undefined
     ]);
   }
   return date;
+}
+
+/**
+ * ISO text as `Date` reads it the same everywhere: a date and time without an offset is UTC, as a
+ * date alone is (`Date` read the first in the server's time zone and the second in UTC, so
+ * `2026-11-28` and `2026-11-28T00:00` were 12 hours apart on a server at UTC-12); an offset of
+ * hours alone (`+03`) or without a colon (`+0300`) is written `+03:00`, which `Date` reads.
+ */
+function asUtcIso(iso: string): string {
+  if (iso.length === 10) return iso;
+  const text = `${iso.slice(0, 10)}T${iso.slice(11)}`;
+  const offset = /(?:z|[+-]\d{2}(?::?\d{2})?)$/i.exec(text.slice(16));
+  if (offset === null) return `${text}Z`;
+  const zone = offset[0];
+  if (/^z$/i.test(zone)) return `${text.slice(0, -1)}Z`;
+  const digits = zone.replace(':', '');
+  return `${text.slice(0, text.length - zone.length)}${digits.slice(0, 3)}:${digits.slice(3) || '00'}`;
 }
 
 /** Whether the ISO text's date is a day of the calendar: `Date` rolls `2026-02-31` over to March. */

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
 import type { RecordedRequest } from '../../spec-support/recording-server';
@@ -962,6 +963,30 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(await payments.reconciler.entries({ since: '2000-01-01T00:00:00+03:00' })).toHaveLength(
       2,
     );
+    // One reading whatever the server's time zone: a date and time without an offset is UTC, as
+    // a date alone is; an offset of hours alone or without a colon; a Date of another realm.
+    const day = before.toISOString().slice(0, 10);
+    const zone = process.env.TZ;
+    process.env.TZ = 'Etc/GMT+12';
+    try {
+      for (const since of [
+        day,
+        `${day}T00:00`,
+        `${day} 00:00:00.000`,
+        `${day}T03:00+03`,
+        `${day}T03:00+0300`,
+        `${day}t00:00z`,
+        runInNewContext(`new Date(${Date.parse(`${day}T00:00:00Z`)})`) as Date,
+      ]) {
+        expect([since, await payments.reconciler.entries({ since })]).toEqual([
+          since,
+          expect.arrayContaining([expect.anything(), expect.anything()]),
+        ]);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
     for (const state of ['in-doubt', 'IN_DOUBT', null, 7, [], ['succeeded', 'bogus']]) {
       await expect(payments.reconciler.entries({ state: state as never })).rejects.toMatchObject({
         name: 'PaymentsValidationError',
