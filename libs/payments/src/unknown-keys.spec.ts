@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { objectOfKnownKeysProblems, unknownKeyProblem, unknownKeyProblems } from './unknown-keys';
 
 describe('unknownKeyProblems', () => {
@@ -61,6 +62,8 @@ describe('objectOfKnownKeysProblems', () => {
     expect(problems(Object.assign(Object.create(null) as object, { state: 'failed' }))).toEqual([]);
     expect(problems(new Query())).toEqual([]);
     expect(problems(Object.freeze({ state: 'failed' }))).toEqual([]);
+    // Made in another realm (a vm context), whose Object.prototype is not this one.
+    expect(problems(runInNewContext("({ state: 'failed' })"))).toEqual([]);
   });
 
   it('refuses what is not a plain object: a Date, a Map, a list, a Proxy that cannot be read', () => {

@@ -56,9 +56,10 @@ export function objectOfKnownKeysProblems(
   try {
     if (Object.prototype.toString.call(value) !== '[object Object]') return notAnObject;
     const shown = new Set(Object.getOwnPropertyNames(value));
+    // Up to the root prototype, which has none: `Object.prototype`, of this realm or another's.
     for (
       let prototype: object | null = Object.getPrototypeOf(value) as object | null;
-      prototype !== null && prototype !== Object.prototype;
+      prototype !== null && Object.getPrototypeOf(prototype) !== null;
       prototype = Object.getPrototypeOf(prototype) as object | null
     ) {
       for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(prototype))) {
