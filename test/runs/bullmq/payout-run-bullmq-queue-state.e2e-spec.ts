@@ -10,9 +10,9 @@ import type { PayoutRunEngine } from '../../../libs/payments/src/runs/payout-run
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
-import { startSandbox } from '../../../apps/sandbox/src/sandbox';
 import { mpesaItems } from '../payout-run-items';
 import { type RunsInstance, startRunsInstance } from './payout-run-instance';
+import { type RunsStack, startRunsStack } from './runs-kit';
 
 /**
  * The run's BullMQ queue follows the store, whatever order the steps of several instances land in:
@@ -28,22 +28,17 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
   let store: RedisPayoutRunStore;
   const queues: Queue[] = [];
 
+  let stack: RunsStack;
+
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
-    instance = await startRunsInstance({
-      redisUrl: redis.url,
-      sandboxUrl: sandbox.url,
-      ...sandbox.credentials,
-    });
+    stack = await startRunsStack();
+    ({ redis, sandbox, instance } = stack);
     store = new RedisPayoutRunStore({ url: redis.url });
   });
   afterAll(async () => {
     await Promise.all(queues.map((queue) => queue.close()));
     await store?.close();
-    await instance?.close();
-    await sandbox?.close();
-    await redis?.close();
+    await stack?.close();
   });
 
   /** The run's queue, as BullMQ names it for the engine (its default prefix). */

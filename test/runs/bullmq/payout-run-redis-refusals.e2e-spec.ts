@@ -1,11 +1,9 @@
 import { Redis } from 'ioredis';
-import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
-import { startSandbox } from '../../../apps/sandbox/src/sandbox';
 import { mpesaItems } from '../payout-run-items';
-import { type RunsInstance, startRunsInstance } from './payout-run-instance';
-import { expectLedgerAgrees } from './runs-kit';
+import type { RunsInstance } from './payout-run-instance';
+import { expectLedgerAgrees, type RunsStack, startRunsStack } from './runs-kit';
 
 /**
  * While Redis refuses writes (out of memory here; `MISCONF` and `READONLY` answer the same way) a
@@ -15,26 +13,19 @@ import { expectLedgerAgrees } from './runs-kit';
 jest.setTimeout(150_000);
 
 describe('a payout run while Redis refuses writes (e2e, redis-server, sandbox)', () => {
-  let redis: RedisServer;
+  let stack: RunsStack;
   let sandbox: RunningSandbox;
   let instance: RunsInstance;
   let probe: Redis;
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
-    instance = await startRunsInstance({
-      redisUrl: redis.url,
-      sandboxUrl: sandbox.url,
-      ...sandbox.credentials,
-    });
-    probe = new Redis(redis.url);
+    stack = await startRunsStack();
+    ({ sandbox, instance } = stack);
+    probe = new Redis(stack.redis.url);
   });
   afterAll(async () => {
     await probe?.quit();
-    await instance?.close();
-    await sandbox?.close();
-    await redis?.close();
+    await stack?.close();
   });
 
   /** How many commands Redis refused as out of memory so far. */

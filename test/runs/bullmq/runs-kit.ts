@@ -1,6 +1,39 @@
-// What the BullMQ run tests share: the ledger check, and reading a run until it is done.
+// What the BullMQ run tests share: one instance on a Redis and a sandbox of its own, and the
+// ledger check.
 import type { PayoutRunItem, PayoutRunReport } from '@malipo/nestjs/runs';
+import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
+import { startSandbox } from '../../../apps/sandbox/src/sandbox';
+import { type RunsInstance, startRunsInstance } from './payout-run-instance';
+
+/** A redis-server, the sandbox and one instance paying runs on them; `close()` stops all three. */
+export interface RunsStack {
+  redis: RedisServer;
+  sandbox: RunningSandbox;
+  instance: RunsInstance;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link RunsStack} (the sandbox posts its webhooks 20 ms after each payout). */
+export async function startRunsStack(): Promise<RunsStack> {
+  const redis = await RedisServer.start();
+  const sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
+  const instance = await startRunsInstance({
+    redisUrl: redis.url,
+    sandboxUrl: sandbox.url,
+    ...sandbox.credentials,
+  });
+  return {
+    redis,
+    sandbox,
+    instance,
+    close: async () => {
+      await instance.close();
+      await sandbox.close();
+      await redis.close();
+    },
+  };
+}
 
 /** Item states a run leaves items in once done. */
 export const END_STATES = ['succeeded', 'failed', 'refused', 'in_doubt'];
