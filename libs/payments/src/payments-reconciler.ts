@@ -28,7 +28,7 @@ import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
-import { objectOfKnownKeysProblems, readKnownFields } from './unknown-keys';
+import { readObjectOfKnownKeys } from './unknown-keys';
 
 /** Which entries {@link PaymentsReconciler.entries} lists. */
 export interface PaymentsJournalFilter {
@@ -111,21 +111,15 @@ function readArgument<T extends object>(
   target: string,
   known: ReadonlySet<string>,
 ): Partial<T> {
-  const problems = objectOfKnownKeysProblems(
+  const read = readObjectOfKnownKeys(
     value,
     field,
     `${field} must be an object`,
     known,
     (shown) => `${shown} is not a field of ${target} (${[...known].join(', ')})`,
   );
-  if (problems.length > 0) throw new PaymentsValidationError(target, problems);
-  const fields = readKnownFields(value, known);
-  if (fields === undefined) {
-    throw new PaymentsValidationError(target, [
-      { field, rule: 'isReadable', message: `${field} could not be read` },
-    ]);
-  }
-  return fields as Partial<T>;
+  if (read.problems) throw new PaymentsValidationError(target, read.problems);
+  return read.fields as Partial<T>;
 }
 
 /** The states `state` names: each must be a journal state, or the filter would match nothing. */

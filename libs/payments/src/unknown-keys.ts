@@ -78,24 +78,31 @@ export function objectOfKnownKeysProblems(
 }
 
 /**
- * The `known` fields of `value` copied into a plain object (a list copied too), each read once;
- * `undefined` when reading one throws (a getter, a Proxy). Checks then read the copy, so that a
- * getter cannot answer one thing to the check and another to the work, and its failure is the
- * caller's bad argument rather than some later step's.
+ * The `known` fields of an argument that must be a plain object of them, copied into a plain
+ * object (a list copied too), each read once: checks then read the copy, so that a getter cannot
+ * answer one thing to the check and another to the work. Or the problems of
+ * {@link objectOfKnownKeysProblems}, or an `isReadable` problem of `field` when reading one throws
+ * (a getter, a Proxy): the caller's bad argument rather than some later step's. Each caller throws
+ * its own error type.
  * @internal
  */
-export function readKnownFields(
-  value: object,
+export function readObjectOfKnownKeys(
+  value: unknown,
+  field: string,
+  notObject: string,
   known: ReadonlySet<string>,
-): Record<string, unknown> | undefined {
-  const copy: Record<string, unknown> = {};
+  message: (shown: string) => string,
+): { fields: Record<string, unknown>; problems?: undefined } | { problems: PaymentsFieldError[] } {
+  const problems = objectOfKnownKeysProblems(value, field, notObject, known, message);
+  if (problems.length > 0) return { problems };
+  const fields: Record<string, unknown> = {};
   try {
     for (const key of known) {
-      const field: unknown = (value as Record<string, unknown>)[key];
-      if (field !== undefined) copy[key] = Array.isArray(field) ? [...(field as unknown[])] : field;
+      const read: unknown = (value as Record<string, unknown>)[key];
+      if (read !== undefined) fields[key] = Array.isArray(read) ? [...(read as unknown[])] : read;
     }
   } catch {
-    return undefined;
+    return { problems: [{ field, rule: 'isReadable', message: `${field} could not be read` }] };
   }
-  return copy;
+  return { fields };
 }

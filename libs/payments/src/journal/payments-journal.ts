@@ -14,7 +14,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
-import { objectOfKnownKeysProblems, readKnownFields } from '../unknown-keys';
+import { readObjectOfKnownKeys } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
@@ -1195,19 +1195,15 @@ const RESOLUTION_TARGET = 'PaymentsJournalResolution';
  * @internal
  */
 export function readResolution(resolution: unknown): PaymentsJournalResolution {
-  const problems = objectOfKnownKeysProblems(
+  const read = readObjectOfKnownKeys(
     resolution,
     'resolution',
     'resolution must be an object',
     RESOLUTION_FIELDS,
     (shown) => `${shown} is not a field of a resolution (${[...RESOLUTION_FIELDS].join(', ')})`,
   );
-  if (problems.length > 0) throw new PaymentsValidationError(RESOLUTION_TARGET, problems);
-  const fields = readKnownFields(resolution as object, RESOLUTION_FIELDS);
-  if (fields === undefined) {
-    throw invalidResolution('resolution', 'isReadable', 'resolution could not be read');
-  }
-  const { outcome, reference, note } = fields;
+  if (read.problems) throw new PaymentsValidationError(RESOLUTION_TARGET, read.problems);
+  const { outcome, reference, note } = read.fields;
   if (typeof outcome !== 'string' || !['succeeded', 'failed', 'refused'].includes(outcome)) {
     throw invalidResolution(
       'outcome',

@@ -47,7 +47,7 @@ import {
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { printsAsNameOnly } from '../secret-holders';
-import { objectOfKnownKeysProblems, readKnownFields } from '../unknown-keys';
+import { readObjectOfKnownKeys } from '../unknown-keys';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -108,7 +108,8 @@ const CREATE_OPTION_KEYS: ReadonlySet<string> = new Set(Object.keys(CREATE_OPTIO
  * `runID`, ignored, would give the run a random id, and a retried call would pay everyone again.
  */
 function checkOptions(options: unknown): Partial<CreatePayoutRunOptions> {
-  const problems = objectOfKnownKeysProblems(
+  // Read once: what is checked is what is used, whatever getters the object has.
+  const read = readObjectOfKnownKeys(
     options,
     'options',
     'options must be an object',
@@ -116,20 +117,14 @@ function checkOptions(options: unknown): Partial<CreatePayoutRunOptions> {
     (shown) =>
       `${shown} is not an option of create() (options: ${[...CREATE_OPTION_KEYS].join(', ')})`,
   );
-  if (problems.length > 0) {
-    throw new PayoutRunRefusedError(problems.map((problem) => ({ itemId: '-', ...problem })));
+  if (read.problems) {
+    throw new PayoutRunRefusedError(read.problems.map((problem) => ({ itemId: '-', ...problem })));
   }
-  // Read once: what is checked is what is used, whatever getters the object has.
-  const read = readKnownFields(options as object, CREATE_OPTION_KEYS);
-  if (read === undefined) {
-    throw new PayoutRunRefusedError([
-      runProblem('options', 'isReadable', 'options could not be read'),
-    ]);
-  }
-  if (read.name !== undefined && typeof read.name !== 'string') {
+  const { fields } = read;
+  if (fields.name !== undefined && typeof fields.name !== 'string') {
     throw new PayoutRunRefusedError([runProblem('name', 'isString', 'name must be a string')]);
   }
-  return read;
+  return fields;
 }
 
 function runLimit(
@@ -582,16 +577,15 @@ function readItemsQuery(query: unknown): {
   cursor?: string;
   limit: number;
 } {
-  const problems = objectOfKnownKeysProblems(
+  const read = readObjectOfKnownKeys(
     query,
     'query',
     "query must be an object such as { state: 'in_doubt' }",
     ITEMS_QUERY_FIELDS,
     (shown) => `${shown} is not a field of the query (state, cursor, limit)`,
   );
-  if (problems.length > 0) throw new PaymentsValidationError('PayoutRunItemsQuery', problems);
-  const given = readKnownFields(query as object, ITEMS_QUERY_FIELDS);
-  if (given === undefined) throw queryProblem('query', 'isReadable', 'query could not be read');
+  if (read.problems) throw new PaymentsValidationError('PayoutRunItemsQuery', read.problems);
+  const given = read.fields;
   const limit = given.limit ?? DEFAULT_PAGE;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
     throw queryProblem('limit', 'isInt', `limit must be a whole number from 1 to ${MAX_PAGE}`);
