@@ -145,6 +145,22 @@ const FILTER_FIELDS: ReadonlySet<string> = new Set(['since', 'state']);
 const RECONCILE_OPTION_FIELDS: ReadonlySet<string> = new Set(['since', 'concurrency']);
 
 /**
+ * Refuses a key that cannot name an entry (`get(123)` would answer "no entry" for a key the
+ * journal may hold as `'123'`).
+ * @throws PaymentsValidationError (`idempotencyKey`, `isString`) naming `target`.
+ */
+function assertEntryKey(idempotencyKey: unknown, target: string): void {
+  if (typeof idempotencyKey === 'string' && idempotencyKey !== '') return;
+  throw new PaymentsValidationError(target, [
+    {
+      field: 'idempotencyKey',
+      rule: 'isString',
+      message: 'idempotencyKey must be the key of a journal entry',
+    },
+  ]);
+}
+
+/**
  * `work`, its failure a `PaymentsError`: the library's own as they are, anything else (the
  * journal's store failed) `STORE_FAILED` naming `what`, the store's error kept as `cause` only (a
  * store's message is not ours to repeat).
@@ -169,17 +185,17 @@ function typedFailure<T>(
 }
 
 /**
- * Answers, from the payments journal (docs/journal.md), what was started, what may have executed,
- * what is settled and what needs a look; `reconcile()` settles what it can by status look-up.
- * Injectable beside the other services and on `PaymentsClient.reconciler`; needs the `journal`
- * option of `PaymentsModule` (its methods reject without one).
- */
-/**
  * The most decimals a request's amount may have (any currency's, of pan-African calls and
  * transfers): a summary adds amounts in units of them.
  */
 const FINEST_REQUEST_DECIMALS = REQUEST_RULES.anyCurrencyAmount.decimals;
 
+/**
+ * Answers, from the payments journal (docs/journal.md), what was started, what may have executed,
+ * what is settled and what needs a look; `reconcile()` settles what it can by status look-up.
+ * Injectable beside the other services and on `PaymentsClient.reconciler`; needs the `journal`
+ * option of `PaymentsModule` (its methods reject without one).
+ */
 @Injectable()
 export class PaymentsReconciler {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
@@ -199,6 +215,7 @@ export class PaymentsReconciler {
     return typedFailure(
       'get',
       async () => {
+        assertEntryKey(idempotencyKey, 'PaymentsReconciler.get');
         const journal = this.journal();
         const entry = await journal.entryUnder(idempotencyKey);
         return entry && journal.view(entry);
@@ -343,15 +360,7 @@ export class PaymentsReconciler {
     idempotencyKey: string,
     given: PaymentsJournalResolution,
   ): Promise<PaymentsJournalEntry> {
-    if (typeof idempotencyKey !== 'string' || idempotencyKey === '') {
-      throw new PaymentsValidationError('PaymentsJournalResolution', [
-        {
-          field: 'idempotencyKey',
-          rule: 'isString',
-          message: 'idempotencyKey must be the key of a journal entry',
-        },
-      ]);
-    }
+    assertEntryKey(idempotencyKey, 'PaymentsJournalResolution');
     // Read once: the checks and the work see the same values, whatever getters the object has.
     const resolution = readResolution(given);
     const journal = this.journal();

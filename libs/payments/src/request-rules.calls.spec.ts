@@ -5,7 +5,14 @@ import { createPaymentsClient } from './create-payments-client';
 import { PaymentsValidationError } from './errors';
 import type { PaymentsClient } from './payments-client';
 
-type Rule = [label: string, patch: Record<string, unknown>, field: string, rule: string];
+type Rule = [
+  label: string,
+  patch: Record<string, unknown>,
+  field: string,
+  rule: string,
+  /** Rules the same value also breaks, of the same standing (too long and not digits). */
+  alsoBreaks?: readonly string[],
+];
 
 const byOperation = (name: string) =>
   OPERATION_CASES.find((c) => c.operation === name) as OperationCase;
@@ -31,19 +38,40 @@ const KENYAN_PHONES: Rule[] = [
   ],
   ['phone with spaces', { phoneNumber: '0712 345 678' }, 'phoneNumber', 'isKenyanPhoneNumber'],
   ['phone as a number', { phoneNumber: 712345678 }, 'phoneNumber', 'isString'],
+  [
+    'phone as a String object',
+    { phoneNumber: new String('0712345678') },
+    'phoneNumber',
+    'isString',
+  ],
 ];
-const TEXT = (field: string): Rule[] => [
+/** `digitsOnly`: a field that must also be digits, which text that is too long or blank is not. */
+const TEXT = (field: string, digitsOnly = false): Rule[] => [
   [`missing ${field}`, { [field]: undefined }, field, 'isNotEmpty'],
   [`empty ${field}`, { [field]: '' }, field, 'isNotEmpty'],
   [`${field} not a string`, { [field]: 42 }, field, 'isString'],
-  [`${field} over 255 characters`, { [field]: 'x'.repeat(256) }, field, 'maxLength'],
+  [`${field} a String object`, { [field]: new String('text') }, field, 'isString'],
+  [
+    `${field} over 255 characters`,
+    { [field]: 'x'.repeat(256) },
+    field,
+    'maxLength',
+    digitsOnly ? ['matches'] : [],
+  ],
   [
     `${field} of 256 code points, half variation selectors`,
     { [field]: '❤️'.repeat(128) },
     field,
     'maxLength',
+    digitsOnly ? ['matches'] : [],
   ],
-  [`${field} only whitespace`, { [field]: ' \t\u00a0 ' }, field, 'isNotBlank'],
+  [
+    `${field} only whitespace`,
+    { [field]: ' \t\u00a0 ' },
+    field,
+    'isNotBlank',
+    digitsOnly ? ['matches'] : [],
+  ],
 ];
 const AMOUNT_TYPES: Rule[] = [
   ['amount as a string', { amount: '1500' }, 'amount', 'isNumber'],
@@ -149,7 +177,7 @@ const RULES: Record<string, Rule[]> = {
     ...AMOUNT_TYPES,
     ...CALLBACK,
     ...TEXT('narration'),
-    ...TEXT('businessAccount'),
+    ...TEXT('businessAccount', true),
     ...TEXT('businessNumber'),
     ...WALLET,
   ],
@@ -185,10 +213,14 @@ describe('request validation (nothing is sent)', () => {
   describe.each(Object.keys(RULES))('%s', (operation) => {
     const testCase = byOperation(operation);
 
-    it.each(RULES[operation])('rejects %s', async (_label, patch, field, rule) => {
+    it.each(RULES[operation])('rejects %s', async (_label, patch, field, rule, alsoBreaks = []) => {
       const error = await rejection(testCase, { ...testCase.request, ...patch });
 
-      expect(error.errors).toContainEqual(expect.objectContaining({ field, rule }));
+      // One rule per wrong value: a missing amount is not also below the minimum.
+      expect(error.errors.filter((e) => e.field === field).map((e) => e.rule)).toEqual([
+        rule,
+        ...alsoBreaks,
+      ]);
       expect(error.message).toContain(field);
       expect(error.target).toBe(
         {

@@ -65,6 +65,8 @@ interface Check {
   readonly rule: string;
   readonly message: string;
   readonly test: (value: unknown) => boolean;
+  /** What the field must be before any other check means anything (see {@link checked}). */
+  readonly gate?: boolean;
 }
 
 /** When a field's checks are skipped: null/undefined (`Optional`), or empty (`FallsBackToDefault`). */
@@ -87,8 +89,20 @@ function fieldRules(target: object, field: string): FieldRules {
   return rules;
 }
 
-/** A property decorator that registers `checks` with class-validator and for the call path. */
-function checked(...checks: Check[]): PropertyDecorator {
+/**
+ * A property decorator that registers `checks` with class-validator and for the call path. A
+ * value that fails a `gate` check (a missing amount, a number given as text) is reported by the
+ * first gate it fails alone: every check after it passes such a value, so the error names what is
+ * wrong rather than every limit the value cannot be held to.
+ */
+function checked(...given: Check[]): PropertyDecorator {
+  const gates: Check[] = [];
+  const checks = given.map((check): Check => {
+    const before = [...gates];
+    if (check.gate) gates.push(check);
+    if (before.length === 0) return check;
+    return { ...check, test: (v) => !before.every((gate) => gate.test(v)) || check.test(v) };
+  });
   return (target, key) => {
     for (const check of checks) {
       ValidateBy({
@@ -100,17 +114,19 @@ function checked(...checks: Check[]): PropertyDecorator {
   };
 }
 
-const isString = (v: unknown): v is string => typeof v === 'string' || v instanceof String;
+const isString = (v: unknown): v is string => typeof v === 'string';
 
 const IS_STRING: Check = {
   rule: 'isString',
   message: '$property must be a string',
   test: isString,
+  gate: true,
 };
 const IS_NOT_EMPTY: Check = {
   rule: 'isNotEmpty',
   message: '$property must not be empty',
   test: (v) => v !== '' && v !== null && v !== undefined,
+  gate: true,
 };
 /**
  * Whether `value` has at most `max` characters, counted as code points (docs/wire-contract.md): a
@@ -152,7 +168,7 @@ export function IsAmount(limits: {
   decimals?: number;
 }) {
   const checks: Check[] = [
-    { rule: 'isNumber', message: '$property must be a number', test: isAmount },
+    { rule: 'isNumber', message: '$property must be a number', test: isAmount, gate: true },
   ];
   if (limits.positive) {
     checks.push({
@@ -196,9 +212,10 @@ const IS_NOT_BLANK: Check = {
   test: (v) => typeof v !== 'string' || v === '' || v.trim() !== '',
 };
 
-const TEXT_CHECKS = [
-  IS_STRING,
+// Missing or empty first: a missing field is "must not be empty", not "must be a string".
+const TEXT_CHECKS: Check[] = [
   IS_NOT_EMPTY,
+  IS_STRING,
   IS_NOT_BLANK,
   maxLength(REQUEST_RULES.maxTextLength),
   {

@@ -1045,6 +1045,9 @@ describe('the payments journal, through a client over loopback HTTP', () => {
         'idempotencyKey',
         'isString',
       ],
+      // A number is not the key '123' the journal may hold: "no entry" would be a wrong answer.
+      [() => payments.reconciler.get(123 as never), 'idempotencyKey', 'isString'],
+      [() => payments.reconciler.get(''), 'idempotencyKey', 'isString'],
     ] as const) {
       await expect(call()).rejects.toMatchObject({
         name: 'PaymentsValidationError',

@@ -83,6 +83,36 @@ describe('validatePayoutRunItems', () => {
     );
   });
 
+  it('reads each field of an item once, and reports an item that cannot be read as the item', () => {
+    let reads = 0;
+    const shifting = {
+      ...mpesa('unused', '0712345678'),
+      // Answers one id to the first read and another after: the key must be the checked id's.
+      get itemId(): string {
+        reads += 1;
+        return reads === 1 ? 'a' : 'b';
+      },
+    };
+    const unreadable = {
+      ...mpesa('unused', '0712345679'),
+      get itemId(): string {
+        throw new Error('unreadable');
+      },
+    };
+    expect(validatePayoutRunItems(keyOf, [shifting], prepare, false)).toMatchObject({
+      ok: true,
+      items: [{ itemId: 'a', idempotencyKey: keyOf('a') }],
+    });
+    expect(
+      validatePayoutRunItems(keyOf, [mpesa('ok', '0712345670'), unreadable], prepare, false),
+    ).toEqual({
+      ok: false,
+      problems: [
+        { itemId: '#1', field: 'item', rule: 'isReadable', message: 'the item could not be read' },
+      ],
+    });
+  });
+
   it('refuses duplicate ids and look-alike payouts (one number, two spellings) unless allowed', () => {
     const items = [mpesa('a', '0712345678'), mpesa('a', '0712345670'), mpesa('c', '+254712345678')];
     const refused = validatePayoutRunItems(keyOf, items, prepare, false);

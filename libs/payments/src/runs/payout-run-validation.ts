@@ -73,9 +73,16 @@ export function validatePayoutRunItems(
   /** Receiver and amount → the first item with them. */
   const seenPayouts = new Map<string, string>();
   items.forEach((input, index) => {
-    const item = (typeof input === 'object' && input !== null ? input : {}) as Partial<
-      Record<keyof PayoutRunItemInput, unknown>
-    >;
+    const item = readItem(input);
+    if (item === undefined) {
+      problems.push({
+        itemId: `#${index}`,
+        field: 'item',
+        rule: 'isReadable',
+        message: 'the item could not be read',
+      });
+      return;
+    }
     const itemId = typeof item.itemId === 'string' ? item.itemId : `#${index}`;
     const problem = (field: string, rule: string, message: string) =>
       problems.push({ itemId, field, rule, message });
@@ -151,4 +158,23 @@ export function validatePayoutRunItems(
     });
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, items: prepared };
+}
+
+/** The fields of an item a run reads. */
+const ITEM_FIELDS = ['itemId', 'operation', 'request', 'allowDuplicate'] as const;
+
+/**
+ * The fields of an item, each read once, so that a getter cannot give the checks one `itemId`
+ * and the key another; `{}` for what is not an object (each field then fails its rule), and
+ * undefined when reading one throws (a getter, a Proxy).
+ */
+function readItem(input: unknown): Partial<Record<keyof PayoutRunItemInput, unknown>> | undefined {
+  const item: Partial<Record<keyof PayoutRunItemInput, unknown>> = {};
+  if (typeof input !== 'object' || input === null) return item;
+  try {
+    for (const field of ITEM_FIELDS) item[field] = (input as Record<string, unknown>)[field];
+  } catch {
+    return undefined;
+  }
+  return item;
 }
