@@ -372,29 +372,32 @@ export class PaymentsReconciler {
     // before the journal takes the outcome: a person can be wrong, the service is not, and a wrong
     // reference would make the genuine webhook look like a second execution.
     const reference = (resolution.reference ?? entry.reference) as string;
-    let record: TransactionStatus;
+    let record: TransactionStatus | undefined;
     try {
       record = await this.transactions.status(reference);
     } catch (error) {
       // A reference the look-up refuses before sending (a path it would break): named as such.
       if (error instanceof PaymentsValidationError) throw error;
-      throw new PaymentsReconcilerError(
-        `The reference ${reference} could not be checked with the service ` +
-          `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
-        { code: 'LOOKUP_FAILED', idempotencyKey, cause: error },
-      );
+      // Unknown to the service (404) is its answer, not a failure to ask: trying again is no use.
+      if (!(error instanceof ServiceAPIError && error.status === 404)) {
+        throw new PaymentsReconcilerError(
+          `The reference ${reference} could not be checked with the service ` +
+            `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
+          { code: 'LOOKUP_FAILED', idempotencyKey, cause: error },
+        );
+      }
     }
-    const found = recordOutcome(record);
-    const known = record.code === reference;
+    const found = record && recordOutcome(record);
+    const known = record?.code === reference;
     if (known && found !== undefined && found !== outcome) {
       throw new PaymentsReconcilerError(
         `The service's record of ${reference} says ${found}, not ${outcome}: nothing was resolved`,
         { code: 'REFUSED', idempotencyKey },
       );
     }
-    if (!known || found === undefined) {
+    if (record === undefined || !known || found === undefined) {
       const status = known
-        ? `not final (${String(record.transactionDetails?.status)})`
+        ? `not final (${String(record?.transactionDetails?.status)})`
         : 'unknown to the service';
       // A reference a person gives must be the service's settled word on the call; the entry's
       // own (the service's answer gave it) may be settled by hand while the service is silent,

@@ -821,10 +821,19 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       ],
       [{ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'success', 1) }, 'amount'],
       [{ status: 503 }, 'could not be checked'],
+      // Unknown to the service is its answer: refused, not "try again".
+      [
+        { status: 404, body: { success: false, message: 'transaction not found', status: 404 } },
+        'unknown to the service',
+      ],
     ] as const) {
       server.reply(answer);
       await expect(payments.reconciler.resolve('salary-22', resolution)).rejects.toThrow(refusal);
     }
+    server.reply({ status: 404, body: { success: false, message: 'not found', status: 404 } });
+    await expect(payments.reconciler.resolve('salary-22', resolution)).rejects.toMatchObject({
+      code: 'REFUSED',
+    });
     expect((await store.get('salary-22'))?.state).toBe('in_doubt');
 
     // The fallback answers the reference as the service's successful record of this payout.
