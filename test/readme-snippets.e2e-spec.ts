@@ -4,9 +4,12 @@ import ts from 'typescript';
 
 const ROOT = resolve(__dirname, '..');
 
-/** The documents whose TypeScript snippets must compile: the README and docs/. */
+/** The documents whose TypeScript snippets must compile: the READMEs and docs/. */
 const DOCUMENTS = [
   'README.md',
+  // The sandbox's, in this repository and in its package.
+  'apps/sandbox/README.md',
+  'apps/sandbox/README.package.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .sort()
