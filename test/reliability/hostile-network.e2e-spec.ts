@@ -1,5 +1,6 @@
 // Money safety on a hostile network: which failures are retried, what `mayHaveExecuted` says,
 // how Retry-After is obeyed, and that no attempt outlives its deadline, over real loopback HTTP.
+import { createServer, type AddressInfo } from 'node:net';
 import { ConsoleLogger, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
@@ -96,6 +97,29 @@ describe('hostile network', () => {
       expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
       expect(['ENOTFOUND', 'EAI_AGAIN']).toContain((error.cause as { code?: string }).code);
       figures.push(`DNS failure: 3 attempts, ${Math.round(ms)} ms`);
+    });
+
+    it('retries a TLS handshake the server refuses (an alert), mayHaveExecuted false', async () => {
+      // A TLS record of a fatal `protocol_version` alert in answer to the ClientHello: the
+      // request sat in the TLS socket, written but never sent, when the handshake failed.
+      const alerts = createServer((socket) => {
+        socket.once('data', () =>
+          socket.end(Buffer.from([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46])),
+        );
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => alerts.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = alerts.address() as AddressInfo;
+        const error = await failure(
+          clientOf(`https://127.0.0.1:${port}`, { retryAmbiguous: false }).payouts.mpesa(PAYOUT),
+        );
+        expect(error).toMatchObject({ code: 'NETWORK_ERROR', attempts: 3, mayHaveExecuted: false });
+        expect(error.cause).toMatchObject({ code: 'EPROTO' });
+        expect(error.message).toContain('the request was not sent');
+      } finally {
+        await new Promise((resolve) => alerts.close(resolve));
+      }
     });
 
     it('retries a connect that never completes (timeout before sending), mayHaveExecuted false', async () => {

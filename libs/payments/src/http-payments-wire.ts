@@ -185,8 +185,17 @@ function partialResponseStatus(error: AxiosError): number | undefined {
  * have executed it. Connection refused, DNS and TLS failures and connect timeouts fail before.
  */
 function requestWasSent(error: AxiosError): boolean {
-  const request = error.request as { writableFinished?: boolean } | undefined;
-  return request?.writableFinished === true;
+  const request = error.request as { writableFinished?: boolean; socket?: unknown } | undefined;
+  if (request?.writableFinished !== true) return false;
+  // Over TLS the request is finished once the TLS socket holds it, before the handshake: one
+  // that failed (a protocol or cipher the server refuses) sent nothing. Only a handshake known
+  // not to have completed counts; anything else may have been sent.
+  return !(request.socket instanceof TLSSocket && !handshakeCompleted(request.socket));
+}
+
+/** False only for a TLS socket whose handshake never completed (Node's own flag). */
+function handshakeCompleted(socket: TLSSocket): boolean {
+  return (socket as TLSSocket & { _secureEstablished?: boolean })._secureEstablished !== false;
 }
 
 /** Whether `status` is a 2xx. @internal */

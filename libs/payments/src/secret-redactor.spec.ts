@@ -182,6 +182,47 @@ describe('SecretRedactor.json', () => {
   });
 });
 
+describe('a credential echoed in a form that is not text of the body', () => {
+  it('redacts a password of digits echoed as a JSON number, alone, inside a longer one, or beyond a double', () => {
+    for (const pass of ['84726193051', '12345678901234567890']) {
+      const redactor = new SecretRedactor('api-user', pass);
+      const parsed = redactor.json(
+        `{"success":false,"tried":${pass},"longer":9${pass}7,"list":[${pass}],"amount":1500}`,
+      );
+      expect(parsed).toEqual({
+        success: false,
+        tried: '[REDACTED]',
+        longer: pass.length > 15 ? expect.anything() : '[REDACTED]',
+        list: ['[REDACTED]'],
+        amount: 1500,
+      });
+      expect(JSON.stringify(parsed)).not.toContain(String(Number(pass)));
+      expect(redactor.display(`{"pin":${pass}}`)).toBe('{"pin":"[REDACTED]"}');
+      expect(redactor.value(Number(pass))).toBe('[REDACTED]');
+    }
+  });
+
+  it('redacts the Basic token and the password echoed in UTF-16 text, either byte order', () => {
+    const pass = 'S3cr3t-P@ssw0rd/Zq+9';
+    const redactor = new SecretRedactor('acme-api', pass);
+    const authorization = basicAuthorization('acme-api', pass);
+    for (const echoed of [`auth ${authorization}`, `password ${pass}`]) {
+      const le = Buffer.from(echoed, 'utf16le');
+      const be = Buffer.from(le).swap16();
+      for (const bytes of [le, be]) {
+        // As the library reads an answer (UTF-8), and as a log line writes that text (JSON).
+        const text = bytes.toString('utf8');
+        for (const redacted of [redactor.text(text), redactor.text(JSON.stringify(text))]) {
+          // What a reader sees once the NULs, raw or JSON-escaped, are dropped.
+          const read = redacted.replaceAll('\\u0000', '').replaceAll(String.fromCharCode(0), '');
+          expect(read).not.toContain(pass);
+          expect(read).not.toContain(authorization.slice('Basic '.length));
+        }
+      }
+    }
+  });
+});
+
 describe('SecretRedactor.text', () => {
   const pass = 'Sécret-Päss<w>&rd/42';
   const redactor = new SecretRedactor('api-user', pass);

@@ -181,6 +181,18 @@ function unicodeEscapes(value: string): string[] {
 }
 
 /**
+ * `value` as UTF-16 text reads when taken for UTF-8 or Latin-1 (a server's error page in UTF-16
+ * echoing a header): each character beside a NUL, in either byte order, so the form is the
+ * characters joined by NULs; and that as JSON writes it (`\u0000`). None for text that is not
+ * ASCII, whose UTF-16 units are not one character each.
+ */
+function utf16Forms(value: string): string[] {
+  if (!/^[\x20-\x7e]+$/.test(value)) return [];
+  const characters = Array.from(value);
+  return [characters.join('\0'), characters.join('\\u0000')];
+}
+
+/**
  * Removes the credentials from text leaving the library (log lines, error messages, error
  * bodies, `_raw`), in case a service or proxy echoes them back, in any of the encodings a server
  * or a log pipeline commonly applies: plain, JSON-escaped, percent-encoded (as the common encoders
@@ -205,6 +217,8 @@ export class SecretRedactor {
   private readonly caselessPattern: RegExp;
   /** What a text must hold to contain {@link escapedPattern} in any form but the plain one. */
   private readonly escapeMarks: readonly string[];
+  /** The passwords of digits only, as the numbers JSON would read them as. */
+  private readonly numericSecrets: ReadonlySet<number>;
 
   constructor(
     apiUsername: string,
@@ -213,6 +227,7 @@ export class SecretRedactor {
     others: readonly BasicCredentials[] = [],
   ) {
     const forms: string[] = [];
+    const numeric = new Set<number>();
     const encoded: string[] = [];
     const caseless: string[] = [];
     let spaced = false;
@@ -229,7 +244,7 @@ export class SecretRedactor {
       forms.push(token, token.replace(/=+$/, ''), encodeURIComponent(token));
       forms.push(Buffer.from(token, 'base64').toString('base64url'), ...base64Cores(token));
       // A header dump in hex holds the token's hex whole: it decodes to the username and password.
-      forms.push(tokenHex, tokenHex.toUpperCase());
+      forms.push(tokenHex, tokenHex.toUpperCase(), ...utf16Forms(token.replace(/=+$/, '')));
       encoded.push(encodedPattern(token));
       // Without its padding, which a token cut or re-encoded in another case often loses.
       caseless.push(token.replace(/=+$/, ''));
@@ -257,8 +272,12 @@ export class SecretRedactor {
         ...byteForms(utf8),
         ...base64Cores(password),
         ...unicodeEscapes(password),
+        ...utf16Forms(password),
       );
+      // Echoed as a JSON number (`"pin":84726193051`), beyond the digits a double holds too.
+      if (/^\d+$/.test(password)) numeric.add(Number(password));
     }
+    this.numericSecrets = numeric;
     this.escapeMarks = spaced ? ['%', '&', '+'] : ['%', '&'];
     this.caselessForms = caseless.map((form) => form.toLowerCase());
     this.caselessPattern = new RegExp(
@@ -316,12 +335,13 @@ export class SecretRedactor {
   }
 
   /**
-   * A JSON value with every string redacted. Unchanged parts keep their identity, so a body
+   * A JSON value with every string, and every number that spells a password, redacted. Unchanged parts keep their identity, so a body
    * without secrets comes back as the very same object. Iterative, so no depth of nesting can
    * overflow the stack.
    */
   value(value: unknown): unknown {
     if (typeof value === 'string') return this.text(value);
+    if (typeof value === 'number') return this.number(value);
     if (typeof value !== 'object' || value === null) return value;
     // Post-order walk with an explicit stack: children are redacted before their parent.
     type Frame = { source: object; entries: [string, unknown][]; index: number; changed: boolean };
@@ -342,9 +362,11 @@ export class SecretRedactor {
         const newItem =
           typeof item === 'string'
             ? this.text(item)
-            : typeof item === 'object' && item !== null
-              ? results.get(item)
-              : item;
+            : typeof item === 'number'
+              ? this.number(item)
+              : typeof item === 'object' && item !== null
+                ? results.get(item)
+                : item;
         frame.changed ||= newKey !== key || newItem !== item;
         frame.entries[frame.index] = [newKey, newItem];
         frame.index += 1;
@@ -361,6 +383,15 @@ export class SecretRedactor {
       results.set(frame.source, result);
     }
     return results.get(value);
+  }
+
+  /**
+   * `value`, or `[REDACTED]` when its digits hold a password (a password of digits echoed as a
+   * JSON number, alone or inside a longer one).
+   */
+  private number(value: number): number | string {
+    const text = String(value);
+    return this.numericSecrets.has(value) || this.text(text) !== text ? REDACTED : value;
   }
 
   /**
