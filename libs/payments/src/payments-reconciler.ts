@@ -53,7 +53,7 @@ const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in
  * which `Date` rolls over to the next day.
  */
 const ISO_DATE_TIME =
-  /^\d{4}-\d{2}-\d{2}(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+  /^(?<day>\d{4}-\d{2}-\d{2})(?:[T ](?<time>(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?)(?<zone>Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
  * `value` as a date: a valid `Date` or an ISO 8601 string. Anything else is refused, not read as
@@ -65,8 +65,8 @@ function toDate(value: unknown, field: string, target: string): Date | undefined
     // A Date of another realm (a vm context, a test runner's sandbox) is one too.
     Object.prototype.toString.call(value) === '[object Date]'
       ? new Date((value as Date).getTime())
-      : typeof value === 'string' && ISO_DATE_TIME.test(value.trim()) && isCalendarDay(value.trim())
-        ? new Date(asUtcIso(value.trim()))
+      : typeof value === 'string'
+        ? isoDate(value.trim())
         : undefined;
   if (date === undefined || Number.isNaN(date.getTime())) {
     throw new PaymentsValidationError(target, [
@@ -77,27 +77,28 @@ function toDate(value: unknown, field: string, target: string): Date | undefined
 }
 
 /**
- * ISO text as `Date` reads it the same everywhere: a date and time without an offset is UTC, as a
- * date alone is (`Date` read the first in the server's time zone and the second in UTC, so
+ * ISO text as a `Date`, read the same everywhere: a date and time without an offset is UTC, as a
+ * date alone is (`Date` reads the first in the server's time zone and the second in UTC, so
  * `2026-11-28` and `2026-11-28T00:00` were 12 hours apart on a server at UTC-12); an offset of
- * hours alone (`+03`) or without a colon (`+0300`) is written `+03:00`, which `Date` reads.
+ * hours alone (`+03`) or without a colon (`+0300`) is read as `+03:00`, which `Date` takes.
+ * Undefined for anything else, and for a day not of the calendar (`Date` rolls `2026-02-31` over
+ * to March).
  */
-function asUtcIso(iso: string): string {
-  if (iso.length === 10) return iso;
-  const text = `${iso.slice(0, 10)}T${iso.slice(11)}`;
-  const offset = /(?:z|[+-]\d{2}(?::?\d{2})?)$/i.exec(text.slice(16));
-  if (offset === null) return `${text}Z`;
-  const zone = offset[0];
-  if (/^z$/i.test(zone)) return `${text.slice(0, -1)}Z`;
+function isoDate(text: string): Date | undefined {
+  const parts = ISO_DATE_TIME.exec(text)?.groups;
+  if (parts === undefined || !isCalendarDay(parts.day)) return undefined;
+  if (parts.time === undefined) return new Date(parts.day);
+  const zone = parts.zone === undefined || /^z$/i.test(parts.zone) ? 'Z' : parts.zone;
   const digits = zone.replace(':', '');
-  return `${text.slice(0, text.length - zone.length)}${digits.slice(0, 3)}:${digits.slice(3) || '00'}`;
+  const offset = zone === 'Z' ? zone : `${digits.slice(0, 3)}:${digits.slice(3) || '00'}`;
+  return new Date(`${parts.day}T${parts.time}${offset}`);
 }
 
-/** Whether the ISO text's date is a day of the calendar: `Date` rolls `2026-02-31` over to March. */
-function isCalendarDay(iso: string): boolean {
-  const [year, month, day] = iso.slice(0, 10).split('-').map(Number);
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+/** Whether `day` (`YYYY-MM-DD`) is a day of the calendar. */
+function isCalendarDay(day: string): boolean {
+  const [year, month, date] = day.split('-').map(Number);
+  const utc = new Date(Date.UTC(year, month - 1, date));
+  return utc.getUTCMonth() === month - 1 && utc.getUTCDate() === date;
 }
 
 /**
