@@ -20,6 +20,7 @@ import type {
   PaymentsJournalEntry,
   PaymentsJournalResolution,
   PaymentsJournalState,
+  PaymentsJournalTotal,
   PaymentsReconcileSummary,
 } from './journal/payments-journal.interfaces';
 import { fromUnits, summedDecimals } from './money';
@@ -144,6 +145,24 @@ function toStates(state: unknown): Set<PaymentsJournalState> | undefined {
 
 const FILTER_FIELDS: ReadonlySet<string> = new Set(['since', 'state']);
 const RECONCILE_OPTION_FIELDS: ReadonlySet<string> = new Set(['since', 'concurrency']);
+
+/**
+ * Counts `entry` in `totals` (state → currency), its sum kept in `units` in integer units of the
+ * finest decimal an amount may have, so that totals of many entries are the sums an auditor adds.
+ */
+function addToTotals(
+  totals: PaymentsReconcileSummary['totals'],
+  units: Map<PaymentsJournalTotal, number>,
+  entry: PaymentsJournalEntry,
+): void {
+  const currency = entry.currency ?? 'unknown';
+  const total = ((totals[entry.state] ??= {})[currency] ??= { count: 0, amount: 0 });
+  total.count += 1;
+  const digits = summedDecimals(currency, FINEST_REQUEST_DECIMALS);
+  const sum = (units.get(total) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
+  units.set(total, sum);
+  total.amount = fromUnits(sum, digits);
+}
 
 /**
  * Refuses a key that cannot name an entry (`get(123)` would answer "no entry" for a key the
@@ -307,27 +326,19 @@ export class PaymentsReconciler {
     const all = (await journal.store.list(since ? { since } : {})).map((entry) =>
       journal.view(entry),
     );
-    // Summed in integer units of the finest decimal an amount may have, so that totals of many
-    // entries are the sums an auditor adds.
-    const units = new Map<PaymentsJournalState, Map<string, number>>();
     const totals: PaymentsReconcileSummary['totals'] = {};
+    const byOperation: PaymentsReconcileSummary['byOperation'] = {};
+    const units = new Map<PaymentsJournalTotal, number>();
     for (const entry of all) {
-      const currency = entry.currency ?? 'unknown';
-      const byCurrency = (totals[entry.state] ??= {});
-      const total = (byCurrency[currency] ??= { count: 0, amount: 0 });
-      total.count += 1;
-      const sums = units.get(entry.state) ?? new Map<string, number>();
-      units.set(entry.state, sums);
-      const digits = summedDecimals(currency, FINEST_REQUEST_DECIMALS);
-      const sum = (sums.get(currency) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
-      sums.set(currency, sum);
-      total.amount = fromUnits(sum, digits);
+      addToTotals(totals, units, entry);
+      addToTotals((byOperation[entry.operation] ??= {}), units, entry);
     }
     return {
       checked: open.length,
       changed,
       lookupFailures,
       totals,
+      byOperation,
       inDoubt: all.filter((entry) => entry.state === 'in_doubt'),
     };
   }

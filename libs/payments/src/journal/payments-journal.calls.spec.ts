@@ -18,6 +18,7 @@ import type { PaymentsJournalEntry, PaymentsJournalStore } from './payments-jour
 
 const MPESA_PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!;
 const CARD = OPERATION_CASES.find((c) => c.operation === 'collections.card')!;
+const MPESA_COLLECTION = OPERATION_CASES.find((c) => c.operation === 'collections.mpesa')!;
 const PAYOUT = MPESA_PAYOUT.request as { phoneNumber: string; amount: number; narration: string };
 const PAYOUT_REFERENCE = '9BD141203407eW';
 
@@ -500,6 +501,34 @@ describe('the payments journal, through a client over loopback HTTP', () => {
         KES: { count: 4, amount: 210.1199 },
         unknown: { count: 2, amount: 2.01 },
       },
+    });
+    expect(summary.byOperation).toEqual({ 'transfers.send': summary.totals });
+  });
+
+  it('sums money in and money out apart by operation, beside the totals of both', async () => {
+    const payments = client();
+    server.fallback = (request) =>
+      request.method === 'GET'
+        ? { status: 200, body: statusRecord(request.path.split('/').pop()!, 'pending', 0) }
+        : {
+            status: 200,
+            body: successBody(request.path.includes('withdrawal') ? 'payout' : 'collection'),
+          };
+    const collection = MPESA_COLLECTION.request as { amount: number };
+    await payments.collections.mpesa(MPESA_COLLECTION.request, {
+      idempotencyKey: 'in-1',
+    });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'out-1' });
+    await payments.payouts.mpesa({ ...PAYOUT, amount: 250.25 }, { idempotencyKey: 'out-2' });
+
+    const summary = await payments.reconciler.reconcile();
+
+    expect(summary.totals).toEqual({
+      accepted: { KES: { count: 3, amount: collection.amount + PAYOUT.amount + 250.25 } },
+    });
+    expect(summary.byOperation).toEqual({
+      'collections.mpesa': { accepted: { KES: { count: 1, amount: collection.amount } } },
+      'payouts.mpesa': { accepted: { KES: { count: 2, amount: PAYOUT.amount + 250.25 } } },
     });
   });
 

@@ -187,6 +187,16 @@ export interface PaymentsReconcileSummary {
   lookupFailures: number;
   /** Every entry of the window after the pass: state → currency → count and sum. */
   totals: Partial<Record<PaymentsJournalState, Record<string, PaymentsJournalTotal>>>;
+  /**
+   * The same by operation (`collections.mpesa`, `payouts.mpesa`...): `totals` adds money in and
+   * money out together, these keep them apart.
+   */
+  byOperation: Partial<
+    Record<
+      PaymentsOperationName,
+      Partial<Record<PaymentsJournalState, Record<string, PaymentsJournalTotal>>>
+    >
+  >;
   /** The entries still `in_doubt` after the pass, each with its `reason`. */
   inDoubt: PaymentsJournalEntry[];
 }

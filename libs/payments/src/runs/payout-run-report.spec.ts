@@ -6,10 +6,15 @@ describe('payout-run CSV report', () => {
     expect(csvCell('=1+1')).toBe("'=1+1");
     expect(csvCell('-5')).toBe("'-5");
     expect(csvCell('emp;=1+1')).toBe(`"'emp;=1+1"`);
-    expect(csvCell('a,b')).toBe(`"'a,b"`);
-    expect(csvCell('a\tb')).toBe(`"'a\tb"`);
+    expect(csvCell('emp, -1')).toBe(`"'emp, -1"`);
+    expect(csvCell('emp;\t@SUM(A1)')).toBe(`"'emp;\t@SUM(A1)"`);
     expect(csvCell('a\r\n=b')).toBe(`"'a\r\n=b"`);
-    expect(csvCell('say "hi"')).toBe(`"'say ""hi"""`);
+    expect(csvCell('x";+1')).toBe(`"'x"";+1"`);
+    // A separator alone is quoted, not guarded: the reason reads as the service wrote it.
+    expect(csvCell('a,b')).toBe(`"a,b"`);
+    expect(csvCell('a\tb')).toBe(`"a\tb"`);
+    expect(csvCell('failed: webhook, status failed')).toBe(`"failed: webhook, status failed"`);
+    expect(csvCell('say "hi"')).toBe(`"say ""hi"""`);
     expect(csvCell(12.5)).toBe('12.5');
   });
 
@@ -30,7 +35,7 @@ describe('payout-run CSV report', () => {
     ]);
     expect(csv.split('\r\n')).toEqual([
       'item_id,operation,state,amount,currency,reference,idempotency_key,sends,reason',
-      `emp-1,payouts.mpesa,failed,100,KES,,run-r-abc,1,"'failed: webhook, status failed"`,
+      `emp-1,payouts.mpesa,failed,100,KES,,run-r-abc,1,"failed: webhook, status failed"`,
       '',
     ]);
   });

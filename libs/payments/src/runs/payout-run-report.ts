@@ -15,16 +15,16 @@ const CSV_COLUMNS: readonly (readonly [string, (item: PayoutRunItem) => string |
 
 /**
  * One CSV cell. A text cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab or
- * carriage return first) gets a leading `'`; a cell holding a separator of any locale (`,` `;`
- * tab), a quote or a line break is quoted and guarded alike, since a spreadsheet that splits on
- * `;` would otherwise start a new cell inside it (`emp;=1+1`). Reasons and item ids come from
- * outside (the service, the payroll file).
+ * carriage return first) gets a leading `'`, and so does one where such a character follows a
+ * separator of any locale (`,` `;` tab), a quote or a line break, spaces between, since a
+ * spreadsheet that splits on `;` would start a new cell there (`emp;=1+1`). A cell holding any of
+ * those is quoted. Reasons and item ids come from outside (the service, the payroll file); a
+ * reason such as `failed: webhook, status failed` is quoted, not guarded.
  */
 export function csvCell(value: string | number): string {
   if (typeof value === 'number') return String(value);
-  const risky = /[",;\t\r\n]/.test(value);
-  const safe = risky || /^[=+\-@]/.test(value) ? `'${value}` : value;
-  return risky ? `"${safe.replaceAll('"', '""')}"` : safe;
+  const safe = /(?:^|[",;\t\r\n])\s*[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",;\t\r\n]/.test(value) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 /** The items as CSV, with a header line, lines ended by CRLF. */

@@ -1,7 +1,9 @@
+import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import { PaymentsModule } from '../payments.module';
 import type { PaymentsModuleOptions } from '../payments-options.interface';
+import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PayoutRunsModule } from './payout-runs.module';
 import { PayoutRunsService } from './payout-runs.service';
 import { FakePayments, PaymentsTestingModule } from '../testing';
@@ -40,6 +42,47 @@ describe('PayoutRunsModule at boot', () => {
     const app = await boot({ defaultUsername: 'shop', journal: new InMemoryPaymentsJournal() });
     try {
       expect(app.get(PayoutRunsService)).toBeInstanceOf(PayoutRunsService);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('takes its store and options from forRootAsync, as from ConfigService', async () => {
+    const store = new InMemoryPayoutRunStore();
+    @Module({
+      providers: [{ provide: 'RUNS_CONFIG', useValue: { concurrency: 2, ratePerSecond: 7 } }],
+      exports: ['RUNS_CONFIG'],
+    })
+    class RunsConfigModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+        }),
+        PayoutRunsModule.forRootAsync({
+          imports: [RunsConfigModule],
+          inject: ['RUNS_CONFIG'],
+          useFactory: (config: { concurrency: number; ratePerSecond: number }) => ({
+            store,
+            ...config,
+          }),
+        }),
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const { runId } = await app.get(PayoutRunsService).create({
+        items: [
+          {
+            itemId: 'emp-1',
+            operation: 'payouts.mpesa',
+            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
+          },
+        ],
+      });
+      expect(await store.getRun(runId)).toMatchObject({ concurrency: 2, ratePerSecond: 7 });
     } finally {
       await app.close();
     }
