@@ -83,10 +83,14 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         },
       });
       const created = await store.create(given);
-      strictEqual(created.created, true);
+      strictEqual(created.created, true, 'create of a new key must answer created: true');
       assertSameData(created.entry, given);
       assertSameData(await store.get(given.idempotencyKey), given);
-      strictEqual(await store.get(`conformance-${run}-absent`), undefined);
+      strictEqual(
+        await store.get(`conformance-${run}-absent`),
+        undefined,
+        'get of a key nobody created must answer undefined',
+      );
     },
   },
   {
@@ -141,7 +145,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
           },
         ],
       });
-      strictEqual(await store.replace(full), true);
+      strictEqual(
+        await store.replace(full),
+        true,
+        'replace over the stored version must answer true',
+      );
       assertSameData(await store.get(first.idempotencyKey), full);
       const listed = (await store.list({ states: ['failed'] })).find(
         (found) => found.idempotencyKey === first.idempotencyKey,
@@ -177,7 +185,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const run = randomUUID();
       const lower = entry(run, 'refund-42');
       const upper = { ...entry(run, 'Refund-42'), fingerprint: 'fp-upper' };
-      strictEqual((await store.create(lower)).created, true);
+      strictEqual(
+        (await store.create(lower)).created,
+        true,
+        'create of a new key must answer created: true',
+      );
       strictEqual((await store.create(upper)).created, true, 'a key in another case was held');
       assertSameData(await store.get(lower.idempotencyKey), lower);
       assertSameData(await store.get(upper.idempotencyKey), upper);
@@ -195,7 +207,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const first = { ...entry(run, 'long-a'), idempotencyKey: longKey('a') };
       const second = { ...entry(run, 'long-b'), idempotencyKey: longKey('b') };
       strictEqual(first.idempotencyKey.length, 255);
-      strictEqual((await store.create(first)).created, true);
+      strictEqual((await store.create(first)).created, true, 'a key of 255 characters was refused');
       const created = await store.create(second);
       strictEqual(created.created, true, 'a key of 255 characters was taken for another');
       assertSameData(created.entry, second);
@@ -215,7 +227,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       await store.create(doubted);
       const { reason: _reason, deferredEvents: _events, ...rest } = doubted;
       const resent = next(rest, { state: 'started' });
-      strictEqual(await store.replace(resent), true);
+      strictEqual(
+        await store.replace(resent),
+        true,
+        'replace over the stored version must answer true',
+      );
       // A `reason` or an earlier send's events kept would say what the entry no longer is.
       assertSameData(await store.get(doubted.idempotencyKey), resent);
     },
@@ -227,7 +243,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const first = entry(run, 'a');
       await store.create(first);
       const second = await store.create({ ...first, fingerprint: 'another', amount: 9 });
-      strictEqual(second.created, false);
+      strictEqual(second.created, false, 'create of a key already held must answer created: false');
       assertSameData(second.entry, first);
       assertSameData(await store.get(first.idempotencyKey), first);
     },
@@ -243,7 +259,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         ),
       );
       const winners = results.filter((result) => result.created);
-      strictEqual(winners.length, 1);
+      strictEqual(
+        winners.length,
+        1,
+        'of concurrent creates of one key, one must answer created: true',
+      );
       for (const result of results) assertSameData(result.entry, winners[0].entry);
       assertSameData(await store.get(base.idempotencyKey), winners[0].entry);
     },
@@ -255,10 +275,22 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const first = entry(run, 'a');
       await store.create(first);
       const accepted = next(first, { state: 'accepted', reference: `REF-${run}` });
-      strictEqual(await store.replace(accepted), true);
+      strictEqual(
+        await store.replace(accepted),
+        true,
+        'replace over the stored version must answer true',
+      );
       assertSameData(await store.get(first.idempotencyKey), accepted);
-      strictEqual(await store.replace(next(first, { state: 'refused' })), false);
-      strictEqual(await store.replace({ ...accepted, version: accepted.version + 5 }), false);
+      strictEqual(
+        await store.replace(next(first, { state: 'refused' })),
+        false,
+        'replace over a version no longer stored must answer false',
+      );
+      strictEqual(
+        await store.replace({ ...accepted, version: accepted.version + 5 }),
+        false,
+        'replace that skips versions must answer false',
+      );
       assertSameData(await store.get(first.idempotencyKey), accepted);
     },
   },
@@ -272,7 +304,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         next(first, { state: 'in_doubt', reason: `writer ${index}` }),
       );
       const results = await Promise.all(attempts.map((attempt) => store.replace(attempt)));
-      strictEqual(results.filter(Boolean).length, 1);
+      strictEqual(
+        results.filter(Boolean).length,
+        1,
+        'of concurrent replaces over one version, one must answer true',
+      );
       assertSameData(await store.get(first.idempotencyKey), attempts[results.indexOf(true)]);
     },
   },
@@ -281,8 +317,16 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     run: async (store) => {
       const run = randomUUID();
       const ghost = next(entry(run, 'ghost'), { state: 'accepted' });
-      strictEqual(await store.replace(ghost), false);
-      strictEqual(await store.get(ghost.idempotencyKey), undefined);
+      strictEqual(
+        await store.replace(ghost),
+        false,
+        'replace of a key nobody created must answer false',
+      );
+      strictEqual(
+        await store.get(ghost.idempotencyKey),
+        undefined,
+        'replace of a key nobody created must not create it',
+      );
     },
   },
   {
@@ -290,7 +334,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     run: async (store) => {
       const run = randomUUID();
       const reference = `REF-${run}`;
-      strictEqual(await store.findByReference(reference), undefined);
+      strictEqual(
+        await store.findByReference(reference),
+        undefined,
+        'findByReference of a reference no entry holds must answer undefined',
+      );
       const first = entry(run, 'a');
       await store.create(first);
       const accepted = next(first, { state: 'accepted', reference });
@@ -302,7 +350,11 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const other = entry(run, 'b');
       await store.create(other);
       await store.replace(next(other, { state: 'accepted', reference }));
-      strictEqual((await store.findByReference(reference))?.idempotencyKey, first.idempotencyKey);
+      strictEqual(
+        (await store.findByReference(reference))?.idempotencyKey,
+        first.idempotencyKey,
+        'findByReference must answer the entry that held the reference first',
+      );
     },
   },
   {
@@ -331,8 +383,8 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const listed = (await store.list({ states: ['succeeded'] })).find(
         (found) => found.idempotencyKey === keys[1],
       );
-      ok(listed);
-      strictEqual(listed.version, 2);
+      ok(listed, 'list({ states }) must list an entry by its current state');
+      strictEqual(listed.version, 2, 'list must give each entry as it stands now');
     },
   },
   {
