@@ -37,6 +37,13 @@ export interface PayoutRunKind {
 const sameAccount = (account: unknown): string =>
   typeof account === 'string' ? account.replace(/\s+/g, '').toLowerCase() : String(account);
 
+/**
+ * A mobile wallet by its national number, whichever payout reaches it: an M-Pesa payout to
+ * `0722000111` and a pan-African one to `+254722000111` on the M-Pesa network pay one person (the
+ * currency, in the duplicate check beside it, tells countries apart).
+ */
+const wallet = (national: string): string => `wallet:${national}`;
+
 const walletOf = (request: object): WalletType =>
   (request as { walletType?: WalletType }).walletType ?? 'local';
 
@@ -48,7 +55,7 @@ export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind
     receiver: (request) => {
       // `0712345678` and `+254712345678` are one M-Pesa number.
       const { phoneNumber } = request as MpesaPayoutRequest;
-      return `mpesa:${nationalNumber(phoneNumber) ?? phoneNumber}`;
+      return wallet(nationalNumber(phoneNumber) ?? phoneNumber);
     },
     currency: () => 'KES',
     wallet: walletOf,
@@ -58,10 +65,14 @@ export const PAYOUT_RUN_KINDS: Readonly<Record<PayoutRunOperation, PayoutRunKind
     send: (payouts, request, options) =>
       payouts.panAfrican(request as PanAfricanPayoutRequest, options),
     receiver: (request) => {
-      const { networkCode, accountNumber } = request as PanAfricanPayoutRequest;
+      const { networkCode, accountNumber, accountName, transactionChannel } =
+        request as PanAfricanPayoutRequest;
       // A wallet's number may be written as a phone number is (`+234803…`, `0803…`).
-      const account = nationalNumber(accountNumber) ?? sameAccount(accountNumber);
-      return `panAfrican:${networkCode}:${account}`;
+      const phone = nationalNumber(accountNumber);
+      if (phone !== undefined && (accountName === 'phone' || transactionChannel === 'phone')) {
+        return wallet(phone);
+      }
+      return `panAfrican:${sameAccount(networkCode)}:${phone ?? sameAccount(accountNumber)}`;
     },
     currency: (request) => (request as PanAfricanPayoutRequest).currency,
     wallet: walletOf,

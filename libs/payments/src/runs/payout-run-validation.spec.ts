@@ -186,6 +186,47 @@ describe('validatePayoutRunItems', () => {
     ]);
   });
 
+  it('takes one wallet paid by an M-Pesa and a pan-African payout as one receiver, and a network in any case as one', () => {
+    const panAfrican = (itemId: string, fields: Record<string, unknown>) => ({
+      itemId,
+      operation: 'payouts.panAfrican',
+      request: {
+        amount: 4500,
+        currency: 'KES',
+        phoneNumber: '+254722000111',
+        accountNumber: '+254722000111',
+        accountName: 'phone',
+        accountHolderName: 'Wanjiru',
+        networkCode: 'd4a5b3e5-mpesa',
+        channelId: 'CH',
+        narration: 'Pay',
+        transactionChannel: 'phone',
+        providerName: 'M-Pesa',
+        providerCode: 'MPESA',
+        ...fields,
+      },
+    });
+    const bank = { accountName: 'bank', transactionChannel: 'bank', accountNumber: '0123456789' };
+    const result = validatePayoutRunItems(
+      keyOf,
+      [
+        mpesa('m1', '0722000111', 4500),
+        panAfrican('p1', {}),
+        // Another currency: another country's number, not this wallet.
+        panAfrican('p2', { currency: 'UGX', phoneNumber: '+256722000111' }),
+        panAfrican('b1', { ...bank, networkCode: 'BANK-A' }),
+        panAfrican('b2', { ...bank, networkCode: 'bank-a' }),
+        panAfrican('b3', { ...bank, networkCode: 'BANK-B' }),
+      ],
+      prepare,
+      false,
+    );
+    expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.rule])).toEqual([
+      ['p1', 'duplicatePayout'],
+      ['b2', 'duplicatePayout'],
+    ]);
+  });
+
   it('derives unguessable keys: the same for the same run and item, 22 characters after the run', () => {
     const key = payoutRunItemKey('a secret of the tests', 'payroll-2026-03', 'emp-1');
     expect(key).toMatch(/^run-payroll-2026-03-[A-Za-z0-9_-]{22}$/);
