@@ -187,6 +187,8 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PayoutRunConflictError);
     expect(error).toMatchObject({ runId, field: 'items' });
+    // Never "give it another runId" alone: for the same payroll that pays everyone again.
+    expect((error as Error).message).toContain('do not create it under another runId');
     expect(await harness.sandbox.control.transactions()).toHaveLength(3);
   });
 

@@ -41,6 +41,8 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
       ['concurrency', 1_001, 'max'],
       ['ratePerSecond', 10_001, 'max'],
       ['ratePerSecond', 0.5, 'isPositiveInteger'],
+      ['name', 42, 'isString'],
+      ['name', 'x'.repeat(256), 'maxLength'],
     ] as const) {
       const error: unknown = await harness.runs
         .create({ items, [field]: value })

@@ -113,6 +113,25 @@ describe('validatePayoutRunItems', () => {
     });
   });
 
+  it('refuses an item field the run does not read, and an allowDuplicate that is not a boolean', () => {
+    const result = validatePayoutRunItems(
+      keyOf,
+      [
+        { ...mpesa('a', '0712345678'), idempotencyKey: 'salary-a' },
+        { ...mpesa('b', '0712345679'), allowDuplicates: true },
+        { ...mpesa('c', '0712345670'), allowDuplicate: 'no' },
+        { ...mpesa('d', '0712345671'), allowDuplicate: false },
+      ],
+      prepare,
+      false,
+    );
+    expect(result.ok ? [] : result.problems.map((p) => [p.itemId, p.field, p.rule])).toEqual([
+      ['a', 'idempotencyKey', 'whitelist'],
+      ['b', 'allowDuplicates', 'whitelist'],
+      ['c', 'allowDuplicate', 'isBoolean'],
+    ]);
+  });
+
   it('refuses duplicate ids and look-alike payouts (one number, two spellings) unless allowed', () => {
     const items = [mpesa('a', '0712345678'), mpesa('a', '0712345670'), mpesa('c', '+254712345678')];
     const refused = validatePayoutRunItems(keyOf, items, prepare, false);

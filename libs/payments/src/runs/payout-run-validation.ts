@@ -1,4 +1,5 @@
 import { PaymentsValidationError } from '../errors';
+import { objectOfKnownKeysProblems } from '../unknown-keys';
 import type { PaymentsOperation } from '../operations';
 import { createHmac } from 'node:crypto';
 import { fromMinorUnits, minorUnitDigits, toMinorUnits } from '../money';
@@ -86,6 +87,22 @@ export function validatePayoutRunItems(
     const itemId = typeof item.itemId === 'string' ? item.itemId : `#${index}`;
     const problem = (field: string, rule: string, message: string) =>
       problems.push({ itemId, field, rule, message });
+    // A key the run does not read (`idempotencyKey`, `allowDuplicates`, an `amount` beside the
+    // request), ignored, would be a rule the caller thinks holds.
+    if (typeof input === 'object' && input !== null) {
+      for (const { field, rule, message } of objectOfKnownKeysProblems(
+        input,
+        'item',
+        'an item must be an object such as { itemId, operation, request }',
+        ITEM_FIELD_NAMES,
+        (shown) => `${shown} is not a field of a run item (${ITEM_FIELDS.join(', ')})`,
+      )) {
+        problem(field, rule, message);
+      }
+    }
+    if (item.allowDuplicate !== undefined && typeof item.allowDuplicate !== 'boolean') {
+      problem('allowDuplicate', 'isBoolean', 'allowDuplicate must be true or false');
+    }
 
     if (typeof item.itemId !== 'string' || item.itemId === '') {
       problem('itemId', 'isNotEmpty', 'itemId must be a non-empty string');
@@ -162,6 +179,7 @@ export function validatePayoutRunItems(
 
 /** The fields of an item a run reads. */
 const ITEM_FIELDS = ['itemId', 'operation', 'request', 'allowDuplicate'] as const;
+const ITEM_FIELD_NAMES: ReadonlySet<string> = new Set(ITEM_FIELDS);
 
 /**
  * The fields of an item, each read once, so that a getter cannot give the checks one `itemId`

@@ -57,6 +57,9 @@ export class PayoutRunStateError extends PaymentsError {
 /**
  * A run with this `runId` exists with other items: creating it again would not be the same
  * payroll. Nothing was sent and the existing run is left as it is. `field` names what differs.
+ * The items are compared as they would be sent, defaults applied: the same payroll on an instance
+ * with another `defaultCallbackUrl`, `defaultUsername` or `walletType` differs too. Creating the
+ * same payroll again under another `runId` would pay everyone again.
  */
 export class PayoutRunConflictError extends PaymentsError {
   override readonly name = 'PayoutRunConflictError';
@@ -68,7 +71,10 @@ export class PayoutRunConflictError extends PaymentsError {
     readonly field: 'items',
   ) {
     super(
-      `A payout run ${runId} exists with other ${field}: nothing was sent; give this payroll its own runId`,
+      `A payout run ${runId} exists with other ${field} (as they would be sent: the client's ` +
+        'defaults, such as defaultCallbackUrl, count): nothing was sent. If this is the same ' +
+        'payroll, read that run (get, items) and do not create it under another runId, which would ' +
+        'pay everyone again; if it is another payroll, give it its own runId',
     );
   }
 }

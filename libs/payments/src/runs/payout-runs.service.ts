@@ -47,6 +47,7 @@ import {
 import { PAYOUT_RUN_PACE_LIMITS } from './payout-runs.options';
 import type { ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { printsAsNameOnly } from '../secret-holders';
+import { hasAtMostCodePoints, REQUEST_RULES } from '../request-rules';
 import { readObjectOfKnownKeys } from '../unknown-keys';
 
 const DEFAULT_PAGE = 100;
@@ -103,6 +104,9 @@ const CREATE_OPTION_NAMES: Readonly<Record<keyof CreatePayoutRunOptions, true>> 
 };
 const CREATE_OPTION_KEYS: ReadonlySet<string> = new Set(Object.keys(CREATE_OPTION_NAMES));
 
+/** The longest run `name`, as the longest text field of a request. */
+const MAX_RUN_NAME_LENGTH = REQUEST_RULES.maxTextLength;
+
 /**
  * Refuses options that are not an object, or hold a key that is not an option: a misspelt
  * `runID`, ignored, would give the run a random id, and a retried call would pay everyone again.
@@ -120,11 +124,23 @@ function checkOptions(options: unknown): Partial<CreatePayoutRunOptions> {
   if (read.problems) {
     throw new PayoutRunRefusedError(read.problems.map((problem) => ({ itemId: '-', ...problem })));
   }
-  const { fields } = read;
-  if (fields.name !== undefined && typeof fields.name !== 'string') {
+  return read.fields;
+}
+
+/**
+ * The run's `name`: a label for people, kept on the run in every store and shown on every read.
+ * @throws PayoutRunRefusedError for a name that is not a string, or too long.
+ */
+function checkName(name: unknown): string | undefined {
+  if (name !== undefined && typeof name !== 'string') {
     throw new PayoutRunRefusedError([runProblem('name', 'isString', 'name must be a string')]);
   }
-  return fields;
+  if (name !== undefined && !hasAtMostCodePoints(name, MAX_RUN_NAME_LENGTH)) {
+    throw new PayoutRunRefusedError([
+      runProblem('name', 'maxLength', `name must be at most ${MAX_RUN_NAME_LENGTH} characters`),
+    ]);
+  }
+  return name;
 }
 
 function runLimit(
@@ -193,6 +209,7 @@ export class PayoutRunsService {
    */
   async create(given: CreatePayoutRunOptions): Promise<CreatedPayoutRun> {
     const options = checkOptions(given) as CreatePayoutRunOptions;
+    checkName(options.name);
     const concurrency = runLimit('concurrency', options.concurrency, this.options.concurrency);
     const ratePerSecond = runLimit(
       'ratePerSecond',
@@ -304,7 +321,8 @@ export class PayoutRunsService {
     // callback URLs need for `malipo_key`, are then the longest `create()` can make.
     let runId = 'v'.repeat(MAX_RUN_ID_LENGTH);
     try {
-      // The pace as create() checks it: options that pass here pass there.
+      // The name and pace as create() checks them: options that pass here pass there.
+      checkName(options.name);
       runLimit('concurrency', options.concurrency, this.options.concurrency);
       runLimit('ratePerSecond', options.ratePerSecond, this.options.ratePerSecond);
       if (options.runId !== undefined) runId = checkRunId(options.runId);
