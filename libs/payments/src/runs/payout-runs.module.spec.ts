@@ -88,6 +88,46 @@ describe('PayoutRunsModule at boot', () => {
     }
   });
 
+  it("rejects a resume that another instance's cancel overtook, rather than answer the cancelled run", async () => {
+    const store = new InMemoryPayoutRunStore();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+        }),
+        PayoutRunsModule.forRoot({ store }),
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const runs = app.get(PayoutRunsService);
+      const { runId } = await runs.create({
+        items: [
+          {
+            itemId: 'emp-1',
+            operation: 'payouts.mpesa',
+            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
+          },
+        ],
+      });
+      await runs.pause(runId);
+      // Another instance cancels between this instance's check of the state and its write.
+      const updateRun = store.updateRun.bind(store);
+      jest.spyOn(store, 'updateRun').mockImplementationOnce(async (id, change, when) => {
+        await updateRun(id, { state: 'cancelled' }, { states: ['paused'] });
+        return updateRun(id, change, when);
+      });
+      await expect(runs.resume(runId)).rejects.toMatchObject({
+        name: 'PayoutRunStateError',
+        state: 'cancelled',
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('runs over PaymentsTestingModule with a journal, as a unit test of your payroll would', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [

@@ -562,7 +562,12 @@ export class PayoutRunsService {
       throw new PayoutRunStateError(runId, run.state, action);
     }
     await this.engine[action](runId);
-    return this.read(runId);
+    const after = await this.read(runId);
+    // Another instance cancelled it meanwhile: this pause or resume did not take.
+    if (after.state === 'cancelled' && action !== 'cancel') {
+      throw new PayoutRunStateError(runId, after.state, action);
+    }
+    return after;
   }
 
   /**
