@@ -1,5 +1,6 @@
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
+import { maskPersonalData } from '../journal/personal-data';
 import type { PayoutRunItemState } from './payout-run.interfaces';
 
 /**
@@ -37,6 +38,25 @@ export function itemStateOfEntry(
   }
 }
 
+/** The most of the service's own message an item's reason repeats. */
+const MAX_SERVICE_MESSAGE_LENGTH = 200;
+
+/**
+ * What the service said of a refused item (`invalid network code`), so that a person sees why
+ * without the logs: its own message, the request's phone numbers, account and name masked as the
+ * journal masks them in a kept answer, cut to {@link MAX_SERVICE_MESSAGE_LENGTH} characters.
+ */
+function serviceSaid(error: ServiceAPIError, request: object | undefined): string | undefined {
+  const message = error.serviceMessage?.trim();
+  if (!message) return undefined;
+  const kept: Record<string, unknown> = { message };
+  if (request !== undefined) maskPersonalData(kept, request, ['message']);
+  const characters = Array.from(String(kept.message));
+  return characters.length > MAX_SERVICE_MESSAGE_LENGTH
+    ? `${characters.slice(0, MAX_SERVICE_MESSAGE_LENGTH).join('')}…`
+    : characters.join('');
+}
+
 /** HTTP 429 under either the HTTP status or the service's body status. */
 function isRateLimited(error: ServiceAPIError): boolean {
   return error.status === 429 || error.serviceStatus === 429;
@@ -47,7 +67,7 @@ function isRateLimited(error: ServiceAPIError): boolean {
  * `in_doubt` and never sent again by the run; what certainly did not is `refused`, except a 429
  * and a closing client, which are sent again later.
  */
-export function classifySendFailure(error: unknown): PayoutRunSendFailure {
+export function classifySendFailure(error: unknown, request?: object): PayoutRunSendFailure {
   if (error instanceof PaymentsJournalError) {
     switch (error.code) {
       case 'ALREADY_FAILED':
@@ -86,7 +106,12 @@ export function classifySendFailure(error: unknown): PayoutRunSendFailure {
       };
     }
     if (error.code === 'CLIENT_CLOSED') return { kind: 'requeue', rateLimited: false };
-    return { kind: 'settle', state: 'refused', reason: `${error.code}${status}: not executed` };
+    const said = serviceSaid(error, request);
+    return {
+      kind: 'settle',
+      state: 'refused',
+      reason: `${error.code}${status}: not executed${said === undefined ? '' : `: ${said}`}`,
+    };
   }
   if (error instanceof PaymentsValidationError) {
     if (error.errors.some((e) => e.field === 'idempotencyKey' && e.rule === 'reused')) {

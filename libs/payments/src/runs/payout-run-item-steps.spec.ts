@@ -158,6 +158,30 @@ describe('payout-run item steps', () => {
     expect(options).toEqual([{ idempotencyKey: 'run-r-key', retryAmbiguous: false }]);
   });
 
+  it("gives a refused item the service's own message, the payee's number masked", async () => {
+    const { store, context } = await world('queued');
+    (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>
+      Promise.reject(
+        new ServiceAPIError('payouts.mpesa was refused with HTTP 400', {
+          operation: 'payouts.mpesa',
+          idempotencyKey: 'run-r-key',
+          attempts: 1,
+          status: 400,
+          code: 'SERVICE_ERROR',
+          mayHaveExecuted: false,
+          serviceMessage: `number 0712 345 678 is not registered for M-Pesa ${'x'.repeat(300)}`,
+        }),
+      );
+    await sendPayoutRunItem(context, 'r', 'a');
+    const item = await store.getItem('r', 'a');
+    expect(item).toMatchObject({ state: 'refused' });
+    expect(item?.reason).toMatch(
+      /^SERVICE_ERROR \(HTTP 400\): not executed: number \[personal data\] is not registered for M-Pesa x+…$/,
+    );
+    expect(item?.reason).not.toMatch(/345/);
+    expect(Array.from(item?.reason ?? '').length).toBeLessThan(260);
+  });
+
   it('puts in doubt, never refused, an item whose key the journal holds with another request', async () => {
     const { store, context } = await world('queued');
     (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>

@@ -106,7 +106,7 @@ export async function sendPayoutRunItem(
     };
     response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, options);
   } catch (error) {
-    const failure = classifySendFailure(error);
+    const failure = classifySendFailure(error, request);
     if (failure.kind === 'requeue') {
       await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
       return {
