@@ -177,6 +177,9 @@ describe('demo: the payments journal (embedded sandbox, journal in memory)', () 
       changed: 1,
       lookupFailures: 0,
       totals: { succeeded: { KES: { count: 1, amount: COLLECTION.amount } } },
+      byOperation: {
+        'collections.mpesa': { succeeded: { KES: { count: 1, amount: COLLECTION.amount } } },
+      },
       inDoubt: [],
     });
     expect(await entryOf(order.id)).toMatchObject({

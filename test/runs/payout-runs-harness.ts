@@ -45,6 +45,8 @@ export class PayoutRunsHarness {
       store?: PayoutRunStore;
       /** The payments journal; a new in-memory one by default. */
       journal?: PaymentsJournalStore;
+      /** PayoutRunsModule's `statusLookupAfterMs`; its default when absent. */
+      statusLookupAfterMs?: number;
     } = {},
   ): Promise<PayoutRunsHarness> {
     const sandbox = await startSandbox({
@@ -68,6 +70,9 @@ export class PayoutRunsHarness {
           settlementPollMs: 50,
           progressIntervalMs: 50,
           ...(options.store ? { store: options.store } : {}),
+          ...(options.statusLookupAfterMs === undefined
+            ? {}
+            : { statusLookupAfterMs: options.statusLookupAfterMs }),
         }),
       ],
       providers: [RecordedRunEvents],

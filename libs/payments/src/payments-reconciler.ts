@@ -278,6 +278,26 @@ export class PaymentsReconciler {
   }
 
   /**
+   * Looks up the status of the entry of `idempotencyKey`, when it is open and has a reference, and
+   * settles it as {@link reconcile} would; a look-up that fails leaves it as it was (logged).
+   * Payout runs follow an item whose webhook was lost so (docs/payout-runs.md, "Lost webhooks").
+   * @internal
+   */
+  lookUp(idempotencyKey: string): Promise<void> {
+    return typedFailure(
+      'look-up',
+      async () => {
+        const journal = this.journal();
+        const entry = await journal.entryUnder(idempotencyKey);
+        if (entry !== undefined && OPEN_STATES.includes(entry.state)) {
+          await this.reconcileOne(journal, entry);
+        }
+      },
+      idempotencyKey,
+    );
+  }
+
+  /**
    * Settles what it can: a `started` entry past its deadline becomes `in_doubt`; an entry with a
    * reference is looked up (`transactions.status`) and becomes `succeeded` or `failed` when the
    * service's record is final and agrees with it (reference and amount). An entry in doubt without

@@ -1,5 +1,6 @@
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
+import type { PayoutRunStatusLookups } from './payout-run-status-lookups';
 import type { PayoutRunStore } from './payout-run.store';
 import type { PayoutRunsPayments } from './payout-runs-payments';
 
@@ -39,6 +40,8 @@ export interface PayoutRunEngineContext {
   readonly followInDoubtMs: number;
   /** Pauses a run after sends in a row ended in doubt (the module's `pauseAfterInDoubtSends`). */
   readonly outageGuard?: PayoutRunOutageGuard;
+  /** When a sent item's status is looked up (the module's `statusLookupAfterMs`). */
+  readonly statusLookups?: PayoutRunStatusLookups;
 }
 
 /**

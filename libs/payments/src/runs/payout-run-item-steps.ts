@@ -164,10 +164,22 @@ export async function followPayoutRunItem(
   runId: string,
   itemId: string,
 ): Promise<boolean> {
-  const { store, payments } = context;
+  const { store, payments, statusLookups } = context;
   const item = await store.getItem(runId, itemId);
-  if (!item || !UNSETTLED_ITEM_STATES.includes(item.state)) return false;
-  const entry = await payments.reconciler.get(item.idempotencyKey);
+  if (!item || !UNSETTLED_ITEM_STATES.includes(item.state)) {
+    statusLookups?.forget(runId, itemId);
+    return false;
+  }
+  let entry = await payments.reconciler.get(item.idempotencyKey);
+  // Its webhook may be lost: looked up, long after it was sent, as reconcile() would.
+  if (
+    entry?.reference !== undefined &&
+    (entry.state === 'accepted' || entry.state === 'in_doubt') &&
+    statusLookups?.take(runId, itemId, item.updatedAt)
+  ) {
+    await payments.reconciler.lookUp(item.idempotencyKey);
+    entry = await payments.reconciler.get(item.idempotencyKey);
+  }
   const state = entry && itemStateOfEntry(entry);
   if (!entry || state === undefined || state === item.state) return true;
   const reason = reasonOfEntry(entry, state);
@@ -185,7 +197,9 @@ export async function followPayoutRunItem(
   if (state !== 'accepted') {
     context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(changed) });
   }
-  return UNSETTLED_ITEM_STATES.includes(state);
+  if (UNSETTLED_ITEM_STATES.includes(state)) return true;
+  statusLookups?.forget(runId, itemId);
+  return false;
 }
 
 /**

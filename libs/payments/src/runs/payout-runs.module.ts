@@ -6,6 +6,7 @@ import type { PayoutRunStore } from './payout-run.store';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import { PayoutRunEventsDispatcher } from './payout-run-events.dispatcher';
 import { PayoutRunOutageGuard } from './payout-run-outage-guard';
+import { PayoutRunStatusLookups } from './payout-run-status-lookups';
 import {
   PAYOUT_RUN_ENGINE,
   PAYOUT_RUN_STORE,
@@ -65,6 +66,7 @@ import { PayoutRunsService } from './payout-runs.service';
           progressIntervalMs: resolved.progressIntervalMs,
           followInDoubtMs: resolved.followInDoubtMs,
           outageGuard: new PayoutRunOutageGuard(resolved.pauseAfterInDoubtSends),
+          statusLookups: new PayoutRunStatusLookups(resolved.statusLookupAfterMs),
         };
         return options.engine ? options.engine(context) : new InProcessPayoutRunEngine(context);
       },

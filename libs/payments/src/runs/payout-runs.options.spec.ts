@@ -20,6 +20,11 @@ describe('resolvePayoutRunsOptions', () => {
       ratePerSecond: 10,
       settlementPollMs: 1000,
       pauseAfterInDoubtSends: 5,
+      statusLookupAfterMs: 600_000,
+    });
+    // 0: the run never looks an item up itself.
+    expect(resolvePayoutRunsOptions({ statusLookupAfterMs: 0 })).toMatchObject({
+      statusLookupAfterMs: 0,
     });
   });
 
@@ -30,6 +35,7 @@ describe('resolvePayoutRunsOptions', () => {
     ['settlementPollMs', 2_147_483_647],
     ['progressIntervalMs', 2_147_483_647],
     ['followInDoubtMs', 2_147_483_647],
+    ['statusLookupAfterMs', 2_147_483_647],
   ])('takes %s up to %i and refuses more, naming the option and its bound', (name, max) => {
     expect(resolvePayoutRunsOptions({ [name]: max })).toMatchObject({ [name]: max });
     expect(refusal(() => resolvePayoutRunsOptions({ [name]: max + 1 })).errors).toEqual([

@@ -55,6 +55,13 @@ export interface PayoutRunsModuleOptions {
    */
   pauseAfterInDoubtSends?: number;
   /**
+   * How long after an item was accepted (or went in doubt with a reference) the run looks up its
+   * status itself (ms), then again at doubling intervals up to 6 hours: an item whose webhook was
+   * lost settles, and its run completes, without a scheduled `reconcile()`. 0 never looks up.
+   * Default 10 minutes.
+   */
+  statusLookupAfterMs?: number;
+  /**
    * Secret of the item keys (at least 16 characters; docs/payout-runs.md, "Exactly once per
    * item"): each item's idempotency key is an HMAC of the run id and item id under it, so a key
    * seen in a callback URL does not give away the others. Must be the same on every instance and
@@ -74,6 +81,7 @@ export interface ResolvedPayoutRunsOptions {
   readonly progressIntervalMs: number;
   readonly followInDoubtMs: number;
   readonly pauseAfterInDoubtSends: number;
+  readonly statusLookupAfterMs: number;
   readonly itemKeySecret: string | undefined;
 }
 
@@ -123,6 +131,7 @@ const OPTION_NAMES: Readonly<Record<keyof PayoutRunsModuleOptions, true>> = {
   progressIntervalMs: true,
   followInDoubtMs: true,
   pauseAfterInDoubtSends: true,
+  statusLookupAfterMs: true,
   itemKeySecret: true,
 };
 
@@ -170,6 +179,15 @@ export function resolvePayoutRunsOptions(
       options.pauseAfterInDoubtSends === 0
         ? 0
         : positiveInteger('pauseAfterInDoubtSends', options.pauseAfterInDoubtSends, 5),
+    statusLookupAfterMs:
+      options.statusLookupAfterMs === 0
+        ? 0
+        : positiveInteger(
+            'statusLookupAfterMs',
+            options.statusLookupAfterMs,
+            10 * 60 * 1000,
+            MAX_TIMER_MS,
+          ),
     itemKeySecret: itemKeySecret(options.itemKeySecret),
   };
   return withSecretsHidden(resolved, ['itemKeySecret']);
