@@ -50,6 +50,19 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
   return { store, context, sent, held, events };
 }
 
+/** The service's refusal of the item's payout (HTTP 400), with its own message when given. */
+function refusedWith400(serviceMessage?: string): ServiceAPIError {
+  return new ServiceAPIError('payouts.mpesa was refused with HTTP 400', {
+    operation: 'payouts.mpesa',
+    idempotencyKey: 'run-r-key',
+    attempts: 1,
+    status: 400,
+    code: 'SERVICE_ERROR',
+    mayHaveExecuted: false,
+    ...(serviceMessage === undefined ? {} : { serviceMessage }),
+  });
+}
+
 describe('payout-run item steps', () => {
   it('never starts an item once the run is paused or cancelled in the store: it is held', async () => {
     for (const runState of ['paused', 'cancelled'] as const) {
@@ -84,21 +97,7 @@ describe('payout-run item steps', () => {
         ),
       false,
     ],
-    [
-      "the service's refusal",
-      () =>
-        Promise.reject(
-          new ServiceAPIError('refused', {
-            operation: 'payouts.mpesa',
-            idempotencyKey: 'run-r-key',
-            attempts: 1,
-            status: 400,
-            code: 'SERVICE_ERROR',
-            mayHaveExecuted: false,
-          }),
-        ),
-      true,
-    ],
+    ["the service's refusal", () => Promise.reject(refusedWith400()), true],
   ] as const)('says whether a send made a request, for the pacer: %s', async (_, answer, made) => {
     const { context } = await world('queued');
     (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = answer;
@@ -162,15 +161,7 @@ describe('payout-run item steps', () => {
     const { store, context } = await world('queued');
     (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>
       Promise.reject(
-        new ServiceAPIError('payouts.mpesa was refused with HTTP 400', {
-          operation: 'payouts.mpesa',
-          idempotencyKey: 'run-r-key',
-          attempts: 1,
-          status: 400,
-          code: 'SERVICE_ERROR',
-          mayHaveExecuted: false,
-          serviceMessage: `number 0712 345 678 is not registered for M-Pesa ${'x'.repeat(300)}`,
-        }),
+        refusedWith400(`number 0712 345 678 is not registered for M-Pesa ${'x'.repeat(300)}`),
       );
     await sendPayoutRunItem(context, 'r', 'a');
     const item = await store.getItem('r', 'a');

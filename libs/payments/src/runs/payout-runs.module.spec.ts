@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import { PaymentsModule } from '../payments.module';
@@ -15,6 +15,30 @@ async function boot(options: Partial<PaymentsModuleOptions>) {
     imports: [
       PaymentsModule.forRoot({ apiUsername: 'u', apiPassword: 'p', ...options }),
       PayoutRunsModule.forRoot({}),
+    ],
+  }).compile();
+  return moduleRef.createNestApplication({ logger: false }).init();
+}
+
+/** One M-Pesa payout, as a run's items. */
+const ONE_ITEM = [
+  {
+    itemId: 'emp-1',
+    operation: 'payouts.mpesa' as const,
+    request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
+  },
+];
+
+/** An app of PaymentsTestingModule with a journal, beside `runs` (a PayoutRunsModule registration). */
+async function overTheFake(runs: DynamicModule) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      PaymentsTestingModule.forRoot({
+        journal: new InMemoryPaymentsJournal(),
+        defaultUsername: 'shop',
+        defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+      }),
+      runs,
     ],
   }).compile();
   return moduleRef.createNestApplication({ logger: false }).init();
@@ -54,34 +78,18 @@ describe('PayoutRunsModule at boot', () => {
       exports: ['RUNS_CONFIG'],
     })
     class RunsConfigModule {}
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsTestingModule.forRoot({
-          journal: new InMemoryPaymentsJournal(),
-          defaultUsername: 'shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+    const app = await overTheFake(
+      PayoutRunsModule.forRootAsync({
+        imports: [RunsConfigModule],
+        inject: ['RUNS_CONFIG'],
+        useFactory: (config: { concurrency: number; ratePerSecond: number }) => ({
+          store,
+          ...config,
         }),
-        PayoutRunsModule.forRootAsync({
-          imports: [RunsConfigModule],
-          inject: ['RUNS_CONFIG'],
-          useFactory: (config: { concurrency: number; ratePerSecond: number }) => ({
-            store,
-            ...config,
-          }),
-        }),
-      ],
-    }).compile();
-    const app = await moduleRef.createNestApplication({ logger: false }).init();
+      }),
+    );
     try {
-      const { runId } = await app.get(PayoutRunsService).create({
-        items: [
-          {
-            itemId: 'emp-1',
-            operation: 'payouts.mpesa',
-            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
-          },
-        ],
-      });
+      const { runId } = await app.get(PayoutRunsService).create({ items: ONE_ITEM });
       expect(await store.getRun(runId)).toMatchObject({ concurrency: 2, ratePerSecond: 7 });
     } finally {
       await app.close();
@@ -90,28 +98,10 @@ describe('PayoutRunsModule at boot', () => {
 
   it("rejects a resume that another instance's cancel overtook, rather than answer the cancelled run", async () => {
     const store = new InMemoryPayoutRunStore();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsTestingModule.forRoot({
-          journal: new InMemoryPaymentsJournal(),
-          defaultUsername: 'shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
-        }),
-        PayoutRunsModule.forRoot({ store }),
-      ],
-    }).compile();
-    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    const app = await overTheFake(PayoutRunsModule.forRoot({ store }));
     try {
       const runs = app.get(PayoutRunsService);
-      const { runId } = await runs.create({
-        items: [
-          {
-            itemId: 'emp-1',
-            operation: 'payouts.mpesa',
-            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
-          },
-        ],
-      });
+      const { runId } = await runs.create({ items: ONE_ITEM });
       await runs.pause(runId);
       // Another instance cancels between this instance's check of the state and its write.
       const updateRun = store.updateRun.bind(store);
@@ -129,28 +119,10 @@ describe('PayoutRunsModule at boot', () => {
   });
 
   it('runs over PaymentsTestingModule with a journal, as a unit test of your payroll would', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsTestingModule.forRoot({
-          journal: new InMemoryPaymentsJournal(),
-          defaultUsername: 'shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
-        }),
-        PayoutRunsModule.forRoot({}),
-      ],
-    }).compile();
-    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    const app = await overTheFake(PayoutRunsModule.forRoot({}));
     try {
       const runs = app.get(PayoutRunsService);
-      const { runId } = await runs.create({
-        items: [
-          {
-            itemId: 'emp-1',
-            operation: 'payouts.mpesa',
-            request: { phoneNumber: '0712345678', amount: 100, narration: 'Salary' },
-          },
-        ],
-      });
+      const { runId } = await runs.create({ items: ONE_ITEM });
       const run = await waitFor(
         async () => {
           const current = await runs.get(runId);
