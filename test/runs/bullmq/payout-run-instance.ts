@@ -41,6 +41,8 @@ export interface RunsInstanceOptions {
   settlementPollMs?: number;
   /** The engine's `setupTimeoutMs`. Default the library's. */
   setupTimeoutMs?: number;
+  /** PayoutRunsModule's `statusLookupAfterMs`. Default the library's. */
+  statusLookupAfterMs?: number;
   /** Called with each payout-run event this instance emits (the child prints them). */
   report?: (event: PayoutRunEvent) => void;
 }
@@ -126,6 +128,9 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
       PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),
       PayoutRunsModule.forRoot({
         settlementPollMs: options.settlementPollMs ?? 200,
+        ...(options.statusLookupAfterMs === undefined
+          ? {}
+          : { statusLookupAfterMs: options.statusLookupAfterMs }),
         progressIntervalMs: 200,
         store: new RedisPayoutRunStore({ url: options.redisUrl, connection: patient }),
         // Short holds: a killed worker's items are taken over within seconds, not a minute.

@@ -4,7 +4,11 @@ import type { PayoutRunItem, PayoutRunReport } from '@malipo/nestjs/runs';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../../apps/sandbox/src/sandbox';
-import { type RunsInstance, startRunsInstance } from './payout-run-instance';
+import {
+  type RunsInstance,
+  type RunsInstanceOptions,
+  startRunsInstance,
+} from './payout-run-instance';
 
 /** A redis-server, the sandbox and one instance paying runs on them; `close()` stops all three. */
 export interface RunsStack {
@@ -14,14 +18,20 @@ export interface RunsStack {
   close(): Promise<void>;
 }
 
-/** Starts a {@link RunsStack} (the sandbox posts its webhooks 20 ms after each payout). */
-export async function startRunsStack(): Promise<RunsStack> {
+/**
+ * Starts a {@link RunsStack} (the sandbox posts its webhooks 20 ms after each payout), its
+ * instance with `options` besides the stack's.
+ */
+export async function startRunsStack(
+  options: Pick<RunsInstanceOptions, 'statusLookupAfterMs'> = {},
+): Promise<RunsStack> {
   const redis = await RedisServer.start();
   const sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
   const instance = await startRunsInstance({
     redisUrl: redis.url,
     sandboxUrl: sandbox.url,
     ...sandbox.credentials,
+    ...options,
   });
   return {
     redis,
