@@ -95,6 +95,22 @@ export function readObjectOfKnownKeys(
 ): { fields: Record<string, unknown>; problems?: undefined } | { problems: PaymentsFieldError[] } {
   const problems = objectOfKnownKeysProblems(value, field, notObject, known, message);
   if (problems.length > 0) return { problems };
+  const fields = readKnownFields(value as object, known);
+  if (fields === undefined) {
+    return { problems: [{ field, rule: 'isReadable', message: `${field} could not be read` }] };
+  }
+  return { fields };
+}
+
+/**
+ * The `known` fields of `value` that are set, copied into a plain object (a list copied too), each
+ * read once; undefined when reading one throws (a getter, a Proxy).
+ * @internal
+ */
+export function readKnownFields(
+  value: object,
+  known: Iterable<string>,
+): Record<string, unknown> | undefined {
   const fields: Record<string, unknown> = {};
   try {
     for (const key of known) {
@@ -102,7 +118,7 @@ export function readObjectOfKnownKeys(
       if (read !== undefined) fields[key] = Array.isArray(read) ? [...(read as unknown[])] : read;
     }
   } catch {
-    return { problems: [{ field, rule: 'isReadable', message: `${field} could not be read` }] };
+    return undefined;
   }
-  return { fields };
+  return fields;
 }

@@ -1,5 +1,5 @@
 import { PaymentsValidationError } from '../errors';
-import { objectOfKnownKeysProblems } from '../unknown-keys';
+import { objectOfKnownKeysProblems, readKnownFields } from '../unknown-keys';
 import type { PaymentsOperation } from '../operations';
 import { createHmac } from 'node:crypto';
 import { fromMinorUnits, minorUnitDigits, toMinorUnits } from '../money';
@@ -182,17 +182,11 @@ const ITEM_FIELDS = ['itemId', 'operation', 'request', 'allowDuplicate'] as cons
 const ITEM_FIELD_NAMES: ReadonlySet<string> = new Set(ITEM_FIELDS);
 
 /**
- * The fields of an item, each read once, so that a getter cannot give the checks one `itemId`
- * and the key another; `{}` for what is not an object (each field then fails its rule), and
- * undefined when reading one throws (a getter, a Proxy).
+ * The fields of an item, each read once ({@link readKnownFields}), so that a getter cannot give
+ * the checks one `itemId` and the key another; `{}` for what is not an object (each field then
+ * fails its rule), and undefined when reading one throws (a getter, a Proxy).
  */
 function readItem(input: unknown): Partial<Record<keyof PayoutRunItemInput, unknown>> | undefined {
-  const item: Partial<Record<keyof PayoutRunItemInput, unknown>> = {};
-  if (typeof input !== 'object' || input === null) return item;
-  try {
-    for (const field of ITEM_FIELDS) item[field] = (input as Record<string, unknown>)[field];
-  } catch {
-    return undefined;
-  }
-  return item;
+  if (typeof input !== 'object' || input === null) return {};
+  return readKnownFields(input, ITEM_FIELDS);
 }
