@@ -7,9 +7,12 @@ const fs = require('node:fs');
 const path = require('node:path');
 const base = require('./jest.config');
 
-/** What a suite that uses Redis imports: a Redis server of its own, ioredis, or our Redis parts. */
+/**
+ * What a suite that uses Redis imports: a Redis server of its own, ioredis, our Redis parts, or the
+ * BullMQ runs' kit (which starts its redis-server).
+ */
 const USES_REDIS =
-  /spec-support\/redis-server|from 'ioredis'|@malipo\/nestjs\/(redis|runs\/bullmq)|\/redis\/|runs\/bullmq\//;
+  /spec-support\/redis-server|from 'ioredis'|@malipo\/nestjs\/(redis|runs\/bullmq)|\/redis\/|runs\/bullmq\/|\/runs-kit'/;
 
 function suites(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

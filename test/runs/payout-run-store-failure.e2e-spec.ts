@@ -206,6 +206,29 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     expect(await refusal(harness.runs.report(runId, 'xml' as 'json'))).toEqual([
       ['format', 'isIn'],
     ]);
+    const badFormat: unknown = await harness.runs.report(runId, 'xml' as 'json').catch((e) => e);
+    expect(badFormat).toMatchObject({ target: 'PayoutRunsService.report' });
+    // A runId no run can have is the caller's mistake, named as such, not a run that is missing;
+    // the store is not asked.
+    for (const [method, read] of [
+      ['get', (id: string) => harness.runs.get(id)],
+      ['items', (id: string) => harness.runs.items(id)],
+      ['report', (id: string) => harness.runs.report(id, 'json')],
+      ['pause', (id: string) => harness.runs.pause(id)],
+      ['resume', (id: string) => harness.runs.resume(id)],
+      ['cancel', (id: string) => harness.runs.cancel(id)],
+    ] as const) {
+      for (const badId of ['../x', '', 'a/b', 42, undefined, 'r'.repeat(65)]) {
+        const readsBefore = store.getRunCalls;
+        const error: unknown = await read(badId as string).catch((e: unknown) => e);
+        expect(store.getRunCalls).toBe(readsBefore);
+        expect(error).toBeInstanceOf(PaymentsValidationError);
+        expect(error).toMatchObject({ target: `PayoutRunsService.${method}` });
+        expect((error as PaymentsValidationError).errors).toEqual([
+          expect.objectContaining({ field: 'runId', rule: 'isPayoutRunId' }),
+        ]);
+      }
+    }
     // Its payouts end before the next test reads the ledger.
     await eventually(
       async () => ((await harness.runs.get(runId)).finishedAt ? true : undefined),

@@ -78,15 +78,11 @@ function runProblem(field: string, rule: string, message: string): PayoutRunItem
   return { itemId: '-', field, rule, message };
 }
 
+const RUN_ID_RULE = `runId must be 1 to ${MAX_RUN_ID_LENGTH} of the characters A-Z a-z 0-9 . _ : -`;
+
 function checkRunId(runId: unknown): string {
   if (typeof runId !== 'string' || !PAYOUT_RUN_ID_PATTERN.test(runId)) {
-    throw new PayoutRunRefusedError([
-      runProblem(
-        'runId',
-        'isPayoutRunId',
-        'runId must be 1 to 64 of the characters A-Z a-z 0-9 . _ : -',
-      ),
-    ]);
+    throw new PayoutRunRefusedError([runProblem('runId', 'isPayoutRunId', RUN_ID_RULE)]);
   }
   return runId;
 }
@@ -433,9 +429,11 @@ export class PayoutRunsService {
 
   /**
    * The run: state, counts and totals per currency, the pace now, the balance check.
-   * @throws PayoutRunNotFoundError
+   * @throws PayoutRunNotFoundError; PaymentsValidationError for a `runId` no run can have.
    */
   get(runId: string): Promise<PayoutRun> {
+    const refused = runIdRefusal(runId, 'get');
+    if (refused) return Promise.reject(refused);
     return this.typed(runId, 'read', () => this.read(runId));
   }
 
@@ -455,6 +453,8 @@ export class PayoutRunsService {
    * @throws PayoutRunNotFoundError
    */
   items(runId: string, query: PayoutRunItemsQuery = {}): Promise<PayoutRunItemsPage> {
+    const refused = runIdRefusal(runId, 'items');
+    if (refused) return Promise.reject(refused);
     return this.typed(runId, 'read', () => this.pageOf(runId, query));
   }
 
@@ -493,8 +493,14 @@ export class PayoutRunsService {
   report(runId: string, format: 'json'): Promise<PayoutRunReport>;
   report(runId: string, format: 'csv'): Promise<string>;
   report(runId: string, format: 'json' | 'csv'): Promise<PayoutRunReport | string> {
+    const refused = runIdRefusal(runId, 'report');
+    if (refused) return Promise.reject(refused);
     if (format !== 'json' && format !== 'csv') {
-      return Promise.reject(queryProblem('format', 'isIn', 'format must be "json" or "csv"'));
+      return Promise.reject(
+        new PaymentsValidationError('PayoutRunsService.report', [
+          { field: 'format', rule: 'isIn', message: 'format must be "json" or "csv"' },
+        ]),
+      );
     }
     return this.typed(runId, 'read', async () => {
       const run = await this.read(runId);
@@ -542,6 +548,8 @@ export class PayoutRunsService {
    * state the one before left: concurrent calls cannot leave the store and the engine apart.
    */
   private control(runId: string, action: keyof typeof ALLOWED_FROM): Promise<PayoutRun> {
+    const refused = runIdRefusal(runId, action);
+    if (refused) return Promise.reject(refused);
     const before = this.controls.get(runId) ?? Promise.resolve();
     const next = before.then(() => this.typed(runId, action, () => this.change(runId, action)));
     const settled = next.then(
@@ -581,6 +589,17 @@ export class PayoutRunsService {
   ): Promise<T> {
     return withTypedFailure(work, (cause) => new PayoutRunStoreError(runId, action, cause));
   }
+}
+
+/**
+ * The error for a `runId` no run can have, given to a read or a control (`method`): a path such as
+ * `../x` or a number is the caller's mistake, not a run that is missing.
+ */
+function runIdRefusal(runId: unknown, method: string): PaymentsValidationError | undefined {
+  if (typeof runId === 'string' && PAYOUT_RUN_ID_PATTERN.test(runId)) return undefined;
+  return new PaymentsValidationError(`PayoutRunsService.${method}`, [
+    { field: 'runId', rule: 'isPayoutRunId', message: RUN_ID_RULE },
+  ]);
 }
 
 /** A query argument of the run's reads that breaks a rule: nothing was read. */
