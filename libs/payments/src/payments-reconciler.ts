@@ -1,11 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TransactionStatus } from './dto/lookups';
-import {
-  withTypedFailure,
-  PaymentsReconcilerError,
-  PaymentsValidationError,
-  ServiceAPIError,
-} from './errors';
+import { withTypedFailure, PaymentsReconcilerError, PaymentsValidationError } from './errors';
 import type {
   JournalSettleResult,
   JournalSettlement,
@@ -27,7 +22,7 @@ import { fromUnits, summedDecimals } from './money';
 import { REQUEST_RULES } from './request-rules';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { recordFigures, recordOutcome } from './transaction-outcome';
+import { isUnknownTransaction, recordFigures, recordOutcome } from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
 import { readObjectOfKnownKeys } from './unknown-keys';
 
@@ -411,7 +406,7 @@ export class PaymentsReconciler {
       // A reference the look-up refuses before sending (a path it would break): named as such.
       if (error instanceof PaymentsValidationError) throw error;
       // Unknown to the service (404) is its answer, not a failure to ask: trying again is no use.
-      if (!(error instanceof ServiceAPIError && error.status === 404)) {
+      if (!isUnknownTransaction(error)) {
         throw new PaymentsReconcilerError(
           `The reference ${reference} could not be checked with the service ` +
             `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
@@ -549,7 +544,7 @@ export class PaymentsReconciler {
         record = await this.transactions.status(reference);
       } catch (error) {
         // Unknown to the service: a forger's. Anything else may pass: looked up again next time.
-        if (error instanceof ServiceAPIError && error.status === 404) unusable.push(reference);
+        if (isUnknownTransaction(error)) unusable.push(reference);
         else {
           this.logger.warn(
             `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +

@@ -1,5 +1,25 @@
 import type { TransactionStatus } from './dto/lookups';
+import { ServiceAPIError } from './errors';
 import { minorUnitDigits } from './money';
+
+/**
+ * Statuses by which the service says it has no such transaction. Any other refusal of a look-up
+ * (the service's generic `{"status":400,"success":false}`, "could not fetch transaction, try
+ * again"; our credentials; a rate limit) says nothing about the reference.
+ */
+const UNKNOWN_TRANSACTION_STATUSES: ReadonlySet<number> = new Set([404, 410]);
+
+/**
+ * Whether a failed status look-up is the service's answer that no transaction has the reference:
+ * an HTTP 404 (or 410), or that status in the error body of a 2xx (`success: false`).
+ * @internal
+ */
+export function isUnknownTransaction(error: unknown): boolean {
+  if (!(error instanceof ServiceAPIError)) return false;
+  const status =
+    error.status !== undefined && error.status >= 400 ? error.status : error.serviceStatus;
+  return status !== undefined && UNKNOWN_TRANSACTION_STATUSES.has(status);
+}
 
 /**
  * Whether two amounts of `currency` are different sums of money: they differ by half its minor

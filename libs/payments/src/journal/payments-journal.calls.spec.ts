@@ -855,6 +855,18 @@ describe('the payments journal, through a client over loopback HTTP', () => {
         { status: 404, body: { success: false, message: 'transaction not found', status: 404 } },
         'unknown to the service',
       ],
+      // The same in the body of an HTTP 200; the service's generic 400 says nothing of it.
+      [
+        { status: 200, body: { success: false, message: 'transaction not found', status: 404 } },
+        'unknown to the service',
+      ],
+      [
+        {
+          status: 400,
+          body: { success: false, message: 'could not fetch, try again', status: 400 },
+        },
+        'could not be checked',
+      ],
     ] as const) {
       server.reply(answer);
       await expect(payments.reconciler.resolve('salary-22', resolution)).rejects.toThrow(refusal);

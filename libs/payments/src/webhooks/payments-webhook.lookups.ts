@@ -6,10 +6,10 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { TransactionStatus } from '../dto/lookups';
-import { PaymentsValidationError, ServiceAPIError } from '../errors';
+import { PaymentsValidationError } from '../errors';
 import { PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_STORE } from '../payments.constants';
 import { libraryCounter } from '../payments-telemetry';
-import { recordOutcome } from '../transaction-outcome';
+import { isUnknownTransaction, recordOutcome } from '../transaction-outcome';
 import {
   DEFAULT_FOREIGN_LOOKUP_BUDGET,
   DEFAULT_LOOKUP_BUDGET,
@@ -41,22 +41,13 @@ export type LookupResult =
   | { readonly found: false; readonly remembered: boolean };
 
 /**
- * HTTP statuses of a look-up that say nothing about the reference: our credentials, rate limits,
- * timeouts. The event may be genuine, so it is not refused as unknown; it is retried later.
+ * Whether the look-up's failure means the service knows no transaction with this reference. Any
+ * other failure says nothing about the reference: the event may be genuine, so it is not refused
+ * as unknown but answered 503, for the service to deliver it again.
  */
-const TRANSIENT_CLIENT_STATUSES = new Set([401, 403, 408, 425, 429]);
-
-/** Whether the look-up's failure means the service knows no transaction with this reference. */
 function isUnknownReference(error: unknown): boolean {
   // The reference is not even a valid path segment: no transaction can have it.
-  if (error instanceof PaymentsValidationError) return true;
-  if (!(error instanceof ServiceAPIError)) return false;
-  // A 2xx with `success: false` carries its status in the body only.
-  const status =
-    error.status !== undefined && error.status >= 400 ? error.status : error.serviceStatus;
-  return (
-    status !== undefined && status >= 400 && status < 500 && !TRANSIENT_CLIENT_STATUSES.has(status)
-  );
+  return error instanceof PaymentsValidationError || isUnknownTransaction(error);
 }
 
 /** References remembered, unknown or final, per registration: bounded against a flood of new ones. */

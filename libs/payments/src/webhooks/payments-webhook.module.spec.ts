@@ -580,11 +580,11 @@ describe('PaymentsWebhookModule', () => {
         EXAMPLES.kenyaSuccess,
       ],
       [
-        'an unknown reference answered 400 in the body of an HTTP 200',
+        'an unknown reference answered 404 in the body of an HTTP 200',
         () =>
           status.answer('9BD103739849eR', {
             status: 200,
-            body: { status: 400, success: false, message: 'transaction not found' },
+            body: { status: 404, success: false, message: 'transaction not found' },
           }),
         EXAMPLES.kenyaSuccess,
       ],
@@ -631,6 +631,31 @@ describe('PaymentsWebhookModule', () => {
         status.settle('9BD103739849eR', 'success', 10);
         expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
         expect(handlers.collections).toHaveLength(1);
+      },
+    );
+
+    // The service's one documented error shape, a generic 400 (docs/wire-contract.md), says
+    // nothing of the reference: refused as unknown, a genuine event would never run its handlers.
+    it.each([
+      ['an HTTP 400', 400],
+      ['a 400 in the body of an HTTP 200', 200],
+    ])(
+      'answers 503 and runs no handler when the look-up is refused with %s, then handles the re-delivery',
+      async (_label, httpStatus) => {
+        status.answer('9BD103739849eR', {
+          status: httpStatus,
+          body: { status: 400, success: false, message: 'could not fetch transaction, try again' },
+        });
+        const { deliver, handlers, logger } = await standard();
+
+        expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(503);
+        expect(handlers.all).toEqual([]);
+        expect(logger.of('warn').join('\n')).toMatch(/Could not confirm/);
+
+        status.settle('9BD103739849eR', 'success', 10);
+        expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+        expect(handlers.collections).toHaveLength(1);
+        expect(status.requests).toHaveLength(2);
       },
     );
 
