@@ -6,7 +6,7 @@ import type {
   JournalSettlement,
   PaymentsJournal,
 } from './journal/payments-journal';
-import { readResolution } from './journal/payments-journal';
+import { awaitsConfirmation, readResolution } from './journal/payments-journal';
 import {
   FINAL_JOURNAL_STATES,
   PAYMENTS_JOURNAL_STATES,
@@ -43,6 +43,7 @@ export interface PaymentsReconcileOptions {
 }
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
+const FINAL_STATES: readonly PaymentsJournalState[] = ['succeeded', 'failed'];
 
 /**
  * An ISO 8601 date, or date and time (with seconds, fractions and an offset optional); no hour 24,
@@ -325,6 +326,9 @@ export class PaymentsReconciler {
       ]);
     }
     const open = await journal.store.list({ ...(since ? { since } : {}), states: OPEN_STATES });
+    // A person's `succeeded` or `failed` taken while the record was not final is looked up too.
+    const final = await journal.store.list({ ...(since ? { since } : {}), states: FINAL_STATES });
+    open.push(...final.filter(awaitsConfirmation));
     let changed = 0;
     let lookupFailures = 0;
     let next = 0;
@@ -501,13 +505,18 @@ export class PaymentsReconciler {
       const result = await this.settleByDeferredEvents(journal, entry);
       return result === 'unchanged' && entry !== stored ? 'changed' : result;
     }
-    if (reference === undefined || FINAL_JOURNAL_STATES.has(entry.state)) {
+    if (
+      reference === undefined ||
+      (FINAL_JOURNAL_STATES.has(entry.state) && !awaitsConfirmation(entry))
+    ) {
       return entry === stored ? 'unchanged' : 'changed';
     }
     let record: TransactionStatus;
     try {
       record = await this.transactions.status(reference);
     } catch (error) {
+      // A person resolved it while the service knew no such reference: it still knows none.
+      if (awaitsConfirmation(entry) && isUnknownTransaction(error)) return 'unchanged';
       this.logger.warn(
         `Reconcile: the status look-up of ${reference} (${entry.idempotencyKey}) failed ` +
           `(${error instanceof Error ? error.name : 'error'}); the entry stays ${entry.state}`,

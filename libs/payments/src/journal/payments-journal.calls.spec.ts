@@ -122,6 +122,61 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(Date.parse(entry!.deadlineAt)).toBeGreaterThan(Date.parse(entry!.startedAt));
   });
 
+  /** As another instance writes it while this one's send is on the wire: `change` over it. */
+  const rewriteWhileSending = (
+    key: string,
+    change: Partial<PaymentsJournalEntry>,
+    answer: { status: number; body?: unknown },
+  ) => {
+    server.fallback = () => {
+      const held = (store as unknown as { entries: Map<string, PaymentsJournalEntry> }).entries;
+      const entry = held.get(key)!;
+      void store.replace({ ...entry, ...change, version: entry.version + 1 });
+      return answer;
+    };
+  };
+
+  it('a send that may have executed reopens an entry a person resolved refused meanwhile: in doubt, never sent again', async () => {
+    const payments = client();
+    // The sender stalled past its deadline; on another instance a person resolved it refused.
+    rewriteWhileSending(
+      'stalled-1',
+      { state: 'refused', settledBy: 'manual', note: 'ops: not in the dashboard' },
+      { status: 502, body: { message: 'bad gateway' } },
+    );
+    const error = await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'stalled-1' }));
+    expect(error).toMatchObject({ mayHaveExecuted: true });
+
+    const entry = await store.get('stalled-1');
+    expect(entry).toMatchObject({ state: 'in_doubt', note: 'ops: not in the dashboard' });
+    expect(entry?.settledBy).toBeUndefined();
+    expect(entry?.reason).toMatch(/may have executed/);
+    const sent = posts().length;
+    expect(
+      await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'stalled-1' })),
+    ).toMatchObject({ code: 'IN_DOUBT' });
+    expect(posts()).toHaveLength(sent);
+  });
+
+  it('a second send under a key accepted with another reference leaves the entry in doubt naming both', async () => {
+    const payments = client();
+    // Another send under the key was accepted first, with a reference of its own.
+    rewriteWhileSending(
+      'twice-1',
+      { state: 'accepted', reference: '9BD000000001eW' },
+      { status: 200, body: successBody('payout') },
+    );
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'twice-1' });
+
+    const entry = await store.get('twice-1');
+    expect(entry).toMatchObject({ state: 'in_doubt', reference: '9BD000000001eW' });
+    expect(entry?.reason).toContain('9BD000000001eW');
+    expect(entry?.reason).toContain(PAYOUT_REFERENCE);
+    expect(await payments.reconciler.inDoubt()).toEqual([
+      expect.objectContaining({ idempotencyKey: 'twice-1' }),
+    ]);
+  });
+
   it('journals the amount as sent: the decimal a sum stands for, as the wire and the ledger carry it', async () => {
     const payments = client();
     await payments.payouts.mpesa({ ...PAYOUT, amount: 10.1 + 0.2 }, { idempotencyKey: 'sum-1' });
@@ -949,6 +1004,54 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       settledBy: 'webhook',
       reference: PAYOUT_REFERENCE,
     });
+  });
+
+  it("looks up a person's resolution taken while the record was pending, until the service's final record confirms or outranks it", async () => {
+    const payments = client();
+    const pending = { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount) };
+    const gets = () => server.requests.filter((request) => request.method === 'GET').length;
+    for (const [key, outcome, final, settled] of [
+      // The service then paid what a person said failed: the key must not invite a new payment.
+      ['pending-1', 'failed', 'success', 'succeeded'],
+      // The service then declined what a person said succeeded.
+      ['pending-2', 'succeeded', 'failed', 'failed'],
+    ] as const) {
+      server.reply({ status: 200, body: successBody('payout') });
+      await payments.payouts.mpesa(PAYOUT, { idempotencyKey: key });
+      server.reply(pending);
+      await payments.reconciler.resolve(key, { outcome, note: 'ops: support said so' });
+      expect(await store.get(key)).toMatchObject({ state: outcome, settledBy: 'manual' });
+
+      // Still pending: looked up, left as the person resolved it.
+      server.reply(pending);
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 0 });
+      expect(await store.get(key)).toMatchObject({ state: outcome, settledBy: 'manual' });
+
+      server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, final, PAYOUT.amount) });
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 1 });
+      expect(await store.get(key)).toMatchObject({ state: settled, settledBy: 'status' });
+      // Final and the service's: not looked up again.
+      const before = gets();
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 0 });
+      expect(gets()).toBe(before);
+      store.clear();
+    }
+
+    // Borne out by the final record: confirmed, kept as the person's, not looked up again.
+    server.reply({ status: 200, body: successBody('payout') });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'pending-3' });
+    server.reply(pending);
+    await payments.reconciler.resolve('pending-3', { outcome: 'failed', note: 'ops: declined' });
+    server.reply({ status: 200, body: statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount) });
+    expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1 });
+    expect(await store.get('pending-3')).toMatchObject({
+      state: 'failed',
+      settledBy: 'manual',
+      settledStatus: 'failed',
+    });
+    const before = gets();
+    expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 0 });
+    expect(gets()).toBe(before);
   });
 
   it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {

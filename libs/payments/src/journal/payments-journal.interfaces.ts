@@ -179,7 +179,10 @@ export interface PaymentsJournalTotal {
 
 /** What one {@link PaymentsReconciler.reconcile} pass did and found. */
 export interface PaymentsReconcileSummary {
-  /** Entries that were not final when the pass began. */
+  /**
+   * Entries that were not final when the pass began, and those a person resolved `succeeded` or
+   * `failed` while the service's record was not final (looked up until it is).
+   */
   checked: number;
   /** Of those, the ones the pass moved (to `succeeded`, `failed` or `in_doubt`). */
   changed: number;

@@ -591,9 +591,11 @@ export class PaymentsJournal {
           calls,
         };
       }
+      // Not final: a person's `refused` (settledBy `manual`) no longer holds once a send was taken.
+      const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
       if (reference === undefined) {
         return {
-          ...entry,
+          ...open,
           version,
           updatedAt: at,
           state: 'in_doubt',
@@ -602,12 +604,22 @@ export class PaymentsJournal {
           calls,
         };
       }
+      // Two sends under one key both accepted, each with its own reference (a service that
+      // ignored the key after a send was taken for never executed): two transactions, of which
+      // the entry can follow one. Left in doubt, naming both, never one of them absorbed.
+      if (entry.reference !== undefined && entry.reference !== reference) {
+        const reason =
+          `accepted with the reference ${entry.reference}, and a second send under the key was ` +
+          `accepted with the reference ${reference}: two transactions may have executed, look both up`;
+        this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
+        return { ...open, version, updatedAt: at, state: 'in_doubt', reason, calls };
+      }
       return withoutReason({
-        ...entry,
+        ...open,
         version,
         updatedAt: at,
         state: 'accepted',
-        reference: entry.reference ?? reference,
+        reference,
         answer,
         calls,
       });
@@ -640,6 +652,17 @@ export class PaymentsJournal {
           ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
         };
         const calls = endCall(entry, callId, call);
+        // An entry `refused` (never executed: resolved so by a person while this send was stalled,
+        // or a later send's 4xx) that a send now says may have executed is open again: the
+        // service's evidence outranks the person, and `refused` would let the key be sent again.
+        if (entry.state === 'refused' && mayHaveExecuted) {
+          const reopened =
+            `resolved or sent as never executed, but a send under the key then ended with ` +
+            `${reason}: look it up (reconcile)`;
+          this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reopened}`);
+          const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
+          return { ...open, version, updatedAt: at, state: 'in_doubt', reason: reopened, calls };
+        }
         // A send's late end (an undo that outlived a retry under the key) speaks for that send
         // only: the entry's state is the latest send's, which may have executed.
         if (
@@ -684,7 +707,26 @@ export class PaymentsJournal {
         return { result: 'contradicted', entry, why: doubt };
       }
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
-        if (entry.state === settlement.outcome) return { result: 'unchanged', entry };
+        if (entry.state === settlement.outcome) {
+          if (!awaitsConfirmation(entry) || settlement.status === undefined) {
+            return { result: 'unchanged', entry };
+          }
+          // A person's finding the service's final record now bears out: confirmed, so that
+          // `reconcile()` no longer looks it up.
+          const confirmed: PaymentsJournalEntry = {
+            ...entry,
+            version: entry.version + 1,
+            updatedAt: new Date(this.now()).toISOString(),
+            settledStatus: settlement.status,
+          };
+          if (await this.store.replace(this.sealed(confirmed))) {
+            return { result: 'unchanged', entry: confirmed };
+          }
+          const reread = await this.entryUnder(entry.idempotencyKey);
+          if (reread === undefined) return { result: 'no-entry' };
+          entry = reread;
+          continue;
+        }
         // Only a manual resolution gets here (see `contradiction`): the service's own record of
         // the entry's reference outranks a person's finding.
         this.logger.error(
@@ -813,6 +855,9 @@ export class PaymentsJournal {
         updatedAt: at,
         settledBy: 'manual',
         note,
+        // The service's final record bore it out; without one, `reconcile()` looks it up until
+        // the record is final (docs/journal.md, "By a person").
+        ...(record?.status === undefined ? {} : { settledStatus: record.status }),
         ...(outcome === 'refused' ? { reason: `resolved by hand: ${note}` } : {}),
         ...((entry.reference ?? reference) === undefined
           ? {}
@@ -1270,6 +1315,21 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
  * `entry`, deeply frozen: what the journal writes never changes afterwards, so the in-memory store
  * may hold it as it is, and the next entry shares its unchanged sends.
  */
+/**
+ * Whether `entry` was resolved `succeeded` or `failed` by a person while the service's record of
+ * its reference was not final (no `settledStatus`): `reconcile()` looks it up until the record
+ * is final, and the record outranks the person.
+ * @internal
+ */
+export function awaitsConfirmation(entry: PaymentsJournalEntry): boolean {
+  return (
+    entry.settledBy === 'manual' &&
+    entry.settledStatus === undefined &&
+    entry.reference !== undefined &&
+    FINAL_JOURNAL_STATES.has(entry.state)
+  );
+}
+
 function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   for (const call of entry.calls) Object.freeze(call);
   Object.freeze(entry.calls);
