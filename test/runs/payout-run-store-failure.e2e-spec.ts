@@ -206,7 +206,9 @@ describe('payout runs when their store or process fails (e2e, sandbox over loopb
     expect(await refusal(harness.runs.report(runId, 'xml' as 'json'))).toEqual([
       ['format', 'isIn'],
     ]);
-    const badFormat: unknown = await harness.runs.report(runId, 'xml' as 'json').catch((e) => e);
+    const badFormat: unknown = await harness.runs
+      .report(runId, 'xml' as 'json')
+      .catch((e: unknown) => e);
     expect(badFormat).toMatchObject({ target: 'PayoutRunsService.report' });
     // A runId no run can have is the caller's mistake, named as such, not a run that is missing;
     // the store is not asked.
