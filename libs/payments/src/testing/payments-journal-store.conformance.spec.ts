@@ -17,6 +17,8 @@ function brokenStore(fault: {
   keyLength?: number;
   /** `replace` merges the next version into the stored one (an UPDATE of the given columns). */
   mergingReplace?: boolean;
+  /** References indexed only for the entries this says (a trigger on one state). */
+  indexesReference?: (entry: PaymentsJournalEntry) => boolean;
 }): PaymentsJournalStore {
   const inner = new InMemoryPaymentsJournal();
   const written = fault.written ?? ((entry: PaymentsJournalEntry) => entry);
@@ -28,16 +30,29 @@ function brokenStore(fault: {
     if (!spellings.has(lower)) spellings.set(lower, key);
     return spellings.get(lower) as string;
   };
+  const references = new Map<string, string>();
+  const index = (entry: PaymentsJournalEntry) => {
+    const { reference } = entry;
+    if (reference !== undefined && !references.has(reference) && fault.indexesReference?.(entry)) {
+      references.set(reference, entry.idempotencyKey);
+    }
+  };
   return {
     create: (entry) =>
       inner.create(written({ ...entry, idempotencyKey: held(entry.idempotencyKey) })),
     replace: async (next) => {
       const key = held(next.idempotencyKey);
       const merged = fault.mergingReplace ? { ...(await inner.get(key)), ...next } : next;
-      return inner.replace(written({ ...merged, idempotencyKey: key }));
+      const replaced = await inner.replace(written({ ...merged, idempotencyKey: key }));
+      if (replaced) index(next);
+      return replaced;
     },
     get: (key) => inner.get(held(key)),
-    findByReference: (reference) => inner.findByReference(reference),
+    findByReference: (reference) => {
+      if (!fault.indexesReference) return inner.findByReference(reference);
+      const key = references.get(reference);
+      return key === undefined ? Promise.resolve(undefined) : inner.get(key);
+    },
     list: async (query) =>
       (fault.list ?? ((entries) => entries))(
         await inner.list(fault.query ? fault.query(query) : query),
@@ -143,6 +158,11 @@ describe('paymentsJournalStoreConformance', () => {
       'drops the note and the settled status',
       { written: ({ note: _note, settledStatus: _status, ...rest }) => rest },
       REPLACE,
+    ],
+    [
+      'indexes the references of accepted entries only',
+      { indexesReference: (entry) => entry.state === 'accepted' },
+      'any state, not only accepted',
     ],
     [
       'orders the list by updatedAt',

@@ -358,6 +358,29 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     },
   },
   {
+    name: 'findByReference finds a reference that first came with any state, not only accepted',
+    run: async (store) => {
+      const run = randomUUID();
+      // A webhook or a person settles an entry whose answer was lost: its reference first comes
+      // with `succeeded` or `failed`; a late answer after a settlement, with `in_doubt`. A store
+      // that indexes only `accepted` entries lets one transaction settle a second entry.
+      for (const state of ['succeeded', 'failed', 'in_doubt', 'started'] as const) {
+        const reference = `REF-${run}-${state}`;
+        const created = entry(run, `first-${state}`, 0, { state: 'in_doubt' });
+        await store.create(created);
+        const changed = next(created, { state, reference });
+        await store.replace(changed);
+        const found = await store.findByReference(reference);
+        strictEqual(
+          found?.idempotencyKey,
+          created.idempotencyKey,
+          `findByReference must find a reference first written with state ${state}`,
+        );
+        assertSameData(found, changed);
+      }
+    },
+  },
+  {
     name: 'list gives entries oldest first, filtered by since and by current state',
     run: async (store) => {
       const run = randomUUID();
