@@ -138,3 +138,60 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
     logger.log('Redis reachable again');
   });
 }
+
+/** What {@link checkRedisServer} looks at. */
+export interface RedisServerChecks {
+  /** What an eviction costs, for the log line (e.g. `an evicted entry's key is sent again`). */
+  readonly whenEvicted: string;
+  /** Whether this process's clock is compared with Redis's (times written by one instance are read by another). */
+  readonly clock?: boolean;
+}
+
+/** How far this process's clock may be from Redis's before it is logged. */
+export const MAX_CLOCK_OFFSET_MS = 2_000;
+
+/**
+ * Once per store, in the background: logs at error level a Redis that may evict keys
+ * (`maxmemory-policy` other than `noeviction`: managed Redis often defaults to `volatile-lru`),
+ * and, with `clock`, a process clock more than {@link MAX_CLOCK_OFFSET_MS} from Redis's
+ * (docs/journal.md, "The two stores"). A server that does not answer `INFO` or `TIME` (a proxy that
+ * forbids them) is not judged. Never rejects.
+ */
+export async function checkRedisServer(
+  client: Redis,
+  owner: string,
+  checks: RedisServerChecks,
+): Promise<void> {
+  const logger = new Logger(owner);
+  try {
+    const info = await client.info('memory');
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy !== undefined && policy !== 'noeviction') {
+      logger.error(
+        `Redis maxmemory-policy is ${policy}: Redis may evict this store's keys when memory runs ` +
+          `short, and ${checks.whenEvicted}. Set maxmemory-policy to noeviction (docs/journal.md, "The two stores")`,
+      );
+    }
+  } catch {
+    // Not judged: a server or proxy that refuses INFO.
+  }
+  if (!checks.clock) return;
+  try {
+    const before = Date.now();
+    const [seconds, micros] = await client.time();
+    const after = Date.now();
+    const redisMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // Redis read its clock somewhere within the round trip.
+    const offset = redisMs - (before + after) / 2;
+    if (Math.abs(offset) - (after - before) / 2 > MAX_CLOCK_OFFSET_MS) {
+      const seconds = Math.abs(offset / 1000).toFixed(1);
+      logger.error(
+        `This process's clock is ${seconds} s ${offset < 0 ? 'ahead of' : 'behind'} Redis's: the ` +
+          "instances sharing this store must keep their clocks in step (NTP), or one instance's " +
+          'send in flight reads as overdue (in doubt) to another (docs/journal.md, "The two stores")',
+      );
+    }
+  } catch {
+    // Not judged: a server or proxy that refuses TIME.
+  }
+}

@@ -5,7 +5,12 @@ import type {
   PaymentsJournalState,
   PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
-import { connectRedis, quit, type RedisConnectionOptions } from './redis-connection';
+import {
+  checkRedisServer,
+  connectRedis,
+  quit,
+  type RedisConnectionOptions,
+} from './redis-connection';
 import {
   type RedisReplicationOptions,
   type ReplicatedWrite,
@@ -130,6 +135,8 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   private readonly prefix: string;
   private readonly ttlMs: number;
   private closing?: Promise<void>;
+  /** The check of Redis's eviction policy and clock, made on the first `create`. */
+  private serverChecked?: Promise<void>;
 
   constructor(options: RedisPaymentsJournalOptions = {}) {
     this.prefix = options.keyPrefix ?? 'malipo:journal:';
@@ -154,6 +161,10 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   async create(
     entry: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+    this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsJournal', {
+      whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",
+      clock: true,
+    });
     const startedAtMs = Date.parse(entry.startedAt);
     const [created, json] = await this.replicated(
       this.commands.malipoJournalCreate(

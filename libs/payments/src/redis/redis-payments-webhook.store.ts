@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { connectRedis, quit, type RedisConnectionOptions } from './redis-connection';
+import {
+  checkRedisServer,
+  connectRedis,
+  quit,
+  type RedisConnectionOptions,
+} from './redis-connection';
 import {
   MAX_REFERENCES_PER_KEY,
   type PaymentsWebhookClaim,
@@ -85,6 +90,8 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   /** The client; made by the store unless given as `client`. */
   readonly client: Redis;
   private readonly ownsClient: boolean;
+  /** The check of Redis's eviction policy, made on the first `claim`. */
+  private serverChecked?: Promise<void>;
   private readonly prefix: string;
   private readonly doneTtlMs: number;
   private readonly journalTtlMs: number;
@@ -104,6 +111,9 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   }
 
   async claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
+    this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsWebhookStore', {
+      whenEvicted: "an evicted delivery's record lets its handlers run again",
+    });
     const eventKey = this.eventKey(key);
     for (let attempt = 1; ; attempt += 1) {
       const token = randomUUID();
