@@ -89,6 +89,12 @@ export class ConformanceServer {
     return this;
   }
 
+  /** Answers every following request with `body` as JSON: a variant of a recorded example. */
+  answerWithBody(body: unknown, status = 200): this {
+    this.answerAll({ status, text: JSON.stringify(body) });
+    return this;
+  }
+
   /** The only request received; fails when there were none or several. */
   onlyRequest(): RecordedRequest {
     expect(this.requests).toHaveLength(1);

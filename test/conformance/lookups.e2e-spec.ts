@@ -2,7 +2,12 @@
  * Network discovery, transaction status and balances against the real service's recorded
  * examples (docs/wire-contract.md, "Look-ups and transfer").
  */
-import { findNetwork, PaymentsValidationError, toNetworkRequestFields } from '@malipo/nestjs';
+import {
+  findNetwork,
+  PaymentsValidationError,
+  ServiceAPIError,
+  toNetworkRequestFields,
+} from '@malipo/nestjs';
 import { expectHeaders, fixture, rejectionOf, useConformanceServer } from './conformance-kit';
 
 describe('conformance: look-ups', () => {
@@ -63,6 +68,21 @@ describe('conformance: look-ups', () => {
         banks: [manualInput],
         _raw: fixture('networks/discovery-response.json'),
       });
+    });
+
+    it('reads a group the service sends as null (a Go empty slice) as empty, never a crash', async () => {
+      const example = fixture('networks/discovery-response.json') as Record<string, unknown>;
+      const answer = { ...example, banks: null, mobile: null, defaults: null };
+      conformance.server.answerWithBody(answer);
+      const discovery = await conformance.client().networks.discover('receipt', '+234');
+
+      expect(discovery).toMatchObject({ defaults: [], mobile: [], banks: [] });
+      // findNetwork says there is none on offer, as a typed error, not a TypeError.
+      for (const group of ['all', 'banks', 'mobile'] as const) {
+        expect(() => findNetwork(discovery, 'Mobile Money', group)).toThrow(
+          PaymentsValidationError,
+        );
+      }
     });
 
     it('gives the request fields of a network found by name', async () => {
@@ -188,6 +208,31 @@ describe('conformance: look-ups', () => {
       expect(error).toBeInstanceOf(PaymentsValidationError);
       expect((error as PaymentsValidationError).errors.map((e) => e.field)).toEqual(['username']);
       expect(conformance.server.requests).toHaveLength(0);
+    });
+
+    // A wallet read as undefined would pass any balance check: no amount exceeds `undefined`.
+    it.each([
+      ['no wallets at all', {}, 'fiat_balance.balance'],
+      ['a null USD wallet', { onchain_balance: null }, 'onchain_balance.balance'],
+      [
+        'a wallet without its balance',
+        { fiat_balance: { currency: 'KES' } },
+        'fiat_balance.balance',
+      ],
+      [
+        'a null balance',
+        { fiat_balance: { balance: null, currency: 'KES' } },
+        'fiat_balance.balance',
+      ],
+    ])('refuses an answer with %s as MISSING_FIELD, naming it', async (_label, change, named) => {
+      const example = fixture('balances/response.json') as Record<string, unknown>;
+      const answer = Object.keys(change).length === 0 ? {} : { ...example, ...change };
+      conformance.server.answerWithBody(answer);
+      const error = await rejectionOf(conformance.client().balances.all('your_payd_username'));
+
+      expect(error).toBeInstanceOf(ServiceAPIError);
+      expect(error).toMatchObject({ code: 'MISSING_FIELD' });
+      expect((error as Error).message).toContain(named);
     });
 
     it('maps the example answer to both wallets and their aliases', async () => {

@@ -280,6 +280,11 @@ export interface RecordDecoding {
    * for, not another one or none (`code` of the status look-up, its `reference`).
    */
   readonly echoes?: { readonly key: string; readonly requestField: string };
+  /**
+   * Wire paths (`fiat_balance.balance`) the record must have, neither absent nor null: a record
+   * without them is `MISSING_FIELD`, never a response whose field reads `undefined`.
+   */
+  readonly required?: readonly string[];
 }
 
 export type ResponseDecoding = AcceptanceDecoding | RecordDecoding;
@@ -340,10 +345,12 @@ export function camelCase(key: string): string {
 
 /**
  * Decodes `value` by `shape`: objects get camelCase keys (unknown keys kept as they are, in
- * camelCase), absent lists read as empty, `null` passes for any type. Mistyped paths are pushed
+ * camelCase), absent or null lists read as empty, `null` passes for any other type. Mistyped paths are pushed
  * to `invalid` by their wire names.
  */
 function decodeShape(value: unknown, shape: WireShape, path: string, invalid: string[]): unknown {
+  // A list the service sends as null (a Go service's empty slice) reads as empty, as an absent one.
+  if (value === null && typeof shape === 'object' && 'listOf' in shape) return [];
   if (value === null || shape === 'unknown') return value;
   if (shape === 'text') {
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -573,6 +580,14 @@ function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: objec
       };
     }
   }
+  const missing = (decoding.required ?? []).filter((path) => {
+    let value: unknown = body;
+    for (const key of path.split('.')) {
+      value = isJsonObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+    }
+    return value === undefined || value === null;
+  });
+  if (missing.length > 0) return missingFields(missing);
   const invalid: string[] = [];
   const record = decodeShape(body, decoding.shape, '', invalid) as JsonObject;
   if (invalid.length > 0) {
