@@ -71,7 +71,7 @@ describe('conformance: look-ups', () => {
     });
 
     it('reads a group the service sends as null (a Go empty slice) as empty, never a crash', async () => {
-      const example = fixture('networks/discovery-response.json') as Record<string, unknown>;
+      const example = fixture('networks/discovery-response.json');
       const answer = { ...example, banks: null, mobile: null, defaults: null };
       conformance.server.answerWithBody(answer);
       const discovery = await conformance.client().networks.discover('receipt', '+234');
@@ -225,7 +225,7 @@ describe('conformance: look-ups', () => {
         'fiat_balance.balance',
       ],
     ])('refuses an answer with %s as MISSING_FIELD, naming it', async (_label, change, named) => {
-      const example = fixture('balances/response.json') as Record<string, unknown>;
+      const example = fixture('balances/response.json');
       const answer = Object.keys(change).length === 0 ? {} : { ...example, ...change };
       conformance.server.answerWithBody(answer);
       const error = await rejectionOf(conformance.client().balances.all('your_payd_username'));
