@@ -55,6 +55,14 @@ describe('conformance: collections', () => {
         _raw: fixture('collections/mpesa-response.json'),
       });
     });
+
+    it('reads a tracking id or reference sent as null, or left out, as the empty string it types', async () => {
+      const { reference: _reference, ...example } = fixture('collections/mpesa-response.json');
+      conformance.server.answerWithBody({ ...example, trackingId: null });
+      const response = await conformance.client().collections.mpesa(request);
+
+      expect(response).toMatchObject({ trackingId: '', reference: '' });
+    });
   });
 
   describe('collections.card', () => {

@@ -252,10 +252,16 @@ export const RESPONSE_WIRE_KEYS = {
 export type ResponseField = keyof typeof RESPONSE_WIRE_KEYS;
 
 /**
- * Strings every response carries that the service may leave out: `''` then. The real transfer
- * answer has no `status`, and some answers no `message` (docs/wire-contract.md, "Responses").
+ * Strings a response types as always there that the service may leave out or send as `null`:
+ * `''` then. The real transfer answer has no `status`, some answers no `message`, and a tracking
+ * id or reference often comes empty (docs/wire-contract.md, "Responses").
  */
-const EMPTY_WHEN_ABSENT: readonly ResponseField[] = ['message', 'status'];
+const EMPTY_WHEN_ABSENT: readonly ResponseField[] = [
+  'message',
+  'status',
+  'trackingId',
+  'reference',
+];
 
 /** How an operation's answer becomes its response record (docs/wire-contract.md, "Responses"). */
 export interface AcceptanceDecoding {
