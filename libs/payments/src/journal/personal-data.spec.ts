@@ -25,6 +25,27 @@ describe('maskPersonalData', () => {
     expect(kept('+254 712 345 678 12:30', request)).toBe('+254 [personal data] 12:30');
   });
 
+  it('masks a phone number written with other separators, percent-encoded or in full-width digits', () => {
+    const request = { phoneNumber: '08031234567' };
+    for (const written of [
+      '0803_123_4567',
+      '0803,123,4567',
+      '0803%20123%204567',
+      '０８０３１２３４５６７',
+      '0803 - 123 - 4567',
+    ]) {
+      expect(kept(`Sent to ${written}.`, request)).toBe('Sent to [personal data].');
+    }
+    // The digits of a time or an amount next to it are not joined to it.
+    expect(kept('0803 123 4567 at 12:30', request)).toBe('[personal data] at 12:30');
+  });
+
+  it('masks the words of a name in a percent-encoded text', () => {
+    expect(kept('to=Ada%20Obi&x=1', { accountHolderName: 'Ada Obi' })).toBe(
+      'to=[personal data]%20[personal data]&x=1',
+    );
+  });
+
   it('masks an account number that is no phone number in any case, inside longer text too', () => {
     const request = { accountNumber: 'GB29NWBK60161331926819' };
     expect(kept('to iban gb29nwbk60161331926819/x', request)).toBe('to iban [personal data]/x');

@@ -12,8 +12,14 @@ const MIN_MASKED_LENGTH = 3;
 /** Words of a name looked for, besides the whole name. */
 const MAX_MASKED_WORDS = 64;
 
-/** What may stand between the digits of a written phone number: `0712 345-678`, `(0712)345.678`. */
-const SEPARATOR = '[\\s().\\-/]*';
+/**
+ * What may stand between the digits of a written phone number: `0712 345-678`, `(0712)345.678`,
+ * `0712_345,678`, `0712%20345678` (a URL's space): up to four marks or percent escapes.
+ */
+const SEPARATOR = '(?:[^\\p{L}\\p{M}\\p{N}]|%[0-9A-Fa-f]{2}){0,4}';
+
+/** Before a word of a name: no letter, mark or digit, unless the digits end a percent escape. */
+const WORD_START = '(?:(?<=%[0-9A-Fa-f]{2})|(?<![\\p{L}\\p{M}\\p{N}]))';
 
 /** The apostrophes of a name (`O'Brien`, `O’Brien`, `Ng'ang'a`): any one stands for the others. */
 const APOSTROPHES = "'\u2018\u2019\u02BC`";
@@ -44,7 +50,7 @@ export function maskPersonalData(
     if (typeof value !== 'string') continue;
     // Not lower-cased: the pattern ignores case, and `İ` lower-cased is two characters that an
     // `İLKER` in the answer would not match.
-    const text = value.trim().normalize('NFC').replace(APOSTROPHE, "'");
+    const text = value.trim().normalize('NFKC').replace(APOSTROPHE, "'");
     if (field === 'accountHolderName') {
       if (text.length >= MIN_MASKED_LENGTH) literals.set(text.toLowerCase(), text);
       for (const word of text.split(/[^\p{L}\p{M}\p{N}']+/u)) {
@@ -64,10 +70,12 @@ export function maskPersonalData(
   for (const key of keys) {
     const value = answer[key];
     if (typeof value !== 'string' || value === '') continue;
+    // NFKC: full-width digits (`０７１２…`) and other compatibility forms read as what they stand for.
+    const text = value.normalize('NFKC');
     // The common case, an M-Pesa call's "Processed successfully", builds no pattern.
-    if (onlyDigits && !/\d/u.test(value)) continue;
+    if (onlyDigits && !/\d/u.test(text)) continue;
     pattern ??= personalPattern(phones, [...literals.values()], [...words.values()]);
-    answer[key] = value.normalize('NFC').replace(pattern, MASK);
+    answer[key] = text.replace(pattern, MASK);
   }
 }
 
@@ -85,7 +93,7 @@ function personalPattern(
     ...[...words]
       .sort((a, b) => b.length - a.length)
       // Whole words only: the name "Success" must not mask "successfully".
-      .map((word) => `(?<![\\p{L}\\p{M}\\p{N}])${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])`),
+      .map((word) => `${WORD_START}${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])`),
   ];
   return new RegExp(alternatives.join('|'), 'giu');
 }
