@@ -1,22 +1,11 @@
 import { Logger } from '@nestjs/common';
+import { journalEntry } from '../../spec-support/journal-entries';
 import { paymentsJournalStoreConformance } from '../testing/payments-journal-store.conformance';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
 function entry(key: string, state: PaymentsJournalEntry['state']): PaymentsJournalEntry {
-  const at = new Date().toISOString();
-  return {
-    idempotencyKey: key,
-    operation: 'payouts.mpesa',
-    account: 'default',
-    fingerprint: 'fp',
-    state,
-    version: 1,
-    startedAt: at,
-    updatedAt: at,
-    deadlineAt: at,
-    calls: [],
-  };
+  return journalEntry(key, { state });
 }
 
 describe('InMemoryPaymentsJournal', () => {

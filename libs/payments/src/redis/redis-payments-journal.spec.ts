@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { journalEntry } from '../../spec-support/journal-entries';
 import { RedisServer } from '../../spec-support/redis-server';
 import { paymentsJournalStoreConformance } from '../testing/payments-journal-store.conformance';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
@@ -6,24 +7,7 @@ import { RedisPaymentsJournal } from './redis-payments-journal';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-function entry(key: string, changes: Partial<PaymentsJournalEntry> = {}): PaymentsJournalEntry {
-  const at = new Date().toISOString();
-  return {
-    idempotencyKey: key,
-    operation: 'payouts.mpesa',
-    account: 'default',
-    amount: 100,
-    currency: 'KES',
-    fingerprint: 'fp',
-    state: 'started',
-    version: 1,
-    startedAt: at,
-    updatedAt: at,
-    deadlineAt: at,
-    calls: [],
-    ...changes,
-  };
-}
+const entry = journalEntry;
 
 describe('RedisPaymentsJournal (on a real redis-server)', () => {
   let server: RedisServer;

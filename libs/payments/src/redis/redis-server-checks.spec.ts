@@ -1,26 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { journalEntry } from '../../spec-support/journal-entries';
 import { RedisServer } from '../../spec-support/redis-server';
 import { waitFor } from '../../spec-support/wait-for';
-import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { RedisPaymentsJournal } from './redis-payments-journal';
 import { RedisPaymentsWebhookStore } from './redis-payments-webhook.store';
-
-function entry(key: string): PaymentsJournalEntry {
-  const at = new Date().toISOString();
-  return {
-    idempotencyKey: key,
-    operation: 'payouts.mpesa',
-    account: 'default',
-    fingerprint: 'fp',
-    state: 'started',
-    version: 1,
-    startedAt: at,
-    updatedAt: at,
-    deadlineAt: at,
-    calls: [],
-  };
-}
 
 /**
  * A Redis that may evict keys, or a clock out of step with Redis's, loses journal entries or
@@ -54,7 +38,7 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
   it('says nothing of a Redis that never evicts, its clock in step', async () => {
     const journal = new RedisPaymentsJournal({ url: server.url });
     stores.push(journal);
-    await journal.create(entry('quiet-1'));
+    await journal.create(journalEntry('quiet-1'));
     // The check's commands were queued behind the write: answered once this one is.
     await journal.client.ping();
     await journal.client.ping();
@@ -68,7 +52,7 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
       const journal = new RedisPaymentsJournal({ url: server.url });
       const webhooks = new RedisPaymentsWebhookStore({ url: server.url });
       stores.push(journal, webhooks);
-      await journal.create(entry(`evicting-${policy}`));
+      await journal.create(journalEntry(`evicting-${policy}`));
       await webhooks.claim(`evicting-${policy}`, 1000);
       await waitFor(
         () => (logged().split(`maxmemory-policy is ${policy}`).length === 3 ? true : undefined),
@@ -78,7 +62,7 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
       expect(logged()).toContain('handlers run again');
       expect(logged()).toContain('Set maxmemory-policy to noeviction');
       // Once per store, not per write.
-      await journal.create(entry(`evicting-${policy}-2`));
+      await journal.create(journalEntry(`evicting-${policy}-2`));
       await journal.client.ping();
       expect(logged().split(`maxmemory-policy is ${policy}`)).toHaveLength(3);
     },
@@ -92,7 +76,7 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     jest.spyOn(Date, 'now').mockImplementation(() => now() + offsetMs);
     const journal = new RedisPaymentsJournal({ url: server.url });
     stores.push(journal);
-    await journal.create(entry(`skewed-${offsetMs}`));
+    await journal.create(journalEntry(`skewed-${offsetMs}`));
     await waitFor(
       () => (logged().includes(`s ${word} Redis's`) ? true : undefined),
       'the clock was logged',
