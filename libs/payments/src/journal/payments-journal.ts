@@ -1312,10 +1312,6 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 }
 
 /**
- * `entry`, deeply frozen: what the journal writes never changes afterwards, so the in-memory store
- * may hold it as it is, and the next entry shares its unchanged sends.
- */
-/**
  * Whether `entry` was resolved `succeeded` or `failed` by a person while the service's record of
  * its reference was not final (no `settledStatus`): `reconcile()` looks it up until the record
  * is final, and the record outranks the person.
@@ -1330,6 +1326,10 @@ export function awaitsConfirmation(entry: PaymentsJournalEntry): boolean {
   );
 }
 
+/**
+ * `entry`, deeply frozen: what the journal writes never changes afterwards, so the in-memory store
+ * may hold it as it is, and the next entry shares its unchanged sends.
+ */
 function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   for (const call of entry.calls) Object.freeze(call);
   Object.freeze(entry.calls);
