@@ -43,7 +43,7 @@ export interface PaymentsReconcileOptions {
 }
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
-const FINAL_STATES: readonly PaymentsJournalState[] = ['succeeded', 'failed'];
+const FINAL_STATES: readonly PaymentsJournalState[] = [...FINAL_JOURNAL_STATES];
 
 /**
  * An ISO 8601 date, or date and time (with seconds, fractions and an offset optional); no hour 24,
