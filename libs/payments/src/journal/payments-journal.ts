@@ -579,7 +579,7 @@ export class PaymentsJournal {
           `settled ${entry.state} (by ${entry.settledBy ?? 'unknown'}) on the reference ${entry.reference}, ` +
           `but the service answered the call with the reference ${reference}: look it up (reconcile)`;
         this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
-        const { settledBy: _settledBy, settledStatus: _settledStatus, ...unsettled } = entry;
+        const unsettled = withoutSettlement(entry);
         return {
           ...unsettled,
           version,
@@ -592,7 +592,7 @@ export class PaymentsJournal {
         };
       }
       // Not final: a person's `refused` (settledBy `manual`) no longer holds once a send was taken.
-      const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
+      const open = withoutSettlement(entry);
       if (reference === undefined) {
         return {
           ...open,
@@ -660,7 +660,7 @@ export class PaymentsJournal {
             `resolved or sent as never executed, but a send under the key then ended with ` +
             `${reason}: look it up (reconcile)`;
           this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reopened}`);
-          const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
+          const open = withoutSettlement(entry);
           return { ...open, version, updatedAt: at, state: 'in_doubt', reason: reopened, calls };
         }
         // A send's late end (an undo that outlived a retry under the key) speaks for that send
@@ -1309,6 +1309,12 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   // A rest copy, not `delete`: deleting a field turns the object into a slow dictionary.
   const { reason: _reason, ...rest } = entry;
   return rest;
+}
+
+/** `entry` without what settled it (`settledBy`, `settledStatus`): it is open again. */
+function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+  const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
+  return open;
 }
 
 /**

@@ -80,8 +80,13 @@ function runProblem(field: string, rule: string, message: string): PayoutRunItem
 
 const RUN_ID_RULE = `runId must be 1 to ${MAX_RUN_ID_LENGTH} of the characters A-Z a-z 0-9 . _ : -`;
 
+/** Whether `runId` is one a run can have. */
+function isRunId(runId: unknown): runId is string {
+  return typeof runId === 'string' && PAYOUT_RUN_ID_PATTERN.test(runId);
+}
+
 function checkRunId(runId: unknown): string {
-  if (typeof runId !== 'string' || !PAYOUT_RUN_ID_PATTERN.test(runId)) {
+  if (!isRunId(runId)) {
     throw new PayoutRunRefusedError([runProblem('runId', 'isPayoutRunId', RUN_ID_RULE)]);
   }
   return runId;
@@ -596,7 +601,7 @@ export class PayoutRunsService {
  * `../x` or a number is the caller's mistake, not a run that is missing.
  */
 function runIdRefusal(runId: unknown, method: string): PaymentsValidationError | undefined {
-  if (typeof runId === 'string' && PAYOUT_RUN_ID_PATTERN.test(runId)) return undefined;
+  if (isRunId(runId)) return undefined;
   return new PaymentsValidationError(`PayoutRunsService.${method}`, [
     { field: 'runId', rule: 'isPayoutRunId', message: RUN_ID_RULE },
   ]);
