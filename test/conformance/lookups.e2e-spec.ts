@@ -213,7 +213,16 @@ describe('conformance: look-ups', () => {
     // A wallet read as undefined would pass any balance check: no amount exceeds `undefined`.
     it.each([
       ['no wallets at all', {}, 'fiat_balance.balance'],
-      ['a null USD wallet', { onchain_balance: null }, 'onchain_balance.balance'],
+      [
+        'a USD wallet without its balance',
+        { onchain_balance: { currency: 'USD' } },
+        'onchain_balance.balance',
+      ],
+      [
+        'a USD wallet with a null currency',
+        { onchain_balance: { balance: 1, currency: null } },
+        'onchain_balance.currency',
+      ],
       [
         'a wallet without its balance',
         { fiat_balance: { currency: 'KES' } },
@@ -233,6 +242,22 @@ describe('conformance: look-ups', () => {
       expect(error).toBeInstanceOf(ServiceAPIError);
       expect(error).toMatchObject({ code: 'MISSING_FIELD' });
       expect((error as Error).message).toContain(named);
+    });
+
+    // An account without a USD wallet: its absence is said (undefined or null), never made up.
+    it.each([
+      ['left out', undefined],
+      ['null', null],
+    ])('reads a USD wallet %s as such, the local wallet whole', async (_label, wallet) => {
+      const { onchain_balance: _usd, ...example } = fixture('balances/response.json');
+      conformance.server.answerWithBody(
+        wallet === undefined ? example : { ...example, onchain_balance: wallet },
+      );
+      const balances = await conformance.client().balances.all('your_payd_username');
+
+      expect(balances.local).toEqual(local);
+      expect(balances.usd).toBe(wallet);
+      expect(balances.onchainBalance).toBe(wallet);
     });
 
     it('maps the example answer to both wallets and their aliases', async () => {

@@ -347,11 +347,14 @@ export const OPERATIONS = {
     response: {
       kind: 'record',
       shape: { object: { fiat_balance: WALLET_BALANCE, onchain_balance: WALLET_BALANCE } },
-      // A wallet or balance left out would read as `undefined`, which no amount exceeds.
-      required: ['fiat_balance', 'onchain_balance'].flatMap((wallet) => [
-        `${wallet}.balance`,
-        `${wallet}.currency`,
-      ]),
+      // A balance left out would read as `undefined`, which no amount exceeds. The local wallet
+      // is every account's; an account without a USD wallet may be answered without one (`?`).
+      required: [
+        'fiat_balance.balance',
+        'fiat_balance.currency',
+        'onchain_balance?.balance',
+        'onchain_balance?.currency',
+      ],
       // docs/wire-contract.md: the examples show KES and USD, read as the local and the USD wallet.
       aliases: { local: 'fiatBalance', usd: 'onchainBalance' },
     },

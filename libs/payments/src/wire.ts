@@ -288,7 +288,9 @@ export interface RecordDecoding {
   readonly echoes?: { readonly key: string; readonly requestField: string };
   /**
    * Wire paths (`fiat_balance.balance`) the record must have, neither absent nor null: a record
-   * without them is `MISSING_FIELD`, never a response whose field reads `undefined`.
+   * without them is `MISSING_FIELD`, never a response whose field reads `undefined`. A key ending
+   * in `?` may be absent or null, and what follows it is required only when it is there
+   * (`onchain_balance?.balance`).
    */
   readonly required?: readonly string[];
 }
@@ -586,13 +588,21 @@ function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: objec
       };
     }
   }
-  const missing = (decoding.required ?? []).filter((path) => {
+  const missing: string[] = [];
+  for (const path of decoding.required ?? []) {
     let value: unknown = body;
-    for (const key of path.split('.')) {
+    let absent = false;
+    for (const step of path.split('.')) {
+      const key = step.endsWith('?') ? step.slice(0, -1) : step;
       value = isJsonObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+      absent = value === undefined || value === null;
+      if (absent && step !== key) break;
+      if (absent) {
+        missing.push(path.replaceAll('?', ''));
+        break;
+      }
     }
-    return value === undefined || value === null;
-  });
+  }
   if (missing.length > 0) return missingFields(missing);
   const invalid: string[] = [];
   const record = decodeShape(body, decoding.shape, '', invalid) as JsonObject;

@@ -130,11 +130,11 @@ export interface WalletBalance {
 export interface Balances {
   /** The wire's `fiat_balance`. */
   fiatBalance: WalletBalance;
-  /** The wire's `onchain_balance`. */
-  onchainBalance: WalletBalance;
+  /** The wire's `onchain_balance`; absent or null when the answer has no USD wallet. */
+  onchainBalance?: WalletBalance | null;
   /** The local-currency wallet (`fiat_balance`). */
   local: WalletBalance;
-  /** The USD wallet (`onchain_balance`). */
-  usd: WalletBalance;
+  /** The USD wallet (`onchain_balance`); absent or null when the answer has none. */
+  usd?: WalletBalance | null;
   _raw: Record<string, unknown>;
 }

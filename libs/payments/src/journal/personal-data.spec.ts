@@ -88,6 +88,14 @@ describe('maskPersonalData', () => {
     expect(kept('All went well', request)).toBe('All went well');
   });
 
+  it('keeps a message without personal data as the service wrote it, compatibility forms and all', () => {
+    // NFKC would read `ﬁ` as `fi` and `①` as `1`: only a masked text is written back normalised.
+    const message = 'Pro\uFB01le ① paid: ＫＥＳ 500';
+    expect(kept(message, { phoneNumber: '0712345678', accountHolderName: 'Ada Obi' })).toBe(
+      message,
+    );
+  });
+
   it('takes names with the characters of a pattern literally', () => {
     expect(kept('To A.B. (x)+', { accountHolderName: 'A.B. (x)+' })).toBe('To [personal data]');
     expect(kept('To AxB', { accountHolderName: 'A.B' })).toBe('To AxB');

@@ -75,7 +75,9 @@ export function maskPersonalData(
     // The common case, an M-Pesa call's "Processed successfully", builds no pattern.
     if (onlyDigits && !/\d/u.test(text)) continue;
     pattern ??= personalPattern(phones, [...literals.values()], [...words.values()]);
-    answer[key] = text.replace(pattern, MASK);
+    const masked = text.replace(pattern, MASK);
+    // The service's own words stay as it wrote them unless something in them was masked.
+    if (masked !== text) answer[key] = masked;
   }
 }
 

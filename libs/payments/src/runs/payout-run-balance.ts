@@ -19,9 +19,11 @@ export function checkPayoutRunBalance(
   const available = new Map<string, number>();
   const unchecked = new Map<string, number>();
   for (const item of items) {
-    const wallet: WalletBalance = item.wallet === 'USD' ? balances.usd : balances.local;
+    // An answer without the USD wallet says nothing of it: its items are unchecked, not passed.
+    const wallet: WalletBalance | null | undefined =
+      item.wallet === 'USD' ? balances.usd : balances.local;
     const minor = itemMinorUnits(item);
-    if (wallet.currency === item.currency) {
+    if (wallet != null && wallet.currency === item.currency) {
       required.set(item.currency, (required.get(item.currency) ?? 0) + minor);
       available.set(item.currency, wallet.balance);
     } else {

@@ -52,6 +52,25 @@ describe('payout-run money in minor units', () => {
     expect(sum(0.004)).toBe(4);
   });
 
+  it.each([
+    ['absent', undefined],
+    ['null', null],
+  ])(
+    'reports USD items unchecked, never passed, when the USD wallet is %s; local items are checked',
+    (_label, usd) => {
+      const answer = { local: { currency: 'KES', balance: 50 }, usd } as unknown as Balances;
+      const { check, shortfalls } = checkPayoutRunBalance(
+        [{ ...item(70, 'USD'), wallet: 'USD' }, item(80, 'KES')],
+        answer,
+      );
+      expect(check).toEqual({
+        checked: [{ currency: 'KES', required: 80, available: 50 }],
+        unchecked: [{ currency: 'USD', required: 70 }],
+      });
+      expect(shortfalls).toEqual([{ currency: 'KES', required: 80, available: 50 }]);
+    },
+  );
+
   it('keeps totals per state exactly as items move: 0.1 + 0.2 is 0.3', () => {
     const tally = new PayoutRunTally();
     tally.add('queued', 'KES', 10);
