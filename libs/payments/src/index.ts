@@ -23,7 +23,10 @@ export { PaymentsReconciler } from './payments-reconciler';
 export type { PaymentsJournalFilter, PaymentsReconcileOptions } from './payments-reconciler';
 export { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 export type { InMemoryPaymentsJournalOptions } from './journal/in-memory-payments-journal';
-export { PAYMENTS_JOURNAL_STATES } from './journal/payments-journal.interfaces';
+export {
+  PAYMENTS_CONFIRMATION_WINDOW_MS,
+  PAYMENTS_JOURNAL_STATES,
+} from './journal/payments-journal.interfaces';
 export type {
   PaymentsJournalCall,
   PaymentsJournalDeferredEvent,

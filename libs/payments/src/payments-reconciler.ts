@@ -9,6 +9,7 @@ import type {
 import { awaitsConfirmation, readResolution } from './journal/payments-journal';
 import {
   FINAL_JOURNAL_STATES,
+  PAYMENTS_CONFIRMATION_WINDOW_MS,
   PAYMENTS_JOURNAL_STATES,
 } from './journal/payments-journal.interfaces';
 import type {
@@ -439,6 +440,23 @@ export class PaymentsReconciler {
           { code: 'REFUSED', idempotencyKey },
         );
       }
+      // A record not final yet already has its figures: one of another sum is no record of it.
+      const mismatch =
+        known && record
+          ? journal.recordMismatch(entry, {
+              reference,
+              outcome,
+              ...recordFigures(record),
+              by: 'status',
+            })
+          : undefined;
+      if (mismatch !== undefined) {
+        throw new PaymentsReconcilerError(
+          `The service's record of ${reference} does not agree with the entry: ${mismatch}: ` +
+            'nothing was resolved',
+          { code: 'REFUSED', idempotencyKey },
+        );
+      }
       this.logger.warn(
         `The journal entry ${idempotencyKey} is resolved ${outcome} by hand while the service's ` +
           `record of its reference ${reference} is ${status} (${resolution.note})`,
@@ -515,8 +533,11 @@ export class PaymentsReconciler {
     try {
       record = await this.transactions.status(reference);
     } catch (error) {
-      // A person resolved it while the service knew no such reference: it still knows none.
-      if (awaitsConfirmation(entry) && isUnknownTransaction(error)) return 'unchanged';
+      // A person's resolution of a reference the service does not know (yet): not a failed
+      // look-up, and looked up again until the confirmation window closes.
+      if (awaitsConfirmation(entry) && isUnknownTransaction(error)) {
+        return this.unconfirmedOnceLapsed(journal, entry, `the service knows no ${reference}`);
+      }
       this.logger.warn(
         `Reconcile: the status look-up of ${reference} (${entry.idempotencyKey}) failed ` +
           `(${error instanceof Error ? error.name : 'error'}); the entry stays ${entry.state}`,
@@ -524,6 +545,19 @@ export class PaymentsReconciler {
       return 'lookup-failed';
     }
     const result = await this.settleByRecord(journal, entry.idempotencyKey, reference, record);
+    if (awaitsConfirmation(entry)) {
+      if (result === 'unknown') {
+        return this.unconfirmedOnceLapsed(journal, entry, `the service knows no ${reference}`);
+      }
+      if (result === 'not-final') {
+        const status = String(record.transactionDetails?.status);
+        return this.unconfirmedOnceLapsed(journal, entry, `its record is still ${status}`);
+      }
+      if (result.result === 'contradicted') {
+        await journal.markUnconfirmed(entry, result.why);
+        return 'changed';
+      }
+    }
     if (result === 'unknown' || result === 'not-final') {
       return entry === stored ? 'unchanged' : 'changed';
     }
@@ -535,6 +569,22 @@ export class PaymentsReconciler {
     }
     return result.result === 'settled' || entry !== stored ? 'changed' : 'unchanged';
   }
+
+  /**
+   * A person's resolution the service's record does not confirm yet (`what` says how it stands):
+   * looked up again next pass, until the confirmation window closes; then marked `unconfirmed`.
+   */
+  private async unconfirmedOnceLapsed(
+    journal: PaymentsJournal,
+    entry: PaymentsJournalEntry,
+    what: string,
+  ): Promise<'changed' | 'unchanged'> {
+    if (!journal.confirmationLapsed(entry)) return 'unchanged';
+    const hours = PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000;
+    await journal.markUnconfirmed(entry, `${what} ${hours} h after the resolution`);
+    return 'changed';
+  }
+
   /**
    * An entry in doubt without a reference, whose call's answer never came, settled by one of the
    * webhooks deferred while it was being sent: each reference is looked up, and settles the entry

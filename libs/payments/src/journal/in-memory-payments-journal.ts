@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
-import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
+import { FINAL_JOURNAL_STATES, journalEntryReferences } from './payments-journal.interfaces';
 import type {
   PaymentsJournalEntry,
   PaymentsJournalQuery,
@@ -129,9 +129,8 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
       key,
       isDeepFrozen(entry) ? entry : (deepFrozen(ownCopy(entry)) as PaymentsJournalEntry),
     );
-    const { reference } = entry;
-    if (reference !== undefined && !this.byReference.has(reference)) {
-      this.byReference.set(reference, key);
+    for (const reference of journalEntryReferences(entry)) {
+      if (!this.byReference.has(reference)) this.byReference.set(reference, key);
     }
     if (isSettled(entry.state)) this.settled.add(key);
     else this.settled.delete(key);
@@ -147,9 +146,8 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
     const victim = this.entries.get(key);
     this.entries.delete(key);
     this.settled.delete(key);
-    const reference = victim?.reference;
-    if (reference !== undefined && this.byReference.get(reference) === key) {
-      this.byReference.delete(reference);
+    for (const reference of victim === undefined ? [] : journalEntryReferences(victim)) {
+      if (this.byReference.get(reference) === key) this.byReference.delete(reference);
     }
   }
 

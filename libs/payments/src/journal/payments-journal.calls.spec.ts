@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { runInNewContext } from 'node:vm';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
@@ -14,6 +15,7 @@ import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsExceptionFilter } from '../payments-exception.filter';
 import type { PaymentsClient } from '../payments-client';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
+import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry, PaymentsJournalStore } from './payments-journal.interfaces';
 
 const MPESA_PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!;
@@ -79,6 +81,7 @@ describe('the payments journal, through a client over loopback HTTP', () => {
           };
   });
   afterEach(async () => {
+    jest.restoreAllMocks();
     await Promise.all(clients.splice(0).map((made) => made.close()));
     server.reset();
   });
@@ -172,8 +175,16 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(entry).toMatchObject({ state: 'in_doubt', reference: '9BD000000001eW' });
     expect(entry?.reason).toContain('9BD000000001eW');
     expect(entry?.reason).toContain(PAYOUT_REFERENCE);
+    expect(entry?.otherExecutions).toEqual([PAYOUT_REFERENCE]);
+    expect((await store.findByReference(PAYOUT_REFERENCE))?.idempotencyKey).toBe('twice-1');
+    // The service's final record of the first transaction settles nothing: a person looks.
+    server.fallback = () => ({
+      status: 200,
+      body: statusRecord('9BD000000001eW', 'success', PAYOUT.amount),
+    });
+    await payments.reconciler.reconcile();
     expect(await payments.reconciler.inDoubt()).toEqual([
-      expect.objectContaining({ idempotencyKey: 'twice-1' }),
+      expect.objectContaining({ idempotencyKey: 'twice-1', state: 'in_doubt' }),
     ]);
   });
 
@@ -1052,6 +1063,83 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     const before = gets();
     expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 0 });
     expect(gets()).toBe(before);
+  });
+
+  it("stops looking up a person's resolution the service's record does not bear out: other figures at once, no final record after 72 h", async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const payments = client();
+    const pending = { status: 200, body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount) };
+    const gets = () => server.requests.filter((request) => request.method === 'GET').length;
+    const resolvedWhilePending = async (key: string) => {
+      server.reply({ status: 200, body: successBody('payout') });
+      await payments.payouts.mpesa(PAYOUT, { idempotencyKey: key });
+      server.reply(pending);
+      await payments.reconciler.resolve(key, { outcome: 'succeeded', note: 'ops: paid, ticket 9' });
+    };
+    const notLookedUpAgain = async () => {
+      const before = gets();
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 0 });
+      expect(gets()).toBe(before);
+    };
+
+    // A final record of another sum: no confirmation will come.
+    await resolvedWhilePending('unconfirmed-1');
+    server.reply({
+      status: 200,
+      body: statusRecord(PAYOUT_REFERENCE, 'success', PAYOUT.amount + 1),
+    });
+    expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 1 });
+    expect(await store.get('unconfirmed-1')).toMatchObject({
+      state: 'succeeded',
+      settledBy: 'manual',
+      unconfirmed: expect.stringContaining('amount') as string,
+    });
+    expect(errors).toHaveBeenCalledWith(expect.stringContaining('unconfirmed-1'));
+    await notLookedUpAgain();
+    store.clear();
+
+    // Unknown to the service, or still pending: looked up for 72 hours, then left for a look.
+    const unknown = { status: 404, body: { success: false, status: 404, message: 'not found' } };
+    for (const [key, answer, said] of [
+      ['unconfirmed-2', unknown, `knows no ${PAYOUT_REFERENCE}`],
+      ['unconfirmed-3', pending, 'still pending'],
+    ] as const) {
+      await resolvedWhilePending(key);
+      server.reply(answer);
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 0 });
+      expect((await store.get(key))?.unconfirmed).toBeUndefined();
+      // The same, 72 hours after the resolution.
+      const resolved = (await store.get(key))!;
+      await store.replace({
+        ...resolved,
+        version: resolved.version + 1,
+        updatedAt: new Date(Date.now() - PAYMENTS_CONFIRMATION_WINDOW_MS - 1000).toISOString(),
+      });
+      server.reply(answer);
+      expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 1 });
+      expect(await store.get(key)).toMatchObject({
+        state: 'succeeded',
+        unconfirmed: expect.stringContaining(said) as string,
+      });
+      await notLookedUpAgain();
+      store.clear();
+    }
+  });
+
+  it('refuses a resolution whose pending record is of another sum: it is no record of the call', async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'other-sum-1' });
+    server.reply({
+      status: 200,
+      body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount + 1),
+    });
+    await expect(
+      payments.reconciler.resolve('other-sum-1', { outcome: 'succeeded', note: 'ops: a guess' }),
+    ).rejects.toMatchObject({
+      code: 'REFUSED',
+      message: expect.stringContaining('amount') as string,
+    });
+    expect(await store.get('other-sum-1')).toMatchObject({ state: 'accepted' });
   });
 
   it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {

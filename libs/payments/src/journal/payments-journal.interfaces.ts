@@ -23,6 +23,12 @@ export const PAYMENTS_JOURNAL_STATES: readonly PaymentsJournalState[] = [
   'in_doubt',
 ];
 
+/**
+ * How long after a person's `succeeded` or `failed`, taken while the service's record was not
+ * final, `reconcile()` looks the record up before it marks the entry `unconfirmed`: 72 hours.
+ */
+export const PAYMENTS_CONFIRMATION_WINDOW_MS = 72 * 60 * 60 * 1000;
+
 /** States after which nothing changes an entry any more. */
 export const FINAL_JOURNAL_STATES: ReadonlySet<PaymentsJournalState> = new Set([
   'succeeded',
@@ -84,6 +90,14 @@ export interface PaymentsJournalEntry {
   /** The service's transaction reference, once known. */
   readonly reference?: string;
   /**
+   * Set when the service may have executed the call more than once under its key (a service that
+   * ignored it): the references of its other executions, as far as known (`[]` when a send that
+   * may have executed never answered). Stores index them as `reference`. While the entry is not
+   * final it stays `in_doubt` whatever a webhook or look-up says: a person resolves it
+   * (docs/journal.md, "More than one execution").
+   */
+  readonly otherExecutions?: readonly string[];
+  /**
    * The answer that accepted the call, reduced to its wire fields without personal data
    * (`success`, `message`, `status`, `transaction_reference`, tracking ids, `checkout_url`):
    * a repeated call is answered from it.
@@ -97,6 +111,13 @@ export interface PaymentsJournalEntry {
   readonly settledStatus?: string;
   /** What the person who resolved it by hand wrote (who, what they checked). */
   readonly note?: string;
+  /**
+   * Why the service's record did not bear out a person's `succeeded` or `failed` taken while it
+   * was not final (final with other figures, or still not final or unknown to the service
+   * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} after the resolution): `reconcile()` no longer looks
+   * it up, and the person's outcome stands, for a look (docs/journal.md, "By a person").
+   */
+  readonly unconfirmed?: string;
   /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */
   readonly reason?: string;
   /** Each send under this key, oldest first (at most the first and the latest 19). */
@@ -107,6 +128,18 @@ export interface PaymentsJournalEntry {
    * died), `reconcile()` looks them up once the entry is in doubt (docs/journal.md, "Webhooks").
    */
   readonly deferredEvents?: readonly PaymentsJournalDeferredEvent[];
+}
+
+/**
+ * The references a store finds `entry` by: its `reference` and its `otherExecutions`.
+ * @internal
+ */
+export function journalEntryReferences(entry: PaymentsJournalEntry): string[] {
+  const references = entry.reference === undefined ? [] : [entry.reference];
+  for (const other of entry.otherExecutions ?? []) {
+    if (!references.includes(other)) references.push(other);
+  }
+  return references;
 }
 
 /** A webhook deferred while its entry's call was being sent (see `deferredEvents`). */
@@ -150,7 +183,10 @@ export interface PaymentsJournalStore {
   replace(next: PaymentsJournalEntry): Promise<boolean>;
   /** The entry of `idempotencyKey`. */
   get(idempotencyKey: string): Promise<PaymentsJournalEntry | undefined>;
-  /** The entry whose `reference` is `reference` (the first one to hold it). */
+  /**
+   * The entry whose `reference`, or one of whose `otherExecutions`, is `reference` (the first one
+   * to hold it).
+   */
   findByReference(reference: string): Promise<PaymentsJournalEntry | undefined>;
   /** Entries matching `query`, oldest `startedAt` first. */
   list(query?: PaymentsJournalQuery): Promise<PaymentsJournalEntry[]>;

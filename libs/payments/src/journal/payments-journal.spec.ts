@@ -112,10 +112,111 @@ describe('PaymentsJournal', () => {
     );
 
     const entry = await store.get('salary-1');
-    expect(entry).toMatchObject({ state: 'in_doubt', reference: 'REAL00000001eW' });
+    expect(entry).toMatchObject({
+      state: 'in_doubt',
+      reference: 'REAL00000001eW',
+      otherExecutions: ['OTHER0000001eW'],
+    });
     expect(entry?.reason).toContain('OTHER0000001eW');
     expect(entry?.settledBy).toBeUndefined();
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('REAL00000001eW'));
+    // The settled reference stays the entry's: found by it, never free to settle another entry.
+    expect((await store.findByReference('OTHER0000001eW'))?.idempotencyKey).toBe('salary-1');
+  });
+
+  describe('more than one execution under a key: every reference kept, settled only by a person', () => {
+    /** The service's final record of `reference`, for the entry of `key`. */
+    const recordOf = (key: string, reference: string) =>
+      ({
+        idempotencyKey: key,
+        reference,
+        outcome: 'succeeded',
+        amount: 500,
+        currency: 'KES',
+        kind: 'payout',
+        by: 'webhook',
+      }) as const;
+
+    /** A send stalled past its deadline, and a resend under its key that was accepted as `ref`. */
+    async function stalledAndResent(key: string, reference: string) {
+      const begun = await sentPastItsDeadline(key);
+      const resent = await begun.journal.begin(payoutIntent(key, true));
+      if (!resent.send) throw new Error('the resend was not sent');
+      await begun.journal.accepted(
+        resent,
+        { success: true, transactionReference: reference },
+        PAYOUT_REQUEST,
+      );
+      expect(await begun.store.get(key)).toMatchObject({ state: 'accepted', reference });
+      return begun;
+    }
+
+    it('keeps the second reference when two sends are accepted, found by it, through settlements and the resolution', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await stalledAndResent('twice-1', 'SECOND000001eW');
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: 'FIRST0000001eW' },
+        PAYOUT_REQUEST,
+      );
+      const doubted = await store.get('twice-1');
+      expect(doubted).toMatchObject({
+        state: 'in_doubt',
+        reference: 'SECOND000001eW',
+        otherExecutions: ['FIRST0000001eW'],
+      });
+      expect((await store.findByReference('FIRST0000001eW'))?.idempotencyKey).toBe('twice-1');
+      // It executed (twice): a third send is refused, even with resend.
+      await expect(journal.begin(payoutIntent('twice-1', true))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+        message: expect.stringContaining('SECOND000001eW') as string,
+      });
+
+      // The record of either transaction leaves the entry in doubt: a person looks at both.
+      expect(await journal.settle(recordOf('twice-1', 'SECOND000001eW'))).toMatchObject({
+        result: 'unchanged',
+      });
+      expect(await journal.settle(recordOf('twice-1', 'FIRST0000001eW'))).toMatchObject({
+        result: 'second-execution',
+      });
+      // Named by its reference alone (the URL's key lost), the other execution is still this call's.
+      const { idempotencyKey: _key, ...byReference } = recordOf('twice-1', 'FIRST0000001eW');
+      expect(await journal.settle(byReference)).toMatchObject({ result: 'second-execution' });
+      expect(await store.get('twice-1')).toEqual(doubted);
+
+      const resolved = await journal.resolve('twice-1', {
+        outcome: 'succeeded',
+        note: 'ops: both paid; 500 KES recovered from the payee, ticket 12',
+      });
+      expect(resolved).toMatchObject({
+        state: 'succeeded',
+        settledBy: 'manual',
+        otherExecutions: ['FIRST0000001eW'],
+      });
+      expect((await store.findByReference('FIRST0000001eW'))?.idempotencyKey).toBe('twice-1');
+      expect(await journal.settle(recordOf('twice-1', 'FIRST0000001eW'))).toMatchObject({
+        result: 'second-execution',
+      });
+    });
+
+    it('keeps an entry in doubt when a stalled send that may have executed ends after another was accepted', async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await stalledAndResent('twice-2', 'SECOND000002eW');
+      await journal.failed(decision, new Error('socket hang up'));
+
+      const entry = await store.get('twice-2');
+      expect(entry).toMatchObject({
+        state: 'in_doubt',
+        reference: 'SECOND000002eW',
+        otherExecutions: [],
+      });
+      expect(entry?.reason).toMatch(/SECOND000002eW.*may have executed/);
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('twice-2'));
+      expect(await journal.settle(recordOf('twice-2', 'SECOND000002eW'))).toMatchObject({
+        result: 'unchanged',
+      });
+      expect((await store.get('twice-2'))?.state).toBe('in_doubt');
+    });
   });
 
   it('holds a key with no entry in doubt, so that a send under it is stopped; an entry there stays', async () => {

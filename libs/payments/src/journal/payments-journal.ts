@@ -18,7 +18,10 @@ import { readObjectOfKnownKeys } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
-import { FINAL_JOURNAL_STATES } from './payments-journal.interfaces';
+import {
+  FINAL_JOURNAL_STATES,
+  PAYMENTS_CONFIRMATION_WINDOW_MS,
+} from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
   PaymentsJournalEntry,
@@ -497,6 +500,18 @@ export class PaymentsJournal {
           throw this.stopped(intent, 'IN_PROGRESS', current, true);
         case 'in_doubt':
           if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
+          // The service gave a reference under this key: its call executed, whatever is in doubt.
+          if (current.reference !== undefined) {
+            throw this.stopped(
+              intent,
+              'IN_DOUBT',
+              current,
+              true,
+              `the service gave the reference ${current.reference} to a call under this ` +
+                'idempotencyKey: it executed, so { resend: true } is refused; a person resolves ' +
+                'the entry (PaymentsReconciler.resolve)',
+            );
+          }
           break;
         case 'refused':
           // A held key a person settled refused: its stopped worker may still wake up and send.
@@ -571,23 +586,22 @@ export class PaymentsJournal {
         if (
           reference === undefined ||
           entry.reference === undefined ||
-          entry.reference === reference
+          entry.reference === reference ||
+          entry.otherExecutions?.includes(reference) === true
         ) {
           return { ...entry, version, updatedAt: at, answer: entry.answer ?? answer, calls };
         }
+        // The answer's reference is the call's; the settled one is kept as another execution
+        // (two transactions, or a record the key was wrongly paired with): a person looks.
         const reason =
           `settled ${entry.state} (by ${entry.settledBy ?? 'unknown'}) on the reference ${entry.reference}, ` +
-          `but the service answered the call with the reference ${reference}: look it up (reconcile)`;
+          `but the service answered the call with the reference ${reference}: look both up`;
         this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
-        const unsettled = withoutSettlement(entry);
         return {
-          ...unsettled,
+          ...moreThanOnce({ ...entry, reference }, reason, entry.reference),
           version,
           updatedAt: at,
-          state: 'in_doubt',
-          reference,
           answer,
-          reason,
           calls,
         };
       }
@@ -600,19 +614,36 @@ export class PaymentsJournal {
           updatedAt: at,
           state: 'in_doubt',
           answer,
-          reason: 'the service accepted the call without a transaction reference',
+          reason:
+            entry.otherExecutions === undefined
+              ? 'the service accepted the call without a transaction reference'
+              : `${entry.reason ?? 'executed more than once'}; a further send was accepted without a transaction reference`,
           calls,
         };
       }
       // Two sends under one key both accepted, each with its own reference (a service that
       // ignored the key after a send was taken for never executed): two transactions, of which
-      // the entry can follow one. Left in doubt, naming both, never one of them absorbed.
-      if (entry.reference !== undefined && entry.reference !== reference) {
-        const reason =
-          `accepted with the reference ${entry.reference}, and a second send under the key was ` +
-          `accepted with the reference ${reference}: two transactions may have executed, look both up`;
-        this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
-        return { ...open, version, updatedAt: at, state: 'in_doubt', reason, calls };
+      // the entry follows the first and lists the other. Left in doubt for a person, naming both,
+      // never one of them absorbed; an entry already so stays so.
+      if (
+        entry.otherExecutions !== undefined ||
+        (entry.reference !== undefined && entry.reference !== reference)
+      ) {
+        const first = entry.reference ?? reference;
+        const known = first === reference || entry.otherExecutions?.includes(reference) === true;
+        const reason = known
+          ? (entry.reason ?? `accepted with the reference ${first}, and executed more than once`)
+          : `accepted with the reference ${first}, and a further send under the key was ` +
+            `accepted with the reference ${reference}: more than one transaction may have executed, look each up`;
+        if (!known) {
+          this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${reason}`);
+        }
+        return {
+          ...moreThanOnce({ ...entry, reference: first }, reason, reference),
+          version,
+          updatedAt: at,
+          calls,
+        };
       }
       return withoutReason({
         ...open,
@@ -663,6 +694,19 @@ export class PaymentsJournal {
           const open = withoutSettlement(entry);
           return { ...open, version, updatedAt: at, state: 'in_doubt', reason: reopened, calls };
         }
+        // A send that may have executed, ending after another send under the key was accepted
+        // (a stalled send, and a `resend` meanwhile): the service may have run the call twice.
+        if (
+          mayHaveExecuted &&
+          entry.reference !== undefined &&
+          entry.calls.some((other) => other.callId !== callId && other.outcome === 'accepted')
+        ) {
+          const twice =
+            `accepted with the reference ${entry.reference}, and another send under the key ended ` +
+            `with ${reason}: more than one transaction may have executed, look it up`;
+          this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${twice}`);
+          return { ...moreThanOnce(entry, twice), version, updatedAt: at, calls };
+        }
         // A send's late end (an undo that outlived a retry under the key) speaks for that send
         // only: the entry's state is the latest send's, which may have executed.
         if (
@@ -693,10 +737,24 @@ export class PaymentsJournal {
       // Its `malipo_key` comes from a URL anyone can write: until the answer gives the call's
       // reference, an event about another transaction could settle the call (docs/journal.md).
       if (this.isBeingSent(entry)) return { result: 'in-flight', entry };
+      const known = entry.otherExecutions;
+      if (known?.includes(settlement.reference) === true) {
+        // One of the call's other executions, listed already: reported, never settling the entry.
+        const mismatch = this.recordMismatch(entry, settlement);
+        if (mismatch !== undefined) return { result: 'contradicted', entry, why: mismatch };
+        const why = `${settlement.reference} is another execution of the call (docs/journal.md, "More than one execution")`;
+        return { result: 'second-execution', entry, why };
+      }
       const why = await this.contradiction(entry, settlement);
       if (why !== undefined) {
+        // Named by a key anyone can write into a URL: reported (payment.duplicate), not written,
+        // so that a genuine record paired with a stranger's key cannot put its entry in doubt.
         const second = await this.isSecondExecution(entry, settlement);
         return { result: second ? 'second-execution' : 'contradicted', entry, why };
+      }
+      // More than one execution: the record of the first settles nothing until a person looks.
+      if (known !== undefined && !FINAL_JOURNAL_STATES.has(entry.state)) {
+        return { result: 'unchanged', entry };
       }
       const rival =
         entry.reference === undefined ? await this.rivalOf(entry, settlement) : undefined;
@@ -871,6 +929,42 @@ export class PaymentsJournal {
     );
   }
 
+  /**
+   * Whether a person's resolution awaiting confirmation ({@link awaitsConfirmation}) is past
+   * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} since it was written.
+   */
+  confirmationLapsed(entry: PaymentsJournalEntry): boolean {
+    return this.now() - Date.parse(entry.updatedAt) >= PAYMENTS_CONFIRMATION_WINDOW_MS;
+  }
+
+  /**
+   * Marks a person's resolution the service's record did not bear out `unconfirmed`, saying `why`
+   * (logged at error level): `reconcile()` no longer looks it up. Nothing when it no longer awaits
+   * confirmation (a settlement came first).
+   */
+  async markUnconfirmed(entry: PaymentsJournalEntry, why: string): Promise<void> {
+    let current: PaymentsJournalEntry | undefined = entry;
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      if (current === undefined || !awaitsConfirmation(current)) return;
+      const next: PaymentsJournalEntry = {
+        ...current,
+        version: current.version + 1,
+        updatedAt: new Date(this.now()).toISOString(),
+        unconfirmed: why,
+      };
+      if (await this.store.replace(this.sealed(next))) {
+        this.logger.error(
+          `The journal entry ${entry.idempotencyKey} was resolved ${entry.state} by hand ` +
+            `(${entry.note ?? 'no note'}), and the service's record does not bear it out: ${why}; ` +
+            'reconcile() no longer looks it up: check it (docs/journal.md, "By a person")',
+        );
+        return;
+      }
+      current = await this.entryUnder(entry.idempotencyKey);
+    }
+    throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being marked`);
+  }
+
   /** What stops a person's resolution of `idempotencyKey`: nothing was resolved. */
   private unresolved(idempotencyKey: string, message: string): PaymentsReconcilerError {
     return new PaymentsReconcilerError(message, { code: 'REFUSED', idempotencyKey });
@@ -923,10 +1017,7 @@ export class PaymentsJournal {
    * number other than the call's (another payment of the same amount, which a forger may pair
    * with this call's key while the entry has no reference).
    */
-  private recordMismatch(
-    entry: PaymentsJournalEntry,
-    settlement: JournalSettlement,
-  ): string | undefined {
+  recordMismatch(entry: PaymentsJournalEntry, settlement: JournalSettlement): string | undefined {
     const mismatch = figuresMismatch(entry, settlement);
     if (mismatch !== undefined) return mismatch;
     if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
@@ -1136,6 +1227,8 @@ export class PaymentsJournal {
     code: PaymentsJournalErrorCode,
     entry: PaymentsJournalEntry | undefined,
     mayHaveExecuted: boolean,
+    /** Said instead of the code's usual reason. */
+    reason?: string,
   ): PaymentsJournalError {
     const why: Record<PaymentsJournalErrorCode, string> = {
       IN_DOUBT:
@@ -1147,7 +1240,7 @@ export class PaymentsJournal {
         'this idempotencyKey was held when its payout-run item was taken over, and a person settled it refused: a new attempt needs a new idempotencyKey; pass { resend: true } only to send under it anyway',
       JOURNAL_UNAVAILABLE: 'the payments journal could not be written',
     };
-    return new PaymentsJournalError(`${intent.operation} was not sent: ${why[code]}`, {
+    return new PaymentsJournalError(`${intent.operation} was not sent: ${reason ?? why[code]}`, {
       operation: intent.operation,
       idempotencyKey: intent.idempotencyKey,
       code,
@@ -1317,16 +1410,42 @@ function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   return open;
 }
 
+/** Other executions an entry lists at most: each further one is logged, not kept. */
+const MAX_OTHER_EXECUTIONS = 20;
+
+/**
+ * `entry` in doubt because the service may have executed its call more than once, `other` (a
+ * reference of another execution, when known) listed in `otherExecutions`: nothing but a person
+ * settles it (docs/journal.md, "More than one execution").
+ */
+function moreThanOnce(
+  entry: PaymentsJournalEntry,
+  reason: string,
+  other?: string,
+): PaymentsJournalEntry {
+  const listed = entry.otherExecutions ?? [];
+  const otherExecutions =
+    other === undefined ||
+    other === entry.reference ||
+    listed.includes(other) ||
+    listed.length >= MAX_OTHER_EXECUTIONS
+      ? listed
+      : [...listed, other];
+  return { ...withoutSettlement(entry), state: 'in_doubt', reason, otherExecutions };
+}
+
 /**
  * Whether `entry` was resolved `succeeded` or `failed` by a person while the service's record of
- * its reference was not final (no `settledStatus`): `reconcile()` looks it up until the record
- * is final, and the record outranks the person.
+ * its reference was not final (no `settledStatus`, not `unconfirmed`): `reconcile()` looks it up
+ * until the record is final or the confirmation window closes, and the record outranks the
+ * person.
  * @internal
  */
 export function awaitsConfirmation(entry: PaymentsJournalEntry): boolean {
   return (
     entry.settledBy === 'manual' &&
     entry.settledStatus === undefined &&
+    entry.unconfirmed === undefined &&
     entry.reference !== undefined &&
     FINAL_JOURNAL_STATES.has(entry.state)
   );
@@ -1340,6 +1459,7 @@ function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
   for (const call of entry.calls) Object.freeze(call);
   Object.freeze(entry.calls);
   if (entry.answer !== undefined) Object.freeze(entry.answer);
+  if (entry.otherExecutions !== undefined) Object.freeze(entry.otherExecutions);
   if (entry.deferredEvents !== undefined) {
     for (const event of entry.deferredEvents) Object.freeze(event);
     Object.freeze(entry.deferredEvents);

@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
-import type {
-  PaymentsJournalEntry,
-  PaymentsJournalQuery,
-  PaymentsJournalState,
-  PaymentsJournalStore,
+import {
+  journalEntryReferences,
+  type PaymentsJournalEntry,
+  type PaymentsJournalQuery,
+  type PaymentsJournalState,
+  type PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
 import {
   checkRedisServer,
@@ -55,17 +56,17 @@ end
 `;
 
 /**
- * KEYS: entry, by-start index, open index, reference key. ARGV: json, ttl, start score, idempotency
- * key, open (1/0), has reference (1/0), oldest start score kept in the by-start index. Adds the
- * entry unless its key holds one. Each create trims the by-start index of entries started more
- * than `ttl` ago, so that it holds what was started within `ttl`; open entries stay listed through
- * the open index, which holds nothing else and so needs no expiry.
+ * KEYS: entry, by-start index, open index, then the key of each reference the entry is found by.
+ * ARGV: json, ttl, start score, idempotency key, open (1/0), oldest start score kept in the
+ * by-start index. Adds the entry unless its key holds one. Each create trims the by-start index of
+ * entries started more than `ttl` ago, so that it holds what was started within `ttl`; open
+ * entries stay listed through the open index, which holds nothing else and so needs no expiry.
  */
 const CREATE_SCRIPT = `${KEEP_FUNCTION}
 local existing = redis.call('HGET', KEYS[1], 'e')
 if existing then return {0, existing} end
 local open = ARGV[5] == '1'
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[6])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'v', 1, 'e', ARGV[1])
@@ -74,15 +75,18 @@ if open then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
   redis.call('PERSIST', KEYS[3])
 end
-if ARGV[6] == '1' and redis.call('SET', KEYS[4], ARGV[4], 'NX') then keep(KEYS[4], open, ARGV[2]) end
+for i = 4, #KEYS do
+  if redis.call('SET', KEYS[i], ARGV[4], 'NX') then keep(KEYS[i], open, ARGV[2]) end
+end
 return {1, ARGV[1]}
 `;
 
 /**
- * KEYS: entry, open index, reference key, by-start index. ARGV: json, version it replaces, ttl,
- * start score, idempotency key, open (1/0), has reference (1/0). Replaces the entry only over that
- * version. The by-start index lives as long as its last changed entry: an entry changed after the
- * last create must stay listed.
+ * KEYS: entry, open index, by-start index, then the key of each reference the entry is found by.
+ * ARGV: json, version it replaces, ttl, start score, idempotency key, open (1/0). Replaces the
+ * entry only over that version. The by-start index lives as long as its last changed entry: an
+ * entry changed after the last create must stay listed. A reference another entry held first
+ * stays that entry's.
  */
 const REPLACE_SCRIPT = `${KEEP_FUNCTION}
 local version = redis.call('HGET', KEYS[1], 'v')
@@ -90,17 +94,17 @@ if not version or tonumber(version) ~= tonumber(ARGV[2]) then return 0 end
 local open = ARGV[6] == '1'
 redis.call('HSET', KEYS[1], 'v', tonumber(ARGV[2]) + 1, 'e', ARGV[1])
 keep(KEYS[1], open, ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
-redis.call('PEXPIRE', KEYS[4], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 if open then
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
   redis.call('PERSIST', KEYS[2])
 else
   redis.call('ZREM', KEYS[2], ARGV[5])
 end
-if ARGV[7] == '1' then
-  redis.call('SET', KEYS[3], ARGV[5], 'NX')
-  if redis.call('GET', KEYS[3]) == ARGV[5] then keep(KEYS[3], open, ARGV[3]) end
+for i = 4, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[5], 'NX')
+  if redis.call('GET', KEYS[i]) == ARGV[5] then keep(KEYS[i], open, ARGV[3]) end
 end
 return 1
 `;
@@ -117,7 +121,8 @@ interface JournalCommands {
  * - an entry is a hash `<prefix>entry:<key>` holding its version and JSON; `create` and `replace`
  *   are Lua scripts, so each is atomic per key across instances;
  * - `<prefix>started` (a sorted set by start time) lists entries, `<prefix>open` the ones not
- *   final, `<prefix>ref:<reference>` finds an entry by the service's reference;
+ *   final, `<prefix>ref:<reference>` finds an entry by the service's reference (its own or one of
+ *   its `otherExecutions`);
  * - an entry that is settled (`succeeded`, `failed`, `refused`) and its reference key expire
  *   `ttlMs` (default 30 days) after its last change; an open one (`started`, `accepted`,
  *   `in_doubt`) never expires: it stays until it is settled, so that nothing that may have
@@ -152,8 +157,9 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       'money-moving calls are refused unsent (JOURNAL_UNAVAILABLE)',
     ));
     // Defined on the client (EVALSHA, loaded once): a given client gains two commands.
-    this.client.defineCommand('malipoJournalCreate', { numberOfKeys: 4, lua: CREATE_SCRIPT });
-    this.client.defineCommand('malipoJournalReplace', { numberOfKeys: 4, lua: REPLACE_SCRIPT });
+    // No fixed number of keys: each call names its entry's reference keys (docs/journal.md).
+    this.client.defineCommand('malipoJournalCreate', { lua: CREATE_SCRIPT });
+    this.client.defineCommand('malipoJournalReplace', { lua: REPLACE_SCRIPT });
     this.commands = this.client as unknown as JournalCommands;
     this.replicated = replicated(this.client);
   }
@@ -166,18 +172,19 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       clock: true,
     });
     const startedAtMs = Date.parse(entry.startedAt);
+    const references = this.referenceKeys(entry);
     const [created, json] = await this.replicated(
       this.commands.malipoJournalCreate(
+        3 + references.length,
         this.entryKey(entry.idempotencyKey),
         this.key('started'),
         this.key('open'),
-        this.referenceKey(entry.reference),
+        ...references,
         JSON.stringify(entry),
         this.ttlMs,
         startedAtMs,
         entry.idempotencyKey,
         OPEN_STATES.has(entry.state) ? '1' : '0',
-        entry.reference === undefined ? '0' : '1',
         startedAtMs - this.ttlMs,
       ),
     );
@@ -185,19 +192,20 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   }
 
   async replace(next: PaymentsJournalEntry): Promise<boolean> {
+    const references = this.referenceKeys(next);
     const replaced = await this.replicated(
       this.commands.malipoJournalReplace(
+        3 + references.length,
         this.entryKey(next.idempotencyKey),
         this.key('open'),
-        this.referenceKey(next.reference),
         this.key('started'),
+        ...references,
         JSON.stringify(next),
         next.version - 1,
         this.ttlMs,
         Date.parse(next.startedAt),
         next.idempotencyKey,
         OPEN_STATES.has(next.state) ? '1' : '0',
-        next.reference === undefined ? '0' : '1',
       ),
     );
     return replaced === 1;
@@ -316,9 +324,13 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     return `${this.prefix}entry:${idempotencyKey}`;
   }
 
-  /** The reference's key; an entry without one names a key that is never written. */
-  private referenceKey(reference: string | undefined): string {
-    return `${this.prefix}ref:${reference ?? ''}`;
+  private referenceKey(reference: string): string {
+    return `${this.prefix}ref:${reference}`;
+  }
+
+  /** The keys of the references `entry` is found by (its own, and its other executions'). */
+  private referenceKeys(entry: PaymentsJournalEntry): string[] {
+    return journalEntryReferences(entry).map((reference) => this.referenceKey(reference));
   }
 }
 

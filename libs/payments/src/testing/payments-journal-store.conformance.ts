@@ -381,6 +381,39 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
     },
   },
   {
+    name: 'findByReference finds an entry by each of its otherExecutions too, first holder first',
+    run: async (store) => {
+      const run = randomUUID();
+      // A call the service executed twice: a webhook of the second transaction must find the
+      // entry it belongs to, not pass for an unknown reference that settles another entry.
+      const [first, second, third] = ['1', '2', '3'].map((n) => `REF-${run}-${n}`);
+      const held = entry(run, 'held-first');
+      await store.create(held);
+      await store.replace(next(held, { state: 'accepted', reference: third }));
+      const twice = entry(run, 'twice');
+      await store.create(twice);
+      const accepted = next(twice, { state: 'accepted', reference: first });
+      await store.replace(accepted);
+      const doubted = next(accepted, {
+        state: 'in_doubt',
+        reason: 'executed more than once',
+        otherExecutions: [second, third],
+      });
+      await store.replace(doubted);
+      for (const reference of [first, second]) {
+        assertSameData(await store.findByReference(reference), doubted);
+      }
+      strictEqual(
+        (await store.findByReference(third))?.idempotencyKey,
+        held.idempotencyKey,
+        'findByReference must answer the entry that held the reference first',
+      );
+      const resolved = next(doubted, { state: 'succeeded', settledBy: 'manual', note: 'ops' });
+      await store.replace(resolved);
+      assertSameData(await store.findByReference(second), resolved);
+    },
+  },
+  {
     name: 'list gives entries oldest first, filtered by since and by current state',
     run: async (store) => {
       const run = randomUUID();

@@ -172,6 +172,48 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     expect(handlers.payouts[2].transactionReference).toBe('9BD141288888eW');
   });
 
+  it('reports a known second execution of a call as payment.duplicate, and leaves its entry in doubt for a person', async () => {
+    const [first, second] = ['9BD141211111eW', '9BD141222222eW'];
+    service.fallback = (request) => ({
+      status: 200,
+      body: succeededPayout(decodeURIComponent(request.path.split('/').pop()!), PAYOUT.amount),
+    });
+    const crashed = crashedEntry('order-twice');
+    const doubted: PaymentsJournalEntry = {
+      ...crashed,
+      state: 'in_doubt',
+      reference: first,
+      otherExecutions: [second],
+      reason: 'executed more than once',
+      deadlineAt: crashed.startedAt,
+      calls: [{ ...crashed.calls[0], outcome: 'accepted', endedAt: crashed.startedAt }],
+    };
+    await journal.create(doubted);
+    const handlers = app.get(Handlers);
+
+    // The second transaction's webhook, by its reference alone (no key in the URL).
+    const ofSecond = { ...kenyaSuccess, transaction_reference: second, amount: PAYOUT.amount };
+    const response = await fetch(`${await app.getUrl()}/webhooks/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ofSecond),
+    });
+    expect(response.status).toBe(200);
+    expect(handlers.duplicates).toEqual([
+      expect.objectContaining({ idempotencyKey: 'order-twice', references: [first, second] }),
+    ]);
+    expect(handlers.payouts).toEqual([]);
+
+    // The first's: handled as the call's outcome; the entry waits for a person all the same.
+    const ofFirst = { ...kenyaSuccess, transaction_reference: first, amount: PAYOUT.amount };
+    expect(await deliver('order-twice', ofFirst)).toBe(200);
+    expect(handlers.payouts.map((event) => event.transactionReference)).toEqual([first]);
+    expect(await journal.get('order-twice')).toEqual(doubted);
+    expect(await app.get(PaymentsReconciler).inDoubt()).toEqual([
+      expect.objectContaining({ idempotencyKey: 'order-twice', otherExecutions: [second] }),
+    ]);
+  });
+
   it('answers 503, before any look-up, an event that names by key alone a call being sent', async () => {
     let release = () => {};
     const answered = new Promise<void>((resolve) => (release = resolve));
