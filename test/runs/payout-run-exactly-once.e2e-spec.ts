@@ -1,5 +1,5 @@
 import type { PayoutRun } from '@malipo/nestjs/runs';
-import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
 
 /**
  * A 1,000-item run against the sandbox with 10% random faults and some lost responses: every item
@@ -58,14 +58,7 @@ describe('a 1,000-item payout run through faults (e2e, sandbox over loopback)', 
     );
     await sandbox.control.clearFaults();
     await harness.reconciler.reconcile();
-    const run: PayoutRun = await eventually(
-      async () => {
-        const current = await runs.get(created.runId);
-        return current.state === 'completed' ? current : undefined;
-      },
-      'the run to complete',
-      60_000,
-    );
+    const run: PayoutRun = await completedRun(runs, created.runId, 'the run to complete', 60_000);
 
     const report = await runs.report(run.runId, 'json');
     expect(report.items).toHaveLength(1000);

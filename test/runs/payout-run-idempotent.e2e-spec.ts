@@ -4,7 +4,7 @@ import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../libs/payments/spec-support/redis-server';
 import type { PayoutRun } from '@malipo/nestjs/runs';
-import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
 
 jest.setTimeout(60_000);
 
@@ -21,11 +21,7 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
   afterAll(() => harness?.close());
   beforeEach(() => harness.sandbox.control.reset());
 
-  const completed = (runId: string) =>
-    eventually(async () => {
-      const run = await harness.runs.get(runId);
-      return run.state === 'completed' ? run : undefined;
-    }, `run ${runId} to complete`);
+  const completed = (runId: string) => completedRun(harness.runs, runId);
 
   it('answers the existing run to a second and a concurrent create(), each item paid once', async () => {
     const items = harness.mpesaItems(10);
@@ -100,10 +96,7 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     try {
       const again = await after.runs.create({ runId, items });
       expect(again).toMatchObject({ runId, existing: false });
-      const run = await eventually(async () => {
-        const current = await after.runs.get(runId);
-        return current.state === 'completed' ? current : undefined;
-      }, 'the run created again to complete');
+      const run = await completedRun(after.runs, runId, 'the run created again to complete');
       expect(run.counts).toMatchObject({ succeeded: 2, refused: 1 });
       const requests = await after.sandbox.control.requests();
       expect(requests.filter((request) => request.method === 'POST')).toHaveLength(0);
@@ -252,10 +245,7 @@ async function runInAProcessThatEnds(journal: InMemoryPaymentsJournal, runId: st
   }));
   try {
     await before.runs.create({ runId, items, allowBalanceShortfall: true });
-    await eventually(async () => {
-      const run = await before.runs.get(runId);
-      return run.state === 'completed' ? run : undefined;
-    }, 'the first run to complete');
+    await completedRun(before.runs, runId, 'the first run to complete');
   } finally {
     await before.close();
   }

@@ -1,5 +1,5 @@
 import { mpesaItems } from './payout-run-items';
-import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, PayoutRunsHarness } from './payout-runs-harness';
 
 jest.setTimeout(60_000);
 
@@ -21,11 +21,9 @@ describe('a payout run whose webhooks are lost (e2e, sandbox over loopback)', ()
     const items = mpesaItems(20, 'http://127.0.0.1:9/webhooks/payments');
     const { runId } = await harness.runs.create({ runId: 'payroll-lost-webhooks', items });
 
-    const run = await eventually(
-      async () => {
-        const current = await harness.runs.get(runId);
-        return current.state === 'completed' ? current : undefined;
-      },
+    const run = await completedRun(
+      harness.runs,
+      runId,
       'the run to complete with no webhook',
       30_000,
     );

@@ -1,5 +1,5 @@
 import { PayoutRunRefusedError } from '@malipo/nestjs/runs';
-import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, PayoutRunsHarness } from './payout-runs-harness';
 
 /** All or nothing before money moves: refused runs send nothing to the sandbox. */
 describe('refused payout runs (e2e, sandbox over loopback)', () => {
@@ -118,10 +118,11 @@ describe('refused payout runs (e2e, sandbox over loopback)', () => {
     const allowed = await harness.runs.create({
       items: [first, second, { ...twin, allowDuplicate: true }],
     });
-    const sent = await eventually(async () => {
-      const run = await harness.runs.get(allowed.runId);
-      return run.state === 'completed' ? run : undefined;
-    }, 'the allowed run settled by its webhooks');
+    const sent = await completedRun(
+      harness.runs,
+      allowed.runId,
+      'the allowed run settled by its webhooks',
+    );
     expect(sent.counts.refused + sent.counts.in_doubt).toBe(0);
   });
 

@@ -8,7 +8,7 @@ import { InMemoryPaymentsJournal, PaymentsModule, PaymentsReconciler } from '@ma
 import type { PaymentsJournalStore } from '@malipo/nestjs';
 import { PaymentsWebhookModule } from '@malipo/nestjs/webhooks';
 import { OnPayoutRunEvent, PayoutRunsModule, PayoutRunsService } from '@malipo/nestjs/runs';
-import type { PayoutRunEvent, PayoutRunStore } from '@malipo/nestjs/runs';
+import type { PayoutRun, PayoutRunEvent, PayoutRunStore } from '@malipo/nestjs/runs';
 import type { RunningSandbox, SandboxOptions } from '../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../apps/sandbox/src/sandbox';
 import { mpesaItems, type MpesaRunItem } from './payout-run-items';
@@ -109,6 +109,23 @@ export class PayoutRunsHarness {
     await this.app.close();
     await this.sandbox.close();
   }
+}
+
+/** The run `runId` once it is `completed`, read through `runs` (any instance's service). */
+export function completedRun(
+  runs: Pick<PayoutRunsService, 'get'>,
+  runId: string,
+  what = `run ${runId} to complete`,
+  timeoutMs = 60_000,
+): Promise<PayoutRun> {
+  return eventually(
+    async () => {
+      const run = await runs.get(runId);
+      return run.state === 'completed' ? run : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 /** `waitFor` with a run's patience: a minute by default. */

@@ -44,7 +44,6 @@ export interface PaymentsReconcileOptions {
 }
 
 const OPEN_STATES: readonly PaymentsJournalState[] = ['started', 'accepted', 'in_doubt'];
-const FINAL_STATES: readonly PaymentsJournalState[] = [...FINAL_JOURNAL_STATES];
 
 /**
  * An ISO 8601 date, or date and time (with seconds, fractions and an offset optional); no hour 24,
@@ -326,10 +325,11 @@ export class PaymentsReconciler {
         },
       ]);
     }
-    const open = await journal.store.list({ ...(since ? { since } : {}), states: OPEN_STATES });
-    // A person's `succeeded` or `failed` taken while the record was not final is looked up too.
-    const final = await journal.store.list({ ...(since ? { since } : {}), states: FINAL_STATES });
-    open.push(...final.filter(awaitsConfirmation));
+    // One listing for the work, one for the totals after it. A person's `succeeded` or `failed`
+    // taken while the record was not final is looked up too.
+    const open = (await journal.store.list(since ? { since } : {})).filter(
+      (entry) => OPEN_STATES.includes(entry.state) || awaitsConfirmation(entry),
+    );
     let changed = 0;
     let lookupFailures = 0;
     let next = 0;

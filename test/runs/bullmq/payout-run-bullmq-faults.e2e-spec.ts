@@ -1,5 +1,6 @@
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
+import { completedRun } from '../payout-runs-harness';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../../apps/sandbox/src/sandbox';
 import { PaymentsReconciler } from '@malipo/nestjs';
@@ -79,14 +80,7 @@ describe('a 1,000-item payout run on BullMQ through faults (e2e, redis-server, s
     // The faults stop so webhooks and look-ups get through, as once a flaky network recovers.
     await sandbox.control.clearFaults();
     await instance.app.get(PaymentsReconciler).reconcile();
-    const run = await waitFor(
-      async () => {
-        const current = await runs.get(created.runId);
-        return current.state === 'completed' ? current : undefined;
-      },
-      'the run to complete',
-      60_000,
-    );
+    const run = await completedRun(runs, created.runId, 'the run to complete', 60_000);
 
     const report = await runs.report(run.runId, 'json');
     expect(report.items).toHaveLength(1000);

@@ -1,5 +1,5 @@
 import { PaymentsReconciler } from '@malipo/nestjs';
-import { waitFor } from '../../../libs/payments/spec-support/wait-for';
+import { completedRun } from '../payout-runs-harness';
 import { mpesaItems } from '../payout-run-items';
 import { expectLedgerAgrees, type RunsStack, startRunsStack } from './runs-kit';
 
@@ -25,11 +25,9 @@ describe('a BullMQ payout run whose webhooks are lost (e2e, redis-server, sandbo
       concurrency: 4,
       ratePerSecond: 50,
     });
-    const run = await waitFor(
-      async () => {
-        const current = await instance.runs.get(created.runId);
-        return current.state === 'completed' ? current : undefined;
-      },
+    const run = await completedRun(
+      instance.runs,
+      created.runId,
       'the run to complete with no webhook',
       60_000,
     );

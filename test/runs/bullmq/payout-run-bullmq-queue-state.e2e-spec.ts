@@ -9,6 +9,7 @@ import { PAYOUT_RUN_ENGINE } from '../../../libs/payments/src/runs/payout-runs.c
 import type { PayoutRunEngine } from '../../../libs/payments/src/runs/payout-run-engine';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
+import { completedRun } from '../payout-runs-harness';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { mpesaItems } from '../payout-run-items';
 import { type RunsInstance, startRunsInstance } from './payout-run-instance';
@@ -203,11 +204,7 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
         concurrency: 4,
         ratePerSecond: 50,
       });
-      await waitFor(
-        async () => ((await late.runs.get(runId)).state === 'completed' ? true : undefined),
-        'the run completed',
-        60_000,
-      );
+      await completedRun(late.runs, runId, 'the run completed', 60_000);
       await waitFor(queueGone(client, runId), "the completed run's queue removed", 60_000);
       // A pause that read the run running just before it was retired reaches the engine now.
       const engine = late.app.get<PayoutRunEngine>(PAYOUT_RUN_ENGINE);
@@ -273,11 +270,7 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
 
       // BullMQ answers again: the engine's next rounds take both runs up, each item paid once.
       for (const runId of ['bullmq-hangs', 'bullmq-refused']) {
-        await waitFor(
-          async () => ((await bounded.runs.get(runId)).state === 'completed' ? true : undefined),
-          `run ${runId} completed`,
-          60_000,
-        );
+        await completedRun(bounded.runs, runId, `run ${runId} completed`, 60_000);
       }
       const ledger = await sandbox.control.transactions();
       const keys = ledger.map((tx) => tx.idempotencyKey);

@@ -9,6 +9,7 @@ import { RedisPayoutRunStore } from '@malipo/nestjs/runs/bullmq';
 import type { PayoutRun, PayoutRunReport } from '@malipo/nestjs/runs';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
+import { completedRun } from '../payout-runs-harness';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../../apps/sandbox/src/sandbox';
 import type { CreateRunBody } from './payout-run-instance';
@@ -319,11 +320,9 @@ describe('payout runs on BullMQ across instances (e2e, child processes, redis-se
       // The webhooks of items accepted before the stop went to the old instances' route: the
       // reconciler's look-ups settle them.
       await replacement.app.get(PaymentsReconciler).reconcile();
-      const run = await waitFor(
-        async () => {
-          const current = await replacement.runs.get(created.runId);
-          return current.state === 'completed' ? current : undefined;
-        },
+      const run = await completedRun(
+        replacement.runs,
+        created.runId,
         'the run to complete',
         60_000,
       );

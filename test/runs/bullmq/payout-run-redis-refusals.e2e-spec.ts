@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
+import { completedRun } from '../payout-runs-harness';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { mpesaItems } from '../payout-run-items';
 import type { RunsInstance } from './payout-run-instance';
@@ -53,9 +54,9 @@ describe('a payout run while Redis refuses writes (e2e, redis-server, sandbox)',
     const sentWhileRefused = await payouts();
     await probe.config('SET', 'maxmemory', '0');
 
-    await waitFor(
-      async () =>
-        (await instance.runs.get(created.runId)).state === 'completed' ? true : undefined,
+    await completedRun(
+      instance.runs,
+      created.runId,
       'the run completed after Redis took writes again',
       120_000,
     );
