@@ -427,6 +427,24 @@ export class PaymentsReconciler {
         { code: 'REFUSED', idempotencyKey },
       );
     }
+    // A record of the entry's reference, final or not, has its figures: one of another sum is no
+    // record of the call. (A reference the person gives is checked so by the journal.)
+    const mismatch =
+      known && record && entry.reference !== undefined
+        ? journal.recordMismatch(entry, {
+            reference,
+            outcome,
+            ...recordFigures(record),
+            by: 'status',
+          })
+        : undefined;
+    if (mismatch !== undefined) {
+      throw new PaymentsReconcilerError(
+        `The service's record of ${reference} does not agree with the entry: ${mismatch}: ` +
+          'nothing was resolved',
+        { code: 'REFUSED', idempotencyKey },
+      );
+    }
     if (record === undefined || !known || found === undefined) {
       const status = known
         ? `not final (${String(record?.transactionDetails?.status)})`
@@ -437,23 +455,6 @@ export class PaymentsReconciler {
       if (entry.reference === undefined) {
         throw new PaymentsReconcilerError(
           `The service's record of ${reference} is ${status}: nothing was resolved`,
-          { code: 'REFUSED', idempotencyKey },
-        );
-      }
-      // A record not final yet already has its figures: one of another sum is no record of it.
-      const mismatch =
-        known && record
-          ? journal.recordMismatch(entry, {
-              reference,
-              outcome,
-              ...recordFigures(record),
-              by: 'status',
-            })
-          : undefined;
-      if (mismatch !== undefined) {
-        throw new PaymentsReconcilerError(
-          `The service's record of ${reference} does not agree with the entry: ${mismatch}: ` +
-            'nothing was resolved',
           { code: 'REFUSED', idempotencyKey },
         );
       }

@@ -1108,12 +1108,12 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       server.reply(answer);
       expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 0 });
       expect((await store.get(key))?.unconfirmed).toBeUndefined();
-      // The same, 72 hours after the resolution.
+      // The same, 72 hours after the resolution (a later change of the entry does not count).
       const resolved = (await store.get(key))!;
       await store.replace({
         ...resolved,
         version: resolved.version + 1,
-        updatedAt: new Date(Date.now() - PAYMENTS_CONFIRMATION_WINDOW_MS - 1000).toISOString(),
+        resolvedAt: new Date(Date.now() - PAYMENTS_CONFIRMATION_WINDOW_MS - 1000).toISOString(),
       });
       server.reply(answer);
       expect(await payments.reconciler.reconcile()).toMatchObject({ checked: 1, changed: 1 });
@@ -1126,21 +1126,27 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     }
   });
 
-  it('refuses a resolution whose pending record is of another sum: it is no record of the call', async () => {
-    const payments = client();
-    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'other-sum-1' });
-    server.reply({
-      status: 200,
-      body: statusRecord(PAYOUT_REFERENCE, 'pending', PAYOUT.amount + 1),
-    });
-    await expect(
-      payments.reconciler.resolve('other-sum-1', { outcome: 'succeeded', note: 'ops: a guess' }),
-    ).rejects.toMatchObject({
-      code: 'REFUSED',
-      message: expect.stringContaining('amount') as string,
-    });
-    expect(await store.get('other-sum-1')).toMatchObject({ state: 'accepted' });
-  });
+  it.each(['pending', 'success'])(
+    'refuses a resolution whose %s record is of another sum: it is no record of the call',
+    async (status) => {
+      const payments = client();
+      await payments.payouts.mpesa(PAYOUT, { idempotencyKey: `other-sum-${status}` });
+      server.reply({
+        status: 200,
+        body: statusRecord(PAYOUT_REFERENCE, status, PAYOUT.amount + 1),
+      });
+      await expect(
+        payments.reconciler.resolve(`other-sum-${status}`, {
+          outcome: 'succeeded',
+          note: 'ops: a guess',
+        }),
+      ).rejects.toMatchObject({
+        code: 'REFUSED',
+        message: expect.stringContaining('amount') as string,
+      });
+      expect(await store.get(`other-sum-${status}`)).toMatchObject({ state: 'accepted' });
+    },
+  );
 
   it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {
     const documents = new InMemoryPaymentsJournal();

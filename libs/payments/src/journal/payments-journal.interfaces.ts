@@ -111,11 +111,14 @@ export interface PaymentsJournalEntry {
   readonly settledStatus?: string;
   /** What the person who resolved it by hand wrote (who, what they checked). */
   readonly note?: string;
+  /** When a person resolved it (ISO 8601); the confirmation window runs from it. */
+  readonly resolvedAt?: string;
   /**
    * Why the service's record did not bear out a person's `succeeded` or `failed` taken while it
    * was not final (final with other figures, or still not final or unknown to the service
    * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} after the resolution): `reconcile()` no longer looks
-   * it up, and the person's outcome stands, for a look (docs/journal.md, "By a person").
+   * it up, and the person's outcome stands, for a look (docs/journal.md, "By a person"). A final
+   * record that agrees later clears it.
    */
   readonly unconfirmed?: string;
   /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */

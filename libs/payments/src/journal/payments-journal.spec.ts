@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
+import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
-import { PaymentsJournal } from './payments-journal';
+import { awaitsConfirmation, PaymentsJournal } from './payments-journal';
+import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
 /** The intent of a payout of 500 KES under `key`. */
@@ -80,6 +82,23 @@ class ResendingStore extends InMemoryPaymentsJournal {
     this.lose = undefined;
     await super.replace(next);
     return super.replace(next);
+  }
+}
+
+/**
+ * A store that, while `failing`, lets a `replace` land and then rejects (the answer lost), and
+ * rejects the undo of an unsent call (marked `JOURNAL_UNAVAILABLE`) without writing it.
+ */
+class LandsThenFails extends InMemoryPaymentsJournal {
+  failing = false;
+
+  override async replace(next: PaymentsJournalEntry) {
+    if (!this.failing) return super.replace(next);
+    if (next.calls.some((call) => call.code === 'JOURNAL_UNAVAILABLE')) {
+      throw new Error('the store is down');
+    }
+    await super.replace(next);
+    throw new Error('the answer was lost');
   }
 }
 
@@ -216,6 +235,190 @@ describe('PaymentsJournal', () => {
         result: 'unchanged',
       });
       expect((await store.get('twice-2'))?.state).toBe('in_doubt');
+    });
+
+    it('lets a person resolve on any of the executions, which becomes the reference; a record of another settles nothing after', async () => {
+      const { journal, store, decision } = await stalledAndResent('twice-4', 'FIRST0000004eW');
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: 'SECOND000004eW' },
+        PAYOUT_REQUEST,
+      );
+      // The first failed at the service, the second paid: the call succeeded, on the second.
+      const resolved = await journal.resolve(
+        'twice-4',
+        { outcome: 'succeeded', reference: 'SECOND000004eW', note: 'ops: paid once, ticket 3' },
+        { ...recordOf('twice-4', 'SECOND000004eW'), by: 'status', status: 'success' },
+      );
+      expect(resolved).toMatchObject({
+        state: 'succeeded',
+        reference: 'SECOND000004eW',
+        otherExecutions: ['FIRST0000004eW'],
+        settledStatus: 'success',
+      });
+      // The first's record, failed: reported, and the person's resolution stands.
+      const failedFirst = { ...recordOf('twice-4', 'FIRST0000004eW'), outcome: 'failed' } as const;
+      expect(await journal.settle(failedFirst)).toMatchObject({ result: 'second-execution' });
+      expect(await store.get('twice-4')).toMatchObject({ state: 'succeeded' });
+    });
+
+    it("keeps a person's resolution of several executions against a record of one of them", async () => {
+      const { journal, store, decision } = await stalledAndResent('twice-5', 'FIRST0000005eW');
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: 'SECOND000005eW' },
+        PAYOUT_REQUEST,
+      );
+      const resolved = await journal.resolve('twice-5', {
+        outcome: 'succeeded',
+        note: 'ops: the second paid, the first is pending',
+      });
+      // Not looked up for confirmation: no record of one execution confirms the whole.
+      expect(awaitsConfirmation(resolved)).toBe(false);
+      const failedFirst = { ...recordOf('twice-5', 'FIRST0000005eW'), outcome: 'failed' } as const;
+      expect(await journal.settle(failedFirst)).toMatchObject({ result: 'unchanged' });
+      expect(await store.get('twice-5')).toEqual(resolved);
+    });
+
+    it("never sends again, nor takes 'refused' for, an entry with other executions, even without a reference", async () => {
+      const { journal, store } = await sent('twice-6');
+      const entry = (await store.get('twice-6'))!;
+      // As a store of your own might hold it: other executions listed, no reference.
+      await store.replace({
+        ...entry,
+        version: entry.version + 1,
+        state: 'in_doubt',
+        reason: 'executed more than once',
+        otherExecutions: ['OTHER0000006eW'],
+      });
+      await expect(journal.begin(payoutIntent('twice-6', true))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+      await expect(
+        journal.resolve('twice-6', { outcome: 'refused', note: 'ops: a guess' }),
+      ).rejects.toMatchObject({ code: 'REFUSED' });
+    });
+
+    it('never takes an unsent leftover for the state of an entry the service executed', async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new LandsThenFails();
+      const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
+      const journal = new PaymentsJournal(store, {
+        account: 'default',
+        fingerprintKey: Buffer.alloc(32, 1),
+        payeeKey: Buffer.alloc(32, 2),
+        now: () => clock.nowMs,
+      });
+      const first = await journal.begin(payoutIntent('twice-7'));
+      clock.nowMs += 5000;
+      const second = await journal.begin(payoutIntent('twice-7', true));
+      if (!first.send || !second.send) throw new Error('not sent');
+      clock.nowMs += 5000;
+      // A third send's write lands but its answer is lost, and its undo cannot be written.
+      store.failing = true;
+      await expect(journal.begin(payoutIntent('twice-7', true))).rejects.toMatchObject({
+        code: 'JOURNAL_UNAVAILABLE',
+      });
+      await waitFor(
+        () =>
+          errors.mock.calls.some(([line]) => String(line).includes('could not record'))
+            ? true
+            : undefined,
+        'the undo to give up',
+      );
+      store.failing = false;
+      await journal.accepted(
+        first,
+        { success: true, transactionReference: 'R7A0000001eW' },
+        PAYOUT_REQUEST,
+      );
+      await journal.accepted(
+        second,
+        { success: true, transactionReference: 'R7B0000001eW' },
+        PAYOUT_REQUEST,
+      );
+      expect(await store.get('twice-7')).toMatchObject({
+        state: 'in_doubt',
+        otherExecutions: ['R7B0000001eW'],
+      });
+      await expect(journal.begin(payoutIntent('twice-7'))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+    });
+  });
+
+  describe("a person's resolution the record does not bear out", () => {
+    /** A payout accepted as `REF`, resolved succeeded while its record was pending. */
+    async function resolvedWhilePending(key: string) {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const begun = await sent(key);
+      await begun.journal.accepted(
+        begun.decision,
+        { success: true, transactionReference: `REF-${key}` },
+        PAYOUT_REQUEST,
+      );
+      const resolved = await begun.journal.resolve(key, {
+        outcome: 'succeeded',
+        note: 'ops: paid',
+      });
+      expect(awaitsConfirmation(resolved)).toBe(true);
+      return begun;
+    }
+    const finalRecord = (key: string, reference: string) =>
+      ({
+        idempotencyKey: key,
+        reference,
+        outcome: 'succeeded',
+        amount: 500,
+        currency: 'KES',
+        kind: 'payout',
+        by: 'status',
+        status: 'success',
+      }) as const;
+
+    it('measures its window from the resolution, whatever changed the entry since', async () => {
+      const { journal, store, clock } = await resolvedWhilePending('window-1');
+      clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS - 1000;
+      const entry = (await store.get('window-1'))!;
+      // A late end of another send touched the entry.
+      await store.replace({
+        ...entry,
+        version: entry.version + 1,
+        updatedAt: new Date(clock.nowMs).toISOString(),
+      });
+      clock.nowMs += 2000;
+      expect(journal.confirmationLapsed((await store.get('window-1'))!)).toBe(true);
+    });
+
+    it('is confirmed by a final record that agrees later, which clears unconfirmed', async () => {
+      const { journal, store } = await resolvedWhilePending('window-2');
+      await journal.markUnconfirmed((await store.get('window-2'))!, 'still pending 72 h after');
+      expect((await store.get('window-2'))?.unconfirmed).toBeDefined();
+
+      await journal.settle(finalRecord('window-2', 'REF-window-2'));
+      const confirmed = await store.get('window-2');
+      expect(confirmed).toMatchObject({
+        state: 'succeeded',
+        settledBy: 'manual',
+        settledStatus: 'success',
+      });
+      expect(confirmed?.unconfirmed).toBeUndefined();
+    });
+
+    it('is cleared when the entry is reopened, so that a new resolution is looked up again', async () => {
+      const { journal, store, decision } = await resolvedWhilePending('window-3');
+      await journal.markUnconfirmed((await store.get('window-3'))!, 'still pending 72 h after');
+      // The call's late answer names another reference: open again, in doubt.
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: 'REF-late' },
+        PAYOUT_REQUEST,
+      );
+      const reopened = await store.get('window-3');
+      expect(reopened?.state).toBe('in_doubt');
+      expect(reopened?.unconfirmed).toBeUndefined();
+      expect(reopened?.resolvedAt).toBeUndefined();
     });
   });
 

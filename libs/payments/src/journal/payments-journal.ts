@@ -20,6 +20,7 @@ import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
 import {
   FINAL_JOURNAL_STATES,
+  journalEntryReferences,
   PAYMENTS_CONFIRMATION_WINDOW_MS,
 } from './payments-journal.interfaces';
 import type {
@@ -489,7 +490,9 @@ export class PaymentsJournal {
         ]);
       }
       const leftover = this.unsentLeftover(held);
-      const current = leftover ? { ...held, state: 'refused' as const } : this.view(held);
+      // A leftover never went out, but an entry the service gave a reference executed anyway.
+      const current =
+        leftover && !hasExecuted(held) ? { ...held, state: 'refused' as const } : this.view(held);
       switch (current.state) {
         case 'accepted':
         case 'succeeded':
@@ -501,15 +504,15 @@ export class PaymentsJournal {
         case 'in_doubt':
           if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
           // The service gave a reference under this key: its call executed, whatever is in doubt.
-          if (current.reference !== undefined) {
+          if (hasExecuted(current)) {
             throw this.stopped(
               intent,
               'IN_DOUBT',
               current,
               true,
-              `the service gave the reference ${current.reference} to a call under this ` +
-                'idempotencyKey: it executed, so { resend: true } is refused; a person resolves ' +
-                'the entry (PaymentsReconciler.resolve)',
+              `the service gave the reference ${journalEntryReferences(current).join(', ')} to a ` +
+                'call under this idempotencyKey: it executed, so { resend: true } is refused; a ' +
+                'person resolves the entry (PaymentsReconciler.resolve)',
             );
           }
           break;
@@ -745,16 +748,26 @@ export class PaymentsJournal {
         const why = `${settlement.reference} is another execution of the call (docs/journal.md, "More than one execution")`;
         return { result: 'second-execution', entry, why };
       }
+      if (known !== undefined && settlement.reference === entry.reference) {
+        // More than one execution: only a person, who weighs them all, settles the entry; the
+        // record of one of them, agreeing or not, changes nothing.
+        const mismatch = this.recordMismatch(entry, settlement);
+        if (mismatch !== undefined) return { result: 'contradicted', entry, why: mismatch };
+        if (FINAL_JOURNAL_STATES.has(entry.state) && entry.state !== settlement.outcome) {
+          this.logger.error(
+            `The service's record of ${settlement.reference} says ${settlement.outcome}; the journal ` +
+              `entry ${entry.idempotencyKey}, executed more than once, was resolved ${entry.state} ` +
+              `by hand (${entry.note ?? 'no note'}): left as resolved, check it`,
+          );
+        }
+        return { result: 'unchanged', entry };
+      }
       const why = await this.contradiction(entry, settlement);
       if (why !== undefined) {
         // Named by a key anyone can write into a URL: reported (payment.duplicate), not written,
         // so that a genuine record paired with a stranger's key cannot put its entry in doubt.
         const second = await this.isSecondExecution(entry, settlement);
         return { result: second ? 'second-execution' : 'contradicted', entry, why };
-      }
-      // More than one execution: the record of the first settles nothing until a person looks.
-      if (known !== undefined && !FINAL_JOURNAL_STATES.has(entry.state)) {
-        return { result: 'unchanged', entry };
       }
       const rival =
         entry.reference === undefined ? await this.rivalOf(entry, settlement) : undefined;
@@ -766,13 +779,18 @@ export class PaymentsJournal {
       }
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
         if (entry.state === settlement.outcome) {
-          if (!awaitsConfirmation(entry) || settlement.status === undefined) {
+          if (
+            entry.settledBy !== 'manual' ||
+            entry.settledStatus !== undefined ||
+            settlement.status === undefined
+          ) {
             return { result: 'unchanged', entry };
           }
-          // A person's finding the service's final record now bears out: confirmed, so that
-          // `reconcile()` no longer looks it up.
+          // A person's finding the service's final record now bears out (also one marked
+          // unconfirmed): confirmed, so that `reconcile()` no longer looks it up.
+          const { unconfirmed: _unconfirmed, ...stillTheirs } = entry;
           const confirmed: PaymentsJournalEntry = {
-            ...entry,
+            ...stillTheirs,
             version: entry.version + 1,
             updatedAt: new Date(this.now()).toISOString(),
             settledStatus: settlement.status,
@@ -794,7 +812,7 @@ export class PaymentsJournal {
         );
       }
       const next = withoutReason({
-        ...entry,
+        ...withoutSettlement(entry),
         state: settlement.outcome,
         version: entry.version + 1,
         updatedAt: new Date(this.now()).toISOString(),
@@ -838,16 +856,21 @@ export class PaymentsJournal {
         `The journal entry ${idempotencyKey} is being sent now: resolve it after its deadline (${entry.deadlineAt})`,
       );
     }
-    if (entry.reference !== undefined && reference !== undefined && reference !== entry.reference) {
+    if (
+      entry.reference !== undefined &&
+      reference !== undefined &&
+      reference !== entry.reference &&
+      entry.otherExecutions?.includes(reference) !== true
+    ) {
       throw this.unresolved(
         idempotencyKey,
         `The journal entry ${idempotencyKey} has reference ${entry.reference}, not ${reference}`,
       );
     }
-    if (outcome === 'refused' && entry.reference !== undefined) {
+    if (outcome === 'refused' && hasExecuted(entry)) {
       throw this.unresolved(
         idempotencyKey,
-        `The journal entry ${idempotencyKey} has reference ${entry.reference}: the call executed`,
+        `The journal entry ${idempotencyKey} has reference ${journalEntryReferences(entry).join(', ')}: the call executed`,
       );
     }
     if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
@@ -906,11 +929,25 @@ export class PaymentsJournal {
       }
       const note = resolution.note.trim();
       const at = new Date(this.now()).toISOString();
+      // Resolved on one of its other executions: that one is the call's, the rest are listed.
+      const swapped =
+        reference !== undefined &&
+        entry.reference !== undefined &&
+        entry.otherExecutions?.includes(reference) === true
+          ? {
+              reference,
+              otherExecutions: [
+                entry.reference,
+                ...entry.otherExecutions.filter((other) => other !== reference),
+              ],
+            }
+          : {};
       const next: PaymentsJournalEntry = {
-        ...withoutReason(stored),
+        ...withoutReason(withoutSettlement(stored)),
         state: outcome,
         version: stored.version + 1,
         updatedAt: at,
+        resolvedAt: at,
         settledBy: 'manual',
         note,
         // The service's final record bore it out; without one, `reconcile()` looks it up until
@@ -920,6 +957,7 @@ export class PaymentsJournal {
         ...((entry.reference ?? reference) === undefined
           ? {}
           : { reference: entry.reference ?? reference }),
+        ...swapped,
       };
       if (await this.store.replace(this.sealed(next))) return next;
     }
@@ -934,7 +972,8 @@ export class PaymentsJournal {
    * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} since it was written.
    */
   confirmationLapsed(entry: PaymentsJournalEntry): boolean {
-    return this.now() - Date.parse(entry.updatedAt) >= PAYMENTS_CONFIRMATION_WINDOW_MS;
+    const resolvedAt = Date.parse(entry.resolvedAt ?? entry.updatedAt);
+    return this.now() - resolvedAt >= PAYMENTS_CONFIRMATION_WINDOW_MS;
   }
 
   /**
@@ -1404,14 +1443,28 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   return rest;
 }
 
-/** `entry` without what settled it (`settledBy`, `settledStatus`): it is open again. */
+/**
+ * `entry` without what settled it (`settledBy`, `settledStatus`, and of a person's resolution
+ * `resolvedAt` and `unconfirmed`; their `note` stays): it is open again, or settled anew.
+ */
 function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
-  const { settledBy: _settledBy, settledStatus: _settledStatus, ...open } = entry;
+  const {
+    settledBy: _settledBy,
+    settledStatus: _settledStatus,
+    resolvedAt: _resolvedAt,
+    unconfirmed: _unconfirmed,
+    ...open
+  } = entry;
   return open;
 }
 
-/** Other executions an entry lists at most: each further one is logged, not kept. */
-const MAX_OTHER_EXECUTIONS = 20;
+/**
+ * Whether the service gave a reference to a call under the entry's key: it executed, whatever
+ * else is in doubt, and is never sent again nor resolved `refused`.
+ */
+function hasExecuted(entry: PaymentsJournalEntry): boolean {
+  return entry.reference !== undefined || entry.otherExecutions !== undefined;
+}
 
 /**
  * `entry` in doubt because the service may have executed its call more than once, `other` (a
@@ -1424,11 +1477,10 @@ function moreThanOnce(
   other?: string,
 ): PaymentsJournalEntry {
   const listed = entry.otherExecutions ?? [];
+  // Not capped: each comes from the service's answer to a send (a key with a reference is never
+  // sent again) or from a settlement it displaced, so there are few.
   const otherExecutions =
-    other === undefined ||
-    other === entry.reference ||
-    listed.includes(other) ||
-    listed.length >= MAX_OTHER_EXECUTIONS
+    other === undefined || other === entry.reference || listed.includes(other)
       ? listed
       : [...listed, other];
   return { ...withoutSettlement(entry), state: 'in_doubt', reason, otherExecutions };
@@ -1436,7 +1488,8 @@ function moreThanOnce(
 
 /**
  * Whether `entry` was resolved `succeeded` or `failed` by a person while the service's record of
- * its reference was not final (no `settledStatus`, not `unconfirmed`): `reconcile()` looks it up
+ * its reference was not final (no `settledStatus`, not `unconfirmed`, and executed once: a
+ * person's resolution of several executions stands as it is): `reconcile()` looks it up
  * until the record is final or the confirmation window closes, and the record outranks the
  * person.
  * @internal
@@ -1446,6 +1499,7 @@ export function awaitsConfirmation(entry: PaymentsJournalEntry): boolean {
     entry.settledBy === 'manual' &&
     entry.settledStatus === undefined &&
     entry.unconfirmed === undefined &&
+    entry.otherExecutions === undefined &&
     entry.reference !== undefined &&
     FINAL_JOURNAL_STATES.has(entry.state)
   );
