@@ -3,6 +3,7 @@ import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { awaitsConfirmation, PaymentsJournal } from './payments-journal';
+import type { JournalSendRef } from './payments-journal';
 import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
@@ -105,6 +106,23 @@ class LandsThenFails extends InMemoryPaymentsJournal {
 /** The request the accepted sends of these cases were made of. */
 const PAYOUT_REQUEST = { phoneNumber: '0712345678', amount: 500, narration: 'Salary' };
 
+/** The service's record of a succeeded payout of 500 KES `reference`, for the entry of `key`. */
+const recordOf = (key: string, reference: string) =>
+  ({
+    idempotencyKey: key,
+    reference,
+    outcome: 'succeeded',
+    amount: 500,
+    currency: 'KES',
+    kind: 'payout',
+    by: 'webhook',
+  }) as const;
+
+/** Records that the service accepted `sent` with `reference`. */
+function acceptedAs(journal: PaymentsJournal, sent: JournalSendRef, reference: string) {
+  return journal.accepted(sent, { success: true, transactionReference: reference }, PAYOUT_REQUEST);
+}
+
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -144,28 +162,12 @@ describe('PaymentsJournal', () => {
   });
 
   describe('more than one execution under a key: every reference kept, settled only by a person', () => {
-    /** The service's final record of `reference`, for the entry of `key`. */
-    const recordOf = (key: string, reference: string) =>
-      ({
-        idempotencyKey: key,
-        reference,
-        outcome: 'succeeded',
-        amount: 500,
-        currency: 'KES',
-        kind: 'payout',
-        by: 'webhook',
-      }) as const;
-
     /** A send stalled past its deadline, and a resend under its key that was accepted as `ref`. */
     async function stalledAndResent(key: string, reference: string) {
       const begun = await sentPastItsDeadline(key);
       const resent = await begun.journal.begin(payoutIntent(key, true));
       if (!resent.send) throw new Error('the resend was not sent');
-      await begun.journal.accepted(
-        resent,
-        { success: true, transactionReference: reference },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(begun.journal, resent, reference);
       expect(await begun.store.get(key)).toMatchObject({ state: 'accepted', reference });
       return begun;
     }
@@ -173,11 +175,7 @@ describe('PaymentsJournal', () => {
     it('keeps the second reference when two sends are accepted, found by it, through settlements and the resolution', async () => {
       jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await stalledAndResent('twice-1', 'SECOND000001eW');
-      await journal.accepted(
-        decision,
-        { success: true, transactionReference: 'FIRST0000001eW' },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(journal, decision, 'FIRST0000001eW');
       const doubted = await store.get('twice-1');
       expect(doubted).toMatchObject({
         state: 'in_doubt',
@@ -239,11 +237,7 @@ describe('PaymentsJournal', () => {
 
     it('lets a person resolve on any of the executions, which becomes the reference; a record of another settles nothing after', async () => {
       const { journal, store, decision } = await stalledAndResent('twice-4', 'FIRST0000004eW');
-      await journal.accepted(
-        decision,
-        { success: true, transactionReference: 'SECOND000004eW' },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(journal, decision, 'SECOND000004eW');
       // The first failed at the service, the second paid: the call succeeded, on the second.
       const resolved = await journal.resolve(
         'twice-4',
@@ -264,11 +258,7 @@ describe('PaymentsJournal', () => {
 
     it("keeps a person's resolution of several executions against a record of one of them", async () => {
       const { journal, store, decision } = await stalledAndResent('twice-5', 'FIRST0000005eW');
-      await journal.accepted(
-        decision,
-        { success: true, transactionReference: 'SECOND000005eW' },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(journal, decision, 'SECOND000005eW');
       const resolved = await journal.resolve('twice-5', {
         outcome: 'succeeded',
         note: 'ops: the second paid, the first is pending',
@@ -328,16 +318,8 @@ describe('PaymentsJournal', () => {
         'the undo to give up',
       );
       store.failing = false;
-      await journal.accepted(
-        first,
-        { success: true, transactionReference: 'R7A0000001eW' },
-        PAYOUT_REQUEST,
-      );
-      await journal.accepted(
-        second,
-        { success: true, transactionReference: 'R7B0000001eW' },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(journal, first, 'R7A0000001eW');
+      await acceptedAs(journal, second, 'R7B0000001eW');
       expect(await store.get('twice-7')).toMatchObject({
         state: 'in_doubt',
         otherExecutions: ['R7B0000001eW'],
@@ -366,16 +348,7 @@ describe('PaymentsJournal', () => {
       return begun;
     }
     const finalRecord = (key: string, reference: string) =>
-      ({
-        idempotencyKey: key,
-        reference,
-        outcome: 'succeeded',
-        amount: 500,
-        currency: 'KES',
-        kind: 'payout',
-        by: 'status',
-        status: 'success',
-      }) as const;
+      ({ ...recordOf(key, reference), by: 'status', status: 'success' }) as const;
 
     it('measures its window from the resolution, whatever changed the entry since', async () => {
       const { journal, store, clock } = await resolvedWhilePending('window-1');
@@ -410,11 +383,7 @@ describe('PaymentsJournal', () => {
       const { journal, store, decision } = await resolvedWhilePending('window-3');
       await journal.markUnconfirmed((await store.get('window-3'))!, 'still pending 72 h after');
       // The call's late answer names another reference: open again, in doubt.
-      await journal.accepted(
-        decision,
-        { success: true, transactionReference: 'REF-late' },
-        PAYOUT_REQUEST,
-      );
+      await acceptedAs(journal, decision, 'REF-late');
       const reopened = await store.get('window-3');
       expect(reopened?.state).toBe('in_doubt');
       expect(reopened?.unconfirmed).toBeUndefined();
@@ -592,11 +561,7 @@ describe('PaymentsJournal', () => {
     expect(kept).toEqual(['R1', 'R2', 'R3', 'R4', 'R5']);
 
     // The answer still lands over the entry's new version, and keeps what was deferred.
-    await journal.accepted(
-      decision,
-      { success: true, transactionReference: 'REAL1eW' },
-      PAYOUT_REQUEST,
-    );
+    await acceptedAs(journal, decision, 'REAL1eW');
     expect(await store.get('salary-9')).toMatchObject({ state: 'accepted', reference: 'REAL1eW' });
     expect((await store.get('salary-9'))?.deferredEvents).toHaveLength(5);
 
@@ -739,11 +704,7 @@ describe('PaymentsJournal', () => {
 
   it("settles on the record of the call's own reference whatever the clocks say; by key alone, an older record is another's", async () => {
     const { journal, store, decision } = await sent('salary-14');
-    await journal.accepted(
-      decision,
-      { success: true, transactionReference: 'OWN000000014eW' },
-      PAYOUT_REQUEST,
-    );
+    await acceptedAs(journal, decision, 'OWN000000014eW');
     // The service's clock, or this instance's, is eleven minutes off.
     const created = new Date(Date.parse('2026-11-27T08:00:00Z') - 11 * 60_000).toISOString();
     const record = {
@@ -781,11 +742,7 @@ describe('PaymentsJournal', () => {
     const answered = await journal.begin(withPayee('salary-16'));
     const lost = await journal.begin(withPayee('salary-17'));
     if (!answered.send || !lost.send) throw new Error('not sent');
-    await journal.accepted(
-      answered,
-      { success: true, transactionReference: 'ANS000000016eW' },
-      PAYOUT_REQUEST,
-    );
+    await acceptedAs(journal, answered, 'ANS000000016eW');
     const record = {
       idempotencyKey: 'salary-16',
       reference: 'LOST00000017eW',
@@ -839,11 +796,7 @@ describe('PaymentsJournal', () => {
     const { currency: _none, ...kes } = payoutIntent('no-currency');
     const decision = await journal.begin(kes);
     if (!decision.send) throw new Error('not sent');
-    await journal.accepted(
-      decision,
-      { success: true, transactionReference: 'NOCUR0000001eW' },
-      PAYOUT_REQUEST,
-    );
+    await acceptedAs(journal, decision, 'NOCUR0000001eW');
     // XOF has no decimals: its half unit (0.5) must not stand for the entry's.
     expect(
       await journal.settle({
@@ -869,11 +822,7 @@ describe('PaymentsJournal', () => {
       kind: 'payout',
       by: 'webhook',
     });
-    await journal.accepted(
-      decision,
-      { success: true, transactionReference: 'REAL00000002eW' },
-      PAYOUT_REQUEST,
-    );
+    await acceptedAs(journal, decision, 'REAL00000002eW');
 
     expect(await store.get('salary-2')).toMatchObject({
       state: 'succeeded',
