@@ -372,7 +372,9 @@ export class PaymentsReconciler {
    * `succeeded` and `failed` the reference (given, or the entry's own) is first looked up: the
    * service's record must be final with that outcome and agree with the entry (amount, currency,
    * time). The service's record of the entry's reference later outranks the resolution (a webhook
-   * or look-up that says otherwise settles it again).
+   * or look-up that says otherwise settles it again), except for a call the service executed more
+   * than once (`otherExecutions`): resolved only on a final record, of the reference or one of
+   * the others, and then overruled by none (docs/journal.md, "More than one execution").
    * @throws PaymentsValidationError for a malformed resolution; PaymentsReconcilerError naming what
    *   stops it (no such entry, final already, in flight, another reference, a record that
    *   disagrees, a look-up or the store that failed).

@@ -1148,6 +1148,34 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     },
   );
 
+  it.each([
+    ['pending', { status: 200, body: statusRecord('OTHER0000031eW', 'pending', PAYOUT.amount) }],
+    ['unknown', { status: 404, body: { success: false, status: 404, message: 'not found' } }],
+  ] as const)(
+    'resolves a call executed more than once only on a final record: %s is refused',
+    async (_label, answer) => {
+      const payments = client();
+      await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'several-1' });
+      const entry = (await store.get('several-1'))!;
+      await store.replace({
+        ...entry,
+        version: entry.version + 1,
+        state: 'in_doubt',
+        reason: 'executed more than once',
+        otherExecutions: ['OTHER0000031eW'],
+      });
+      server.reply(answer);
+      await expect(
+        payments.reconciler.resolve('several-1', {
+          outcome: 'succeeded',
+          reference: 'OTHER0000031eW',
+          note: 'ops: paid',
+        }),
+      ).rejects.toMatchObject({ code: 'REFUSED' });
+      expect(await store.get('several-1')).toMatchObject({ state: 'in_doubt' });
+    },
+  );
+
   it('gives a store of your own entries it may add to, as a database driver does (_id)', async () => {
     const documents = new InMemoryPaymentsJournal();
     const ids: unknown[] = [];

@@ -201,9 +201,18 @@ describe('PaymentsJournal', () => {
       expect(await journal.settle(byReference)).toMatchObject({ result: 'second-execution' });
       expect(await store.get('twice-1')).toEqual(doubted);
 
-      const resolved = await journal.resolve('twice-1', {
+      const resolution = {
         outcome: 'succeeded',
         note: 'ops: both paid; 500 KES recovered from the payee, ticket 12',
+      } as const;
+      // Only on the service's final record of the execution it goes by.
+      await expect(journal.resolve('twice-1', resolution)).rejects.toMatchObject({
+        code: 'REFUSED',
+      });
+      const resolved = await journal.resolve('twice-1', resolution, {
+        ...recordOf('twice-1', 'SECOND000001eW'),
+        by: 'status',
+        status: 'success',
       });
       expect(resolved).toMatchObject({
         state: 'succeeded',
@@ -259,15 +268,76 @@ describe('PaymentsJournal', () => {
     it("keeps a person's resolution of several executions against a record of one of them", async () => {
       const { journal, store, decision } = await stalledAndResent('twice-5', 'FIRST0000005eW');
       await acceptedAs(journal, decision, 'SECOND000005eW');
-      const resolved = await journal.resolve('twice-5', {
-        outcome: 'succeeded',
-        note: 'ops: the second paid, the first is pending',
-      });
-      // Not looked up for confirmation: no record of one execution confirms the whole.
+      const resolved = await journal.resolve(
+        'twice-5',
+        { outcome: 'succeeded', note: 'ops: the first paid, the second was reversed, ticket 8' },
+        { ...recordOf('twice-5', 'FIRST0000005eW'), by: 'status', status: 'success' },
+      );
       expect(awaitsConfirmation(resolved)).toBe(false);
+      // A record of its reference that says otherwise does not overrule a person who weighed
+      // every execution: reported, left as resolved.
       const failedFirst = { ...recordOf('twice-5', 'FIRST0000005eW'), outcome: 'failed' } as const;
       expect(await journal.settle(failedFirst)).toMatchObject({ result: 'unchanged' });
       expect(await store.get('twice-5')).toEqual(resolved);
+    });
+
+    it('resolves on a listed execution only while no other entry holds it, and lists it once', async () => {
+      const { journal, store, decision } = await stalledAndResent('twice-8', 'FIRST0000008eW');
+      await acceptedAs(journal, decision, 'SECOND000008eW');
+      // Another entry held the second reference first.
+      const holderEntry = (await store.get('twice-8'))!;
+      await store.create({
+        ...holderEntry,
+        idempotencyKey: 'holder-8',
+        version: 1,
+        reference: 'HELD00000008eW',
+        state: 'accepted',
+        calls: [],
+      });
+      const twice = (await store.get('twice-8'))!;
+      await store.replace({
+        ...twice,
+        version: twice.version + 1,
+        otherExecutions: ['SECOND000008eW', 'HELD00000008eW'],
+      });
+      const record = (reference: string) =>
+        ({ ...recordOf('twice-8', reference), by: 'status', status: 'success' }) as const;
+      const note = { outcome: 'succeeded', note: 'ops' } as const;
+      await expect(
+        journal.resolve(
+          'twice-8',
+          { ...note, reference: 'HELD00000008eW' },
+          record('HELD00000008eW'),
+        ),
+      ).rejects.toThrow('belongs to the journal entry holder-8');
+
+      const resolved = await journal.resolve(
+        'twice-8',
+        { ...note, reference: 'SECOND000008eW' },
+        record('SECOND000008eW'),
+      );
+      expect(resolved).toMatchObject({
+        reference: 'SECOND000008eW',
+        otherExecutions: ['FIRST0000008eW', 'HELD00000008eW'],
+      });
+    });
+
+    it('lists a resolved execution once, as the reference, also for an entry that had none', async () => {
+      const { journal, store } = await sent('twice-9');
+      const entry = (await store.get('twice-9'))!;
+      await store.replace({
+        ...entry,
+        version: entry.version + 1,
+        state: 'in_doubt',
+        reason: 'executed more than once',
+        otherExecutions: ['X00000000009eW'],
+      });
+      const resolved = await journal.resolve(
+        'twice-9',
+        { outcome: 'succeeded', reference: 'X00000000009eW', note: 'ops' },
+        { ...recordOf('twice-9', 'X00000000009eW'), by: 'status', status: 'success' },
+      );
+      expect(resolved).toMatchObject({ reference: 'X00000000009eW', otherExecutions: [] });
     });
 
     it("never sends again, nor takes 'refused' for, an entry with other executions, even without a reference", async () => {
@@ -327,6 +397,12 @@ describe('PaymentsJournal', () => {
       await expect(journal.begin(payoutIntent('twice-7'))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
+      // The leftover is written off as never sent; the entry stays as the service left it.
+      expect((await store.get('twice-7'))?.calls.at(-1)).toMatchObject({
+        outcome: 'refused',
+        code: 'JOURNAL_UNAVAILABLE',
+      });
+      expect((await store.get('twice-7'))?.state).toBe('in_doubt');
     });
   });
 
@@ -379,7 +455,7 @@ describe('PaymentsJournal', () => {
       expect(confirmed?.unconfirmed).toBeUndefined();
     });
 
-    it('is cleared when the entry is reopened, so that a new resolution is looked up again', async () => {
+    it("is cleared when the entry is reopened; the person's note and resolvedAt stay", async () => {
       const { journal, store, decision } = await resolvedWhilePending('window-3');
       await journal.markUnconfirmed((await store.get('window-3'))!, 'still pending 72 h after');
       // The call's late answer names another reference: open again, in doubt.
@@ -387,7 +463,10 @@ describe('PaymentsJournal', () => {
       const reopened = await store.get('window-3');
       expect(reopened?.state).toBe('in_doubt');
       expect(reopened?.unconfirmed).toBeUndefined();
-      expect(reopened?.resolvedAt).toBeUndefined();
+      expect(reopened).toMatchObject({
+        note: 'ops: paid',
+        resolvedAt: expect.any(String) as string,
+      });
     });
   });
 

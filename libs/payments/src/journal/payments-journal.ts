@@ -489,10 +489,26 @@ export class PaymentsJournal {
           },
         ]);
       }
-      const leftover = this.unsentLeftover(held);
-      // A leftover never went out, but an entry the service gave a reference executed anyway.
-      const current =
-        leftover && !hasExecuted(held) ? { ...held, state: 'refused' as const } : this.view(held);
+      let leftover = this.unsentLeftover(held);
+      if (leftover && hasExecuted(held)) {
+        // The leftover never went out, but the service gave a reference under the key: the call
+        // executed anyway. Its send is written off as unsent; the entry's state stands.
+        const ended: PaymentsJournalEntry = {
+          ...held,
+          version: held.version + 1,
+          updatedAt: at,
+          calls: endCall(held, leftover.callId, UNSENT_END(at)),
+        };
+        if (
+          !(await this.storeCall(intent, 'replace', () => this.store.replace(this.sealed(ended))))
+        ) {
+          continue;
+        }
+        this.unsent.delete(leftover.callId);
+        held = ended;
+        leftover = undefined;
+      }
+      const current = leftover ? { ...held, state: 'refused' as const } : this.view(held);
       switch (current.state) {
         case 'accepted':
         case 'succeeded':
@@ -524,14 +540,7 @@ export class PaymentsJournal {
           break;
       }
       // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
-      const earlier = leftover
-        ? endCall(held, leftover.callId, {
-            outcome: 'refused',
-            code: 'JOURNAL_UNAVAILABLE',
-            mayHaveExecuted: false,
-            endedAt: at,
-          })
-        : held.calls;
+      const earlier = leftover ? endCall(held, leftover.callId, UNSENT_END(at)) : held.calls;
       // Events deferred during an earlier send are about that send: this one starts without them.
       const { deferredEvents: _earlierSends, ...unsent } = held;
       const next = withoutReason({
@@ -899,16 +908,18 @@ export class PaymentsJournal {
     const { outcome, reference } = resolution;
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const { stored, entry } = await this.resolvable(idempotencyKey, resolution);
-      // A reference a person gives is taken only with the service's record of it.
+      // A reference a person gives is taken only with the service's record of it; a call the
+      // service executed more than once, only with the final record of the one resolved on.
+      const several = entry.otherExecutions !== undefined;
       if (
         outcome !== 'refused' &&
-        entry.reference === undefined &&
-        record?.reference !== reference
+        ((entry.reference === undefined && record?.reference !== reference) ||
+          (several && (record?.reference !== (reference ?? entry.reference) || !record?.status)))
       ) {
         throw this.unresolved(
           idempotencyKey,
           `The journal entry ${idempotencyKey} can be resolved ${outcome} only with the service's ` +
-            'record of the reference given (PaymentsReconciler.resolve looks it up)',
+            `${several ? 'final ' : ''}record of the reference (PaymentsReconciler.resolve looks it up)`,
         );
       }
       if (reference !== undefined && entry.reference === undefined) {
@@ -919,6 +930,8 @@ export class PaymentsJournal {
             `The journal entry ${idempotencyKey} cannot take ${reference}: ${mismatch}`,
           );
         }
+      }
+      if (reference !== undefined && reference !== entry.reference) {
         const holder = await this.store.findByReference(reference);
         if (holder !== undefined && holder.idempotencyKey !== idempotencyKey) {
           throw this.unresolved(
@@ -931,13 +944,11 @@ export class PaymentsJournal {
       const at = new Date(this.now()).toISOString();
       // Resolved on one of its other executions: that one is the call's, the rest are listed.
       const swapped =
-        reference !== undefined &&
-        entry.reference !== undefined &&
-        entry.otherExecutions?.includes(reference) === true
+        reference !== undefined && entry.otherExecutions?.includes(reference) === true
           ? {
               reference,
               otherExecutions: [
-                entry.reference,
+                ...(entry.reference === undefined ? [] : [entry.reference]),
                 ...entry.otherExecutions.filter((other) => other !== reference),
               ],
             }
@@ -1444,18 +1455,22 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 }
 
 /**
- * `entry` without what settled it (`settledBy`, `settledStatus`, and of a person's resolution
- * `resolvedAt` and `unconfirmed`; their `note` stays): it is open again, or settled anew.
+ * `entry` without what settled it (`settledBy`, `settledStatus`, and a person's `unconfirmed`;
+ * their `note` and `resolvedAt` stay, for the auditors): it is open again, or settled anew.
  */
 function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   const {
     settledBy: _settledBy,
     settledStatus: _settledStatus,
-    resolvedAt: _resolvedAt,
     unconfirmed: _unconfirmed,
     ...open
   } = entry;
   return open;
+}
+
+/** How a send that never went out (its write's answer lost, its undo not written) ends, at `at`. */
+function UNSENT_END(at: string): Partial<PaymentsJournalCall> {
+  return { outcome: 'refused', code: 'JOURNAL_UNAVAILABLE', mayHaveExecuted: false, endedAt: at };
 }
 
 /**
