@@ -1,4 +1,7 @@
-import type { PaymentsJournalEntry } from '../src/journal/payments-journal.interfaces';
+import type {
+  PaymentsJournalEntry,
+  PaymentsJournalStore,
+} from '../src/journal/payments-journal.interfaces';
 
 /** A journal entry under `key`, `started` now, version 1, with `changes` over it. */
 export function journalEntry(
@@ -21,4 +24,24 @@ export function journalEntry(
     calls: [],
     ...changes,
   };
+}
+
+/**
+ * Rewrites the entry of `key` in `store` as one the service executed more than once, in doubt,
+ * with `otherExecutions` (as another instance, or a store of your own, may hold it).
+ */
+export async function executedMoreThanOnce(
+  store: PaymentsJournalStore,
+  key: string,
+  otherExecutions: string[],
+): Promise<void> {
+  const entry = await store.get(key);
+  if (entry === undefined) throw new Error(`no journal entry ${key}`);
+  await store.replace({
+    ...entry,
+    version: entry.version + 1,
+    state: 'in_doubt',
+    reason: 'executed more than once',
+    otherExecutions,
+  });
 }

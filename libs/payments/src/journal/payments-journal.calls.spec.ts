@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { runInNewContext } from 'node:vm';
+import { executedMoreThanOnce } from '../../spec-support/journal-entries';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
 import type { RecordedRequest } from '../../spec-support/recording-server';
@@ -1156,14 +1157,7 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     async (_label, answer) => {
       const payments = client();
       await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'several-1' });
-      const entry = (await store.get('several-1'))!;
-      await store.replace({
-        ...entry,
-        version: entry.version + 1,
-        state: 'in_doubt',
-        reason: 'executed more than once',
-        otherExecutions: ['OTHER0000031eW'],
-      });
+      await executedMoreThanOnce(store, 'several-1', ['OTHER0000031eW']);
       server.reply(answer);
       await expect(
         payments.reconciler.resolve('several-1', {

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { executedMoreThanOnce } from '../../spec-support/journal-entries';
 import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
@@ -324,14 +325,7 @@ describe('PaymentsJournal', () => {
 
     it('lists a resolved execution once, as the reference, also for an entry that had none', async () => {
       const { journal, store } = await sent('twice-9');
-      const entry = (await store.get('twice-9'))!;
-      await store.replace({
-        ...entry,
-        version: entry.version + 1,
-        state: 'in_doubt',
-        reason: 'executed more than once',
-        otherExecutions: ['X00000000009eW'],
-      });
+      await executedMoreThanOnce(store, 'twice-9', ['X00000000009eW']);
       const resolved = await journal.resolve(
         'twice-9',
         { outcome: 'succeeded', reference: 'X00000000009eW', note: 'ops' },
@@ -342,15 +336,7 @@ describe('PaymentsJournal', () => {
 
     it("never sends again, nor takes 'refused' for, an entry with other executions, even without a reference", async () => {
       const { journal, store } = await sent('twice-6');
-      const entry = (await store.get('twice-6'))!;
-      // As a store of your own might hold it: other executions listed, no reference.
-      await store.replace({
-        ...entry,
-        version: entry.version + 1,
-        state: 'in_doubt',
-        reason: 'executed more than once',
-        otherExecutions: ['OTHER0000006eW'],
-      });
+      await executedMoreThanOnce(store, 'twice-6', ['OTHER0000006eW']);
       await expect(journal.begin(payoutIntent('twice-6', true))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
