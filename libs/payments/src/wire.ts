@@ -591,16 +591,13 @@ function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: objec
   const missing: string[] = [];
   for (const path of decoding.required ?? []) {
     let value: unknown = body;
-    let absent = false;
     for (const step of path.split('.')) {
-      const key = step.endsWith('?') ? step.slice(0, -1) : step;
+      const optional = step.endsWith('?');
+      const key = optional ? step.slice(0, -1) : step;
       value = isJsonObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
-      absent = value === undefined || value === null;
-      if (absent && step !== key) break;
-      if (absent) {
-        missing.push(path.replaceAll('?', ''));
-        break;
-      }
+      if (value !== undefined && value !== null) continue;
+      if (!optional) missing.push(path.replaceAll('?', ''));
+      break;
     }
   }
   if (missing.length > 0) return missingFields(missing);

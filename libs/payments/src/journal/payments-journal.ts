@@ -497,7 +497,7 @@ export class PaymentsJournal {
           ...held,
           version: held.version + 1,
           updatedAt: at,
-          calls: endCall(held, leftover.callId, UNSENT_END(at)),
+          calls: endCall(held, leftover.callId, unsentEnd(at)),
         };
         if (
           !(await this.storeCall(intent, 'replace', () => this.store.replace(this.sealed(ended))))
@@ -540,7 +540,7 @@ export class PaymentsJournal {
           break;
       }
       // `refused` (never executed) is sent again; `in_doubt` only when the caller said `resend`.
-      const earlier = leftover ? endCall(held, leftover.callId, UNSENT_END(at)) : held.calls;
+      const earlier = leftover ? endCall(held, leftover.callId, unsentEnd(at)) : held.calls;
       // Events deferred during an earlier send are about that send: this one starts without them.
       const { deferredEvents: _earlierSends, ...unsent } = held;
       const next = withoutReason({
@@ -750,18 +750,17 @@ export class PaymentsJournal {
       // reference, an event about another transaction could settle the call (docs/journal.md).
       if (this.isBeingSent(entry)) return { result: 'in-flight', entry };
       const known = entry.otherExecutions;
-      if (known?.includes(settlement.reference) === true) {
-        // One of the call's other executions, listed already: reported, never settling the entry.
-        const mismatch = this.recordMismatch(entry, settlement);
-        if (mismatch !== undefined) return { result: 'contradicted', entry, why: mismatch };
-        const why = `${settlement.reference} is another execution of the call (docs/journal.md, "More than one execution")`;
-        return { result: 'second-execution', entry, why };
-      }
-      if (known !== undefined && settlement.reference === entry.reference) {
+      const another = known?.includes(settlement.reference) === true;
+      if (another || (known !== undefined && settlement.reference === entry.reference)) {
         // More than one execution: only a person, who weighs them all, settles the entry; the
-        // record of one of them, agreeing or not, changes nothing.
+        // record of one of them, agreeing or not, changes nothing, and one of the others is
+        // reported as a second execution.
         const mismatch = this.recordMismatch(entry, settlement);
         if (mismatch !== undefined) return { result: 'contradicted', entry, why: mismatch };
+        if (another) {
+          const why = `${settlement.reference} is another execution of the call (docs/journal.md, "More than one execution")`;
+          return { result: 'second-execution', entry, why };
+        }
         if (FINAL_JOURNAL_STATES.has(entry.state) && entry.state !== settlement.outcome) {
           this.logger.error(
             `The service's record of ${settlement.reference} says ${settlement.outcome}; the journal ` +
@@ -1469,7 +1468,7 @@ function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 }
 
 /** How a send that never went out (its write's answer lost, its undo not written) ends, at `at`. */
-function UNSENT_END(at: string): Partial<PaymentsJournalCall> {
+function unsentEnd(at: string): Partial<PaymentsJournalCall> {
   return { outcome: 'refused', code: 'JOURNAL_UNAVAILABLE', mayHaveExecuted: false, endedAt: at };
 }
 
