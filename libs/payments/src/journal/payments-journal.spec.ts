@@ -345,6 +345,28 @@ describe('PaymentsJournal', () => {
       ).rejects.toMatchObject({ code: 'REFUSED' });
     });
 
+    it("never sends again, nor takes 'refused' for, an entry the service accepted without a reference", async () => {
+      const { journal, store, decision } = await sent('noref-1');
+      await journal.accepted(decision, { success: true, message: 'queued' }, PAYOUT_REQUEST);
+      expect(await store.get('noref-1')).toMatchObject({
+        state: 'in_doubt',
+        reason: 'the service accepted the call without a transaction reference',
+      });
+      await expect(journal.begin(payoutIntent('noref-1'))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+      await expect(journal.begin(payoutIntent('noref-1', true))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+        message: expect.stringContaining('accepted (without a transaction reference)') as string,
+      });
+      await expect(
+        journal.resolve('noref-1', { outcome: 'refused', note: 'ops: a guess' }),
+      ).rejects.toMatchObject({ code: 'REFUSED' });
+      // Nothing was written by either refusal: one send, still in doubt.
+      expect(await store.get('noref-1')).toMatchObject({ state: 'in_doubt', version: 2 });
+      expect((await store.get('noref-1'))?.calls).toHaveLength(1);
+    });
+
     it('never takes an unsent leftover for the state of an entry the service executed', async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);

@@ -526,9 +526,8 @@ export class PaymentsJournal {
               'IN_DOUBT',
               current,
               true,
-              `the service gave the reference ${journalEntryReferences(current).join(', ')} to a ` +
-                'call under this idempotencyKey: it executed, so { resend: true } is refused; a ' +
-                'person resolves the entry (PaymentsReconciler.resolve)',
+              `${executedBecause(current)} a call under this idempotencyKey: it executed, so ` +
+                '{ resend: true } is refused; a person resolves the entry (PaymentsReconciler.resolve)',
             );
           }
           break;
@@ -878,7 +877,8 @@ export class PaymentsJournal {
     if (outcome === 'refused' && hasExecuted(entry)) {
       throw this.unresolved(
         idempotencyKey,
-        `The journal entry ${idempotencyKey} has reference ${journalEntryReferences(entry).join(', ')}: the call executed`,
+        `The journal entry ${idempotencyKey} cannot be resolved 'refused': ${executedBecause(entry)} ` +
+          'a call under its key, so the call executed',
       );
     }
     if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
@@ -1473,11 +1473,24 @@ function unsentEnd(at: string): Partial<PaymentsJournalCall> {
 }
 
 /**
- * Whether the service gave a reference to a call under the entry's key: it executed, whatever
- * else is in doubt, and is never sent again nor resolved `refused`.
+ * Whether the service gave a reference to a call under the entry's key, or accepted one without
+ * a reference: it executed, whatever else is in doubt, and is never sent again nor resolved
+ * `refused`.
  */
 function hasExecuted(entry: PaymentsJournalEntry): boolean {
-  return entry.reference !== undefined || entry.otherExecutions !== undefined;
+  return (
+    entry.reference !== undefined ||
+    entry.otherExecutions !== undefined ||
+    entry.answer !== undefined
+  );
+}
+
+/** What shows that a call under the key of an entry that {@link hasExecuted} executed. */
+function executedBecause(entry: PaymentsJournalEntry): string {
+  const references = journalEntryReferences(entry);
+  return references.length > 0
+    ? `the service gave the reference ${references.join(', ')} to`
+    : 'the service accepted (without a transaction reference)';
 }
 
 /**
