@@ -1,6 +1,11 @@
 import type { PayoutRunItemState, PayoutRunState } from './payout-run.interfaces';
 import { itemMinorUnits, PayoutRunTally } from './payout-run-tally';
-import { FINAL_ITEM_STATES, PayoutRunExistsError } from './payout-run.store';
+import {
+  cursorPosition,
+  FINAL_ITEM_STATES,
+  pastTheEnd,
+  PayoutRunExistsError,
+} from './payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -117,10 +122,10 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
   ): Promise<{ items: PayoutRunItemRecord[]; nextCursor?: string }> {
     const stored = this.runs.get(runId);
     if (!stored) return Promise.resolve({ items: [] });
-    const start = query.cursor === undefined ? 0 : Number(query.cursor);
-    if (!Number.isSafeInteger(start) || start < 0) {
-      return Promise.reject(new RangeError('cursor must be a nextCursor of this run'));
-    }
+    const start = cursorPosition(query.cursor);
+    if (start instanceof RangeError) return Promise.reject(start);
+    const beyond = pastTheEnd(start, stored.items.length);
+    if (beyond) return Promise.reject(beyond);
     const items: PayoutRunItemRecord[] = [];
     let index = start;
     for (; index < stored.items.length && items.length < query.limit; index += 1) {

@@ -52,6 +52,25 @@ export interface PayoutRunItemRecord extends PayoutRunItem {
   readonly sendClaim?: string;
 }
 
+/**
+ * The position a cursor of our stores names (the decimal index of an item in the run's order),
+ * or the `RangeError` to reject any other text with: `''`, `' 3'`, `'1e1'` or `'0x10'` read as
+ * numbers, but no store gave them. Whether the position is inside the run is the store's to check.
+ */
+export function cursorPosition(cursor: string | undefined): number | RangeError {
+  if (cursor === undefined) return 0;
+  return /^(?:0|[1-9][0-9]{0,14})$/.test(cursor)
+    ? Number(cursor)
+    : new RangeError('cursor must be a nextCursor of this run');
+}
+
+/** A cursor at or past the end of a run of `count` items: no store gives one (`RangeError`). */
+export function pastTheEnd(position: number, count: number): RangeError | undefined {
+  return position > 0 && position >= count
+    ? new RangeError('cursor must be a nextCursor of this run')
+    : undefined;
+}
+
 /** Item states after which an item is never sent: its store drops its request. */
 export const FINAL_ITEM_STATES: readonly PayoutRunItemState[] = ['succeeded', 'failed', 'refused'];
 

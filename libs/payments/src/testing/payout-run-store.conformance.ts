@@ -328,7 +328,15 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
       const page = await store.listItems(runId, { limit: 2 });
       assertSameData(page.items[0], given[0]);
       // A RangeError, which PayoutRunsService answers as a validation error on `cursor`.
-      await rejects(store.listItems(runId, { limit: 2, cursor: 'not a cursor' }), RangeError);
+      for (const cursor of ['not a cursor', '', ' 3', '1e1', '0x2', '-1', '25', '1000']) {
+        await rejects(store.listItems(runId, { limit: 2, cursor }), RangeError);
+      }
+      // The cursor of the last item is one a store gives (after a page ending at item 23).
+      const last = await store.listItems(runId, { limit: 2, cursor: '24' });
+      assertSameData(
+        last.items.map((item) => item.itemId),
+        ['item:24'],
+      );
     },
   },
   {

@@ -10,7 +10,12 @@ import type { MinorTotal } from '../../money';
 import { itemMinorUnits, summaryOf } from '../payout-run-tally';
 import { PAYOUT_RUN_ITEM_STATES } from '../payout-run.interfaces';
 import type { PayoutRunItemState, PayoutRunState } from '../payout-run.interfaces';
-import { FINAL_ITEM_STATES, PayoutRunExistsError } from '../payout-run.store';
+import {
+  cursorPosition,
+  FINAL_ITEM_STATES,
+  pastTheEnd,
+  PayoutRunExistsError,
+} from '../payout-run.store';
 import type {
   PayoutRunChange,
   PayoutRunCondition,
@@ -606,10 +611,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     runId: string,
     query: { states?: readonly PayoutRunItemState[]; cursor?: string; limit: number },
   ): Promise<{ items: PayoutRunItemRecord[]; nextCursor?: string }> {
-    const start = query.cursor === undefined ? 0 : Number(query.cursor);
-    if (!Number.isSafeInteger(start) || start < 0) {
-      throw new RangeError('cursor must be a nextCursor of this run');
-    }
+    const start = cursorPosition(query.cursor);
+    if (start instanceof RangeError) throw start;
     const indexes = query.states
       ? query.states.map((state) => this.key(runId, `state:${state}`))
       : [this.key(runId, 'order')];
@@ -628,6 +631,11 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       for (let at = 0; at + 1 < reply.length; at += 2) {
         found.push({ itemId: reply[at], position: Number(reply[at + 1]) });
       }
+    }
+    if (found.length === 0) {
+      // Only a page that found nothing can start past the end: counted then, not per page.
+      const beyond = pastTheEnd(start, await this.client.zcard(this.key(runId, 'order')));
+      if (beyond) throw beyond;
     }
     found.sort((a, b) => a.position - b.position);
     const page = found.slice(0, query.limit);
