@@ -186,13 +186,21 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     const confirmed = settling.journaled
       ? withKey(looked, settling.journaled.idempotencyKey)
       : looked;
-    const claim = await this.storeCall(event, 'claim', () => this.store.claim(key, this.leaseMs));
+    const { secondExecutionOf } = settling;
+    // Taken for a second execution of a journaled call on the word of its URL's key, which anyone
+    // can write: its own claim, so that it never marks the transaction's own event as handled.
+    const claimKey =
+      secondExecutionOf === undefined
+        ? key
+        : `${key}:${PAYMENT_DUPLICATE_EVENT}:${confirmed.idempotencyKey ?? ''}`;
+    const claim = await this.storeCall(event, 'claim', () =>
+      this.store.claim(claimKey, this.leaseMs),
+    );
     if (claim === 'done') return { duplicate: true, handled: 0 };
     // Anything but a claim (`busy`, or a store's unknown answer) runs nothing: deliver it later.
     if (claim !== 'claimed') throw new PaymentWebhookBusyError(event.transactionReference);
     let handled: number;
     try {
-      const { secondExecutionOf } = settling;
       const idempotencyKey = confirmed.idempotencyKey;
       if (idempotencyKey !== undefined) {
         if (secondExecutionOf !== undefined) {
@@ -215,10 +223,10 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
       for (const handler of handlers) await handler(confirmed as never);
       handled = handlers.length;
     } catch (error) {
-      await this.release(event, key);
+      await this.release(event, claimKey);
       throw error;
     }
-    await this.complete(event, key);
+    await this.complete(event, claimKey);
     return { duplicate: false, handled };
   }
 

@@ -214,6 +214,43 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     ]);
   });
 
+  it("never lets an event taken for a second execution mark the transaction's own event handled", async () => {
+    const other = '9BD141277777eW';
+    service.fallback = (request) =>
+      request.method === 'POST'
+        ? { status: 200, body: successBody('payout') }
+        : {
+            status: 200,
+            body: succeededPayout(
+              decodeURIComponent(request.path.split('/').pop()!),
+              PAYOUT.amount,
+            ),
+          };
+    await app.get(PayoutsService).mpesa(PAYOUT, { idempotencyKey: 'order-b' });
+    const handlers = app.get(Handlers);
+
+    // A genuine payout of the same sum to the same number, made outside the journal, posted by a
+    // forger under order-b's key: the journal cannot tell it from a second execution.
+    const ofOther = { ...kenyaSuccess, transaction_reference: other, amount: PAYOUT.amount };
+    expect(await deliver('order-b', ofOther)).toBe(200);
+    expect(handlers.duplicates).toHaveLength(1);
+    expect(handlers.payouts).toEqual([]);
+
+    // Its own delivery, as the service sends it: handled, not taken for a copy of the forged one.
+    const own = await fetch(`${await app.getUrl()}/webhooks/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ofOther),
+    });
+    expect(own.status).toBe(200);
+    expect(await own.json()).toMatchObject({ duplicate: false, handled: 1 });
+    expect(handlers.payouts.map((event) => event.transactionReference)).toEqual([other]);
+    // A copy of the forged delivery is a copy: no second alarm, no handler.
+    expect(await deliver('order-b', ofOther)).toBe(200);
+    expect(handlers.duplicates).toHaveLength(1);
+    expect(handlers.payouts).toHaveLength(1);
+  });
+
   it('answers 503, before any look-up, an event that names by key alone a call being sent', async () => {
     let release = () => {};
     const answered = new Promise<void>((resolve) => (release = resolve));
