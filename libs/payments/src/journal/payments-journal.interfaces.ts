@@ -123,7 +123,10 @@ export interface PaymentsJournalEntry {
   readonly unconfirmed?: string;
   /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */
   readonly reason?: string;
-  /** Each send under this key, oldest first (at most the first and the latest 19). */
+  /**
+   * Each send under this key, oldest first: at most 20, the first kept, the oldest refused send
+   * dropped first, never the last that may have executed.
+   */
   readonly calls: readonly PaymentsJournalCall[];
   /**
    * Webhooks that named the entry by its key alone while its call was being sent, deferred (503):

@@ -611,6 +611,43 @@ describe('PaymentsJournal', () => {
     });
   });
 
+  it('keeps a send that may have executed past any number of refused retries: its webhook still settles the entry', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const { journal, store, decision } = await sent('bound-1');
+    await journal.failed(decision, refusedByTheService('bound-1', 429));
+    const stalled = await journal.begin(payoutIntent('bound-1'));
+    if (!stalled.send) throw new Error('the retry was not sent');
+    await journal.failed(
+      stalled,
+      new ServiceAPIError('lost', {
+        operation: 'payouts.mpesa',
+        idempotencyKey: 'bound-1',
+        code: 'SERVICE_ERROR',
+        attempts: 1,
+        status: 503,
+        mayHaveExecuted: true,
+      }),
+    );
+    // A person takes it for never executed, and the retries are refused, more than the entry keeps.
+    await journal.resolve('bound-1', { outcome: 'refused', note: 'ops: not in the statement' });
+    for (let retry = 0; retry < 25; retry += 1) {
+      const again = await journal.begin(payoutIntent('bound-1'));
+      if (!again.send) throw new Error('the retry was not sent');
+      await journal.failed(again, refusedByTheService('bound-1', 429));
+    }
+    const entry = await store.get('bound-1');
+    expect(entry?.calls).toHaveLength(20);
+    expect(entry?.calls.filter((call) => call.outcome === 'in_doubt')).toHaveLength(1);
+    // The person was wrong, the service is not.
+    expect(await journal.settle(recordOf('bound-1', 'LATE00000001eW'))).toMatchObject({
+      result: 'settled',
+    });
+    expect(await store.get('bound-1')).toMatchObject({
+      state: 'succeeded',
+      reference: 'LATE00000001eW',
+    });
+  });
+
   it('records an answer it cannot mask without its free text, and does not reject', async () => {
     const { journal, store, decision } = await sent('salary-mask');
     const unreadable = {

@@ -52,7 +52,7 @@ const MASKED_ANSWER_KEYS: readonly string[] = (['message', 'trackingId', 'refere
   (field) => RESPONSE_WIRE_KEYS[field][0],
 );
 
-/** Sends kept per entry: the first and the latest, so a key retried for ever stays bounded. */
+/** Sends kept per entry ({@link boundCalls}), so a key retried for ever stays bounded. */
 const MAX_CALLS_PER_ENTRY = 20;
 
 /** Rounds of read-and-replace before a write that keeps losing to other writers gives up. */
@@ -1582,10 +1582,19 @@ function endCall(
   return calls;
 }
 
-/** The first send and the latest ones, at most {@link MAX_CALLS_PER_ENTRY}. */
+/**
+ * At most {@link MAX_CALLS_PER_ENTRY} sends: the first, then the oldest send that ended refused
+ * goes first. A send that may have executed is dropped only while more such sends stay, so that
+ * {@link neverExecuted} reads the same of the sends kept as of all of them.
+ */
 function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
-  if (calls.length <= MAX_CALLS_PER_ENTRY) return calls;
-  return [calls[0], ...calls.slice(calls.length - MAX_CALLS_PER_ENTRY + 1)];
+  let kept = calls;
+  while (kept.length > MAX_CALLS_PER_ENTRY) {
+    const refused = kept.findIndex((call, index) => index > 0 && call.outcome === 'refused');
+    const dropped = refused === -1 ? 1 : refused;
+    kept = [...kept.slice(0, dropped), ...kept.slice(dropped + 1)];
+  }
+  return kept;
 }
 
 printsAsNameOnly(PaymentsJournal.prototype, 'PaymentsJournal');
