@@ -1,5 +1,6 @@
 import { printsAsNameOnly } from '../secret-holders';
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { setTimeout as wait } from 'node:timers/promises';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordFigures, recordOutcome } from '../transaction-outcome';
@@ -11,7 +12,9 @@ import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
 import {
+  DEFAULT_IN_FLIGHT_HOLD_MS,
   DEFAULT_PENDING_RECHECK_DELAYS_MS,
+  IN_FLIGHT_POLL_MS,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
 } from './payments-webhook.constants';
 import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
@@ -107,7 +110,7 @@ export interface JournalSettling {
  * needs to be neither global nor imported here.
  */
 @Injectable()
-export class PaymentsWebhookConfirmation implements OnModuleInit {
+export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(PAYMENTS_WEBHOOK_LOGGER_CONTEXT);
   /** Refusals and deferrals: anyone who reaches the route can cause them, a line each. */
   private readonly deliveryWarnings = new ThrottledWarnings(
@@ -120,6 +123,11 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
   private reconciler?: PaymentsReconciler;
   private recheckDelaysMs: readonly number[] = DEFAULT_PENDING_RECHECK_DELAYS_MS;
+  private inFlightHoldMs = DEFAULT_IN_FLIGHT_HOLD_MS;
+  /** Deliveries waiting for the answer of a call being sent, by its key: one poll per call. */
+  private readonly holds = new Map<string, Promise<PaymentsJournalEntry | undefined>>();
+  /** Ends the holds when the app shuts down: they are answered 503 at once. */
+  private readonly closing = new AbortController();
 
   constructor(
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) private readonly options: PaymentsWebhookModuleOptions,
@@ -144,6 +152,18 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
       }
       // A copy: the schedule is the one checked here, whatever becomes of the caller's array.
       this.recheckDelaysMs = [...(delays as number[])];
+    }
+    const hold: unknown = this.options.inFlightHoldMs;
+    if (hold !== undefined) {
+      if (!Number.isSafeInteger(hold) || (hold as number) < 0) {
+        throw moduleOptionError(
+          'PaymentsWebhookModule',
+          'inFlightHoldMs',
+          'isNonNegativeInteger',
+          'inFlightHoldMs must be a non-negative integer (ms)',
+        );
+      }
+      this.inFlightHoldMs = hold as number;
     }
     if (this.options.confirm === false) {
       if (!this.options.verify) {
@@ -179,6 +199,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     } catch {
       // An app that provides its own TransactionsService (a test double) has no journal to feed.
     }
+  }
+
+  onModuleDestroy(): void {
+    this.closing.abort();
   }
 
   /**
@@ -305,7 +329,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
    * without a journal, the main one; with it, none for an event of a journal entry with the same
    * reference, the main one for an entry matched by `malipo_key` that has no reference yet, the
    * small foreign one for any other, or a refusal when the app said all its calls are journaled.
-   * @throws PaymentWebhookCallInFlightError, before any look-up, for an entry being sent.
+   * An event of an entry being sent waits for its call's answer first (`inFlightHoldMs`).
+   * @throws PaymentWebhookCallInFlightError, before any look-up, for an entry still being sent.
    */
   private async budgetOf(event: PaymentWebhookEvent): Promise<LookupBudgetName> {
     const reconciler = this.reconciler;
@@ -329,6 +354,12 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         'it matches no payments journal entry (unjournaledEvents: refuse)',
       );
     }
+    // Its call is being sent: only the answer's reference tells whether the event is about it.
+    if (reconciler.isBeingSent(entry)) {
+      const answered = await this.answerOf(reconciler, entry.idempotencyKey);
+      if (answered === undefined) throw await this.deferredInFlight(event, entry);
+      entry = answered;
+    }
     // Its key names an entry of another reference: a forgery, or a second execution of the call
     // (payment.duplicate), which is rare: the small budget.
     if (entry.reference !== undefined && entry.reference !== event.transactionReference) {
@@ -343,8 +374,6 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
         `it points at the journal entry ${forLog(entry.idempotencyKey)}, whose call never executed`,
       );
     }
-    // Its call is being sent: no look-up can tell whether the event is about it (settleJournal).
-    if (reconciler.isBeingSent(entry)) throw await this.deferredInFlight(event, entry);
     // Only the service and this app know an entry's reference: an event that has it is looked up
     // at once, whatever floods the budgets. One whose entry has no reference yet (its answer was
     // lost, or is on its way) names it by the key, which is in a URL anyone may see: budgeted,
@@ -352,6 +381,41 @@ export class PaymentsWebhookConfirmation implements OnModuleInit {
     return entry.reference === undefined
       ? this.lookups.budgetOfKeyOnly(entry.idempotencyKey)
       : 'known';
+  }
+
+  /**
+   * The entry of `idempotencyKey` once its call is no longer being sent (its answer came, or its
+   * deadline passed), or undefined when it still is after `inFlightHoldMs`, is gone, cannot be
+   * read, or the app shuts down. Deliveries that wait for one call share one poll of the journal.
+   */
+  private answerOf(
+    reconciler: PaymentsReconciler,
+    idempotencyKey: string,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    const running = this.holds.get(idempotencyKey);
+    if (running) return running;
+    const holding = this.hold(reconciler, idempotencyKey).finally(() =>
+      this.holds.delete(idempotencyKey),
+    );
+    this.holds.set(idempotencyKey, holding);
+    return holding;
+  }
+
+  private async hold(
+    reconciler: PaymentsReconciler,
+    idempotencyKey: string,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    const until = Date.now() + this.inFlightHoldMs;
+    try {
+      for (let left = this.inFlightHoldMs; left > 0; left = until - Date.now()) {
+        await wait(Math.min(IN_FLIGHT_POLL_MS, left), undefined, { signal: this.closing.signal });
+        const entry = await reconciler.get(idempotencyKey);
+        if (entry === undefined || !reconciler.isBeingSent(entry)) return entry;
+      }
+    } catch {
+      // The app shuts down, or the journal failed: answered 503, the service delivers it again.
+    }
+    return undefined;
   }
 
   /**

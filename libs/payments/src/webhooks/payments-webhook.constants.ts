@@ -14,6 +14,16 @@ export const DEFAULT_WEBHOOK_LEASE_MS = 30_000;
  */
 export const DEFAULT_PENDING_RECHECK_DELAYS_MS: readonly number[] = [250, 500, 1000, 1250];
 
+/**
+ * How long a delivery that names by key alone a journaled call being sent waits for that call's
+ * answer, when `inFlightHoldMs` is not given: a callback the service posts before its answer to
+ * the call reaches the app is then handled in the same delivery, within a sender's patience.
+ */
+export const DEFAULT_IN_FLIGHT_HOLD_MS = 3_000;
+
+/** How often a held delivery reads the journal entry of the call being sent. */
+export const IN_FLIGHT_POLL_MS = 100;
+
 /** Route of the webhook when `path` is not given: `POST /webhooks/payments`. */
 export const DEFAULT_WEBHOOK_PATH = 'webhooks/payments';
 

@@ -47,6 +47,15 @@ export interface PaymentsWebhookModuleOptions {
    */
   pendingRecheckDelaysMs?: readonly number[];
   /**
+   * With the payments journal in the app: how long (ms) a delivery that names by `malipo_key` a
+   * call being sent (its answer, with the reference, not in yet) waits for that answer before it
+   * is answered 503. Default 3 000; 0 answers 503 at once. Such an event is then handled in the
+   * same delivery, as it is without the journal, rather than left to the service's next one.
+   * Non-negative integer, checked at boot; keep it, with `pendingRecheckDelaysMs`, below the time
+   * the sender waits for an answer.
+   */
+  inFlightHoldMs?: number;
+  /**
    * What confirmation may spend at the service: a token bucket of status look-ups (default 10 a
    * second, bursts of 50). A delivery that finds it empty is answered 503 without a look-up (the
    * service delivers it again), so a flood of forged deliveries cannot spend the account's request

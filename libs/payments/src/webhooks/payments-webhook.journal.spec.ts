@@ -95,7 +95,11 @@ describe('PaymentsWebhookModule with the payments journal', () => {
   beforeEach(async () => {
     journal = new InMemoryPaymentsJournal();
     const moduleRef = await Test.createTestingModule({
-      imports: [journaledPayments(service, journal), PaymentsWebhookModule.forRoot({})],
+      // No hold: these cases answer a delivery for a call being sent at once (the hold's own below).
+      imports: [
+        journaledPayments(service, journal),
+        PaymentsWebhookModule.forRoot({ inFlightHoldMs: 0 }),
+      ],
       providers: [Handlers],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -356,5 +360,125 @@ describe('PaymentsWebhookModule with the payments journal', () => {
     expect(await journal.get('crashed-2')).toMatchObject({ state: 'in_doubt', deferredEvents: [] });
     await reconciler.reconcile();
     expect(service.requests.filter((request) => request.method === 'GET')).toHaveLength(lookUps);
+  });
+});
+
+describe('PaymentsWebhookModule with the payments journal: a delivery for a call being sent', () => {
+  let service: RecordingServer;
+  let app: INestApplication | undefined;
+
+  beforeAll(async () => {
+    service = await RecordingServer.start();
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    service.reset();
+  });
+  afterAll(() => service.close());
+
+  /** The app, its journal, and a payout whose answer the service holds until `release()`. */
+  async function payoutBeingSent(webhookOptions: { inFlightHoldMs?: number }) {
+    const journal = new InMemoryPaymentsJournal();
+    const get = jest.spyOn(journal, 'get');
+    const moduleRef = await Test.createTestingModule({
+      imports: [journaledPayments(service, journal), PaymentsWebhookModule.forRoot(webhookOptions)],
+      providers: [Handlers],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    let release = () => {};
+    const answered = new Promise<void>((resolve) => (release = resolve));
+    service.fallback = (request) =>
+      request.method === 'POST'
+        ? { status: 200, body: successBody('payout'), after: answered }
+        : { status: 200, body: succeededPayout(PAYOUT_REFERENCE, PAYOUT.amount) };
+    const call = app.get(PayoutsService).mpesa(PAYOUT, { idempotencyKey: 'salary-8' });
+    await waitFor(
+      () => service.requests.find((request) => request.method === 'POST'),
+      'the payout at the service',
+    );
+    const url = `${await app.getUrl()}/webhooks/payments?malipo_key=salary-8`;
+    const delivery = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...kenyaSuccess,
+        transaction_reference: PAYOUT_REFERENCE,
+        amount: PAYOUT.amount,
+      }),
+    });
+    // Reads of the entry by the webhook module, from here on.
+    const before = get.mock.calls.length;
+    return { app, journal, call, delivery, release, reads: () => get.mock.calls.length - before };
+  }
+
+  it("waits for the call's answer and handles its webhook in the same delivery, as without the journal", async () => {
+    const { app, journal, call, delivery, release, reads } = await payoutBeingSent({});
+    // The callback is in before the answer: held (the journal read again and again), not answered.
+    await waitFor(() => (reads() >= 3 ? true : undefined), 'the delivery held');
+    expect(service.requests.filter((request) => request.method === 'GET')).toEqual([]);
+    release();
+    await call;
+    const response = await delivery;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ duplicate: false, handled: 1 });
+    expect(app.get(Handlers).payouts).toEqual([
+      expect.objectContaining({
+        idempotencyKey: 'salary-8',
+        transactionReference: PAYOUT_REFERENCE,
+      }),
+    ]);
+    expect(await journal.get('salary-8')).toMatchObject({
+      state: 'succeeded',
+      reference: PAYOUT_REFERENCE,
+      settledBy: 'webhook',
+    });
+  });
+
+  it('answers 503 once the hold is over, keeping the reference for reconcile()', async () => {
+    const { app, journal, call, delivery, release } = await payoutBeingSent({
+      inFlightHoldMs: 150,
+    });
+    try {
+      expect((await delivery).status).toBe(503);
+      expect((await journal.get('salary-8'))?.deferredEvents).toEqual([
+        { reference: PAYOUT_REFERENCE, kind: 'payout', at: expect.any(String) as string },
+      ]);
+      expect(app.get(Handlers).payouts).toEqual([]);
+    } finally {
+      release();
+    }
+    await call;
+  });
+
+  it('answers a held delivery 503 when the app shuts down, without waiting out the hold', async () => {
+    const { app, delivery, release, call } = await payoutBeingSent({ inFlightHoldMs: 600_000 });
+    try {
+      await waitFor(
+        () => service.requests.find((request) => request.method === 'POST'),
+        'the payout at the service',
+      );
+      // A hold of ten minutes, and the test's own timeout of seconds: only the shutdown ends it.
+      const closed = app.close();
+      expect((await delivery).status).toBe(503);
+      release();
+      await call.catch(() => undefined);
+      await closed;
+    } finally {
+      release();
+    }
+  });
+
+  it.each([-1, 1.5, '3000'])('refuses inFlightHoldMs %p at boot', async (inFlightHoldMs) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        journaledPayments(service, new InMemoryPaymentsJournal()),
+        PaymentsWebhookModule.forRoot({ inFlightHoldMs: inFlightHoldMs as number }),
+      ],
+    }).compile();
+    const booting = moduleRef.createNestApplication({ logger: false });
+    await expect(booting.init()).rejects.toThrow('inFlightHoldMs must be a non-negative integer');
+    await booting.close().catch(() => undefined);
   });
 });

@@ -713,6 +713,40 @@ describe('PaymentsWebhookModule', () => {
       expect(handlers.collections[0].confirmation?.code).toBe('9BD103739849eR');
     });
 
+    it('mounts one route per account, each confirming with its own registration', async () => {
+      status.settleExamples();
+      const { app, handlers } = await boot([
+        paymentsModule({ name: 'kes' }),
+        PaymentsModule.forRoot({
+          name: 'usd',
+          apiUsername: 'usd-user',
+          apiPassword: 'usd-account-password',
+          baseUrl: status.url,
+          maxRetries: 0,
+        }),
+        PaymentsWebhookModule.forRoot({ account: 'kes', path: 'webhooks/kes' }),
+        PaymentsWebhookModule.forRoot({ account: 'usd', path: 'webhooks/usd' }),
+      ]);
+      const base = await app.getUrl();
+      const post = (path: string, body: unknown) =>
+        fetch(`${base}/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+
+      expect((await post('webhooks/kes', EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect((await post('webhooks/usd', EXAMPLES.panAfricanSuccess)).status).toBe(200);
+      // Each event ran the app's handlers once, confirmed with the credentials of its route's account.
+      expect(handlers.all).toHaveLength(2);
+      const basic = (user: string, password: string) =>
+        `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+      expect(status.requests.map((request) => request.authorization)).toEqual([
+        basic(API_USERNAME, API_PASSWORD),
+        basic('usd-user', 'usd-account-password'),
+      ]);
+    });
+
     it('fails at boot without a PaymentsModule to confirm with', async () => {
       await expect(boot([PaymentsWebhookModule.forRoot()])).rejects.toThrow(
         /confirms webhooks with the TransactionsService of the PaymentsModule/,

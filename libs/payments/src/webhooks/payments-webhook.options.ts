@@ -8,6 +8,7 @@ const OPTION_NAMES: Readonly<Record<keyof PaymentsWebhookModuleOptions, true>> =
   store: true,
   leaseMs: true,
   pendingRecheckDelaysMs: true,
+  inFlightHoldMs: true,
   lookupBudget: true,
   foreignLookupBudget: true,
   unjournaledEvents: true,
