@@ -40,6 +40,15 @@ function shownStatus(record: TransactionStatus): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The work running under `key` in `running`, else `start()`'s, shared until it ends. */
+function sharedBy<T>(running: Map<string, Promise<T>>, key: string, start: () => Promise<T>) {
+  const current = running.get(key);
+  if (current) return current;
+  const started = start().finally(() => running.delete(key));
+  running.set(key, started);
+  return started;
+}
+
 /**
  * What of the record contradicts the event, if anything. A record that is not final (`outcome`
  * undefined) contradicts only by its reference: its outcome and amount are judged once it settled.
@@ -296,14 +305,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     event: PaymentWebhookEvent,
     budget: LookupBudgetName,
   ): Promise<WatchedRecord> {
-    const key = `${budget}:${event.transactionReference}`;
-    const running = this.watches.get(key);
-    if (running) return running;
-    const watching = this.recheck(transactions, event, budget).finally(() =>
-      this.watches.delete(key),
+    return sharedBy(this.watches, `${budget}:${event.transactionReference}`, () =>
+      this.recheck(transactions, event, budget),
     );
-    this.watches.set(key, watching);
-    return watching;
   }
 
   private async recheck(
@@ -392,13 +396,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     reconciler: PaymentsReconciler,
     idempotencyKey: string,
   ): Promise<PaymentsJournalEntry | undefined> {
-    const running = this.holds.get(idempotencyKey);
-    if (running) return running;
-    const holding = this.hold(reconciler, idempotencyKey).finally(() =>
-      this.holds.delete(idempotencyKey),
-    );
-    this.holds.set(idempotencyKey, holding);
-    return holding;
+    return sharedBy(this.holds, idempotencyKey, () => this.hold(reconciler, idempotencyKey));
   }
 
   private async hold(
