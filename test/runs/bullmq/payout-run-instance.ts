@@ -45,6 +45,8 @@ export interface RunsInstanceOptions {
   statusLookupAfterMs?: number;
   /** Called with each payout-run event this instance emits (the child prints them). */
   report?: (event: PayoutRunEvent) => void;
+  /** The run store. Default a `RedisPayoutRunStore` on `redisUrl`. */
+  store?: RedisPayoutRunStore;
 }
 
 /** What the test API's POST /runs takes: `count` M-Pesa payouts of 100 + i KES. */
@@ -132,7 +134,8 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
           ? {}
           : { statusLookupAfterMs: options.statusLookupAfterMs }),
         progressIntervalMs: 200,
-        store: new RedisPayoutRunStore({ url: options.redisUrl, connection: patient }),
+        store:
+          options.store ?? new RedisPayoutRunStore({ url: options.redisUrl, connection: patient }),
         // Short holds: a killed worker's items are taken over within seconds, not a minute.
         engine: bullmqPayoutRunEngine({
           url: options.redisUrl,

@@ -236,9 +236,9 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   private async send(run: ActiveRun, itemId: string, paced: PacedSend): Promise<boolean> {
     let requested = true;
     try {
-      const result = await sendPayoutRunItem(this.deps, run.runId, itemId, () =>
-        run.pacer.left(paced),
-      );
+      const result = await sendPayoutRunItem(this.deps, run.runId, itemId, {
+        onWire: () => run.pacer.left(paced),
+      });
       requested = result.requested;
       if (result.kind === 'held') {
         // The store was not `running` when the item was to go: a pause or cancel won the race.

@@ -62,14 +62,16 @@ async function pauseForOutage(
  * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
  * again under the item's key), then the outcome. Of several workers holding the item, the one
  * whose `queued` → `sending` change wins sends it; the others get `skipped`.
- * `onWire` is called when its request goes to the wire, after those writes.
+ * `onWire` is called when its request goes to the wire, after those writes. `sendClaim` marks the
+ * `sending` write as this send's (default a random one): an engine that can tell later whether
+ * the send that wrote it has ended names it so ({@link takeOverPayoutRunItem}'s `senderEnded`).
  * @throws when the store fails: the item is left as it was written, the journal holds its send.
  */
 export async function sendPayoutRunItem(
   context: PayoutRunEngineContext,
   runId: string,
   itemId: string,
-  onWire?: () => void,
+  { onWire, sendClaim = randomUUID() }: { onWire?: () => void; sendClaim?: string } = {},
 ): Promise<PayoutRunSendResult> {
   const { store, payments } = context;
   const queued = await store.getItem(runId, itemId);
@@ -77,7 +79,6 @@ export async function sendPayoutRunItem(
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
   // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
   // its state, no item of the run starts (docs/payout-runs.md, "Run states").
-  const sendClaim = randomUUID();
   let item = await store.updateItem(
     runId,
     itemId,

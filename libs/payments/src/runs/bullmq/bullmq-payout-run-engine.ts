@@ -109,6 +109,26 @@ export function payoutRunJobId(idempotencyKey: string): string {
 }
 
 /**
+ * The `sendClaim` of the send made by attempt `attempt` of `job`: the job (its id and creation
+ * time: a job added again under the id is another) and the attempt.
+ */
+function attemptClaim(job: Job<ItemJobData>, attempt: number): string {
+  return `bullmq:${job.id ?? ''}:${job.timestamp}:${attempt}`;
+}
+
+/**
+ * Whether `sendClaim` is that of an earlier attempt of `job`: BullMQ counts an attempt
+ * (`attemptsMade`) only once the worker holding it ended it, so that send can no longer go out.
+ * A job BullMQ took back as stalled runs again under the same count: its claim is not ended.
+ */
+function isEndedAttemptOf(job: Job<ItemJobData>, sendClaim: string | undefined): boolean {
+  const prefix = attemptClaim(job, 0).slice(0, -1);
+  if (sendClaim === undefined || !sendClaim.startsWith(prefix)) return false;
+  const attempt = sendClaim.slice(prefix.length);
+  return /^(?:0|[1-9][0-9]*)$/.test(attempt) && Number(attempt) < job.attemptsMade;
+}
+
+/**
  * Runs on BullMQ (docs/payout-runs.md, "Engines"), every instance of the app a worker:
  * - one queue per run (`run-<runId>`), one job per item (id from its key), a worker for it in
  *   every instance; BullMQ's global concurrency and rate limit are the run's `concurrency` and
@@ -396,13 +416,20 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const { store } = this.context;
     // Detached meanwhile (closing, or the run retired): back to the queue for a worker that has it.
     if (!run) throw Worker.RateLimitError();
-    const item = await store.getItem(runId, job.data.itemId);
+    let item = await store.getItem(runId, job.data.itemId);
     if (!item) return;
     if (item.state === 'sending') {
-      // Written `sending` by a worker whose job BullMQ gave up on: it died, or lost its hold.
-      await takeOverPayoutRunItem(this.context, item);
-      await this.afterItem(run);
-      return;
+      // Written `sending` by a worker whose job BullMQ gave up on: it died, or lost its hold; or
+      // by an earlier attempt of this job that ended in a store failure (its write landed, its
+      // answer was lost), which the journal says whether it sent: `queued` again when it did not.
+      const senderEnded = isEndedAttemptOf(job, item.sendClaim);
+      await takeOverPayoutRunItem(this.context, item, { senderEnded });
+      const now = senderEnded ? await store.getItem(runId, job.data.itemId) : undefined;
+      if (now?.state !== 'queued') {
+        await this.afterItem(run);
+        return;
+      }
+      item = now;
     }
     if (item.state !== 'queued') return;
     const record = await store.getRun(runId);
@@ -414,7 +441,9 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     }
     if (this.closed) throw Worker.RateLimitError();
     if (record.state === 'paused') throw await this.pausedQueue(run);
-    const result = await sendPayoutRunItem(this.context, runId, item.itemId);
+    const result = await sendPayoutRunItem(this.context, runId, item.itemId, {
+      sendClaim: attemptClaim(job, job.attemptsMade),
+    });
     if (result.kind === 'held') {
       // Paused or cancelled between the read above and the send: the store refused the start.
       const state = (await store.getRun(runId))?.state;
