@@ -118,8 +118,11 @@ function attemptClaim(job: Job<ItemJobData>, attempt: number): string {
 
 /**
  * Whether `sendClaim` is that of an earlier attempt of `job`: BullMQ counts an attempt
- * (`attemptsMade`) only once the worker holding it ended it, so that send can no longer go out.
- * A job BullMQ took back as stalled runs again under the same count: its claim is not ended.
+ * (`attemptsMade`) once the worker holding it ended it, so that send can no longer go out. A job
+ * BullMQ took back as stalled runs again under the same count: its claim is not ended. (One
+ * stalled past `maxStalledCount` is failed and counted while its worker may live on: the item is
+ * then sent again only if the journal holds nothing of its key, and the journal's atomic create
+ * under the key lets one of the two sends out, never both.)
  */
 function isEndedAttemptOf(job: Job<ItemJobData>, sendClaim: string | undefined): boolean {
   const prefix = attemptClaim(job, 0).slice(0, -1);
