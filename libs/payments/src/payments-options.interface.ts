@@ -15,7 +15,7 @@ export interface PaymentsModuleOptions {
   apiUsername: string;
   /** API password for HTTP Basic authentication. Supply it from the environment; it is never logged. */
   apiPassword: string;
-  /** Base URL of the service. Defaults to {@link DEFAULT_BASE_URL}, a placeholder: set it. */
+  /** Base URL of the service. Defaults to {@link DEFAULT_BASE_URL}, the production service. */
   baseUrl?: string | undefined;
   /** Timeout of each request attempt in milliseconds. Default 30000. */
   timeout?: number | undefined;

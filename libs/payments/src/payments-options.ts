@@ -318,8 +318,9 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     );
   }
   if (schema.baseUrl === undefined) {
-    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
-      `baseUrl is not set: using the placeholder ${DEFAULT_BASE_URL}, which does not resolve. Set baseUrl to the Payments Service URL.`,
+    // Said once at boot: an app meant for a test environment would otherwise reach production.
+    new Logger(PAYMENTS_LOGGER_CONTEXT).log(
+      `baseUrl is not set: calls go to the production service, ${DEFAULT_BASE_URL}.`,
     );
   }
   const resolved: ResolvedPaymentsOptions = {

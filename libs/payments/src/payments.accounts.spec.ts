@@ -195,7 +195,7 @@ describe('several Payments accounts in one app (named registrations)', () => {
             useFactory: () => ({
               apiUsername: 'billing',
               apiPassword: 'billing-secret',
-              baseUrl: 'https://api.payments-service.example/',
+              baseUrl: 'https://api.payd.money/',
             }),
           }),
         ],

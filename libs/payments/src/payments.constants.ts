@@ -5,10 +5,11 @@
  */
 
 /**
- * Production base URL of the Payments Service. The interface document does not give it, so this
- * is a placeholder on the reserved `.example` domain that never resolves: set `baseUrl`.
+ * Production base URL of the Payments Service: the interface document leaves it to the service
+ * (`{base_url}`), whose own client defaults to this (docs/wire-contract.md). Set `baseUrl` for
+ * any other environment.
  */
-export const DEFAULT_BASE_URL = 'https://api.payments-service.example';
+export const DEFAULT_BASE_URL = 'https://api.payd.money';
 
 /** Logger context of every line this library writes. */
 export const PAYMENTS_LOGGER_CONTEXT = 'MalipoPayments';

@@ -392,8 +392,8 @@ describe('PaymentsModule', () => {
       );
     });
 
-    it('uses the DEFAULT_BASE_URL placeholder when baseUrl is not set', () => {
-      expect(DEFAULT_BASE_URL).toMatch(/^https:\/\/.+\.example$/);
+    it("defaults to the production service's URL, as the service's own client does", () => {
+      expect(DEFAULT_BASE_URL).toBe('https://api.payd.money');
     });
   });
 
