@@ -47,6 +47,8 @@ export interface RunsInstanceOptions {
   report?: (event: PayoutRunEvent) => void;
   /** The run store. Default a `RedisPayoutRunStore` on `redisUrl`. */
   store?: RedisPayoutRunStore;
+  /** The payments journal. Default a `RedisPaymentsJournal` on `redisUrl`. */
+  journal?: RedisPaymentsJournal;
 }
 
 /** What the test API's POST /runs takes: `count` M-Pesa payouts of 100 + i KES. */
@@ -124,7 +126,9 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
         apiPassword: options.apiPassword,
         baseUrl: options.sandboxUrl,
         defaultUsername: 'sandbox',
-        journal: new RedisPaymentsJournal({ url: options.redisUrl, connection: patient }),
+        journal:
+          options.journal ??
+          new RedisPaymentsJournal({ url: options.redisUrl, connection: patient }),
         ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
       }),
       PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),

@@ -5,12 +5,18 @@ import type { PayoutRunItemState } from './payout-run.interfaces';
 
 /**
  * What becomes of an item after a send failed:
- * - `requeue`: not executed and worth sending again (a 429, or the client closing before it sent):
- *   back to `queued`, under the same key;
+ * - `requeue`: not executed and worth sending again (a 429, the client closing before it sent,
+ *   the journal not written): back to `queued`, under the same key; `pauseRun` says why the whole
+ *   run pauses too, when every other item would fail the same way;
  * - otherwise the item's next state and why.
  */
 export type PayoutRunSendFailure =
-  | { readonly kind: 'requeue'; readonly rateLimited: boolean; readonly retryAfterMs?: number }
+  | {
+      readonly kind: 'requeue';
+      readonly rateLimited: boolean;
+      readonly retryAfterMs?: number;
+      readonly pauseRun?: string;
+    }
   | {
       readonly kind: 'settle';
       readonly state: Extract<PayoutRunItemState, 'failed' | 'refused' | 'in_doubt'>;
@@ -64,8 +70,8 @@ function isRateLimited(error: ServiceAPIError): boolean {
 
 /**
  * Reads a failed send the way the journal does (docs/journal.md): what may have executed is
- * `in_doubt` and never sent again by the run; what certainly did not is `refused`, except a 429
- * and a closing client, which are sent again later.
+ * `in_doubt` and never sent again by the run; what certainly did not is `refused`, except a 429,
+ * a closing client and a journal that could not be written, which are sent again later.
  */
 export function classifySendFailure(error: unknown, request?: object): PayoutRunSendFailure {
   if (error instanceof PaymentsJournalError) {
@@ -75,10 +81,12 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
       case 'ALREADY_REFUSED':
         return { kind: 'settle', state: 'refused', reason: 'a person settled its key refused' };
       case 'JOURNAL_UNAVAILABLE':
+        // Nothing was sent, and nothing can be while the journal is down: the item waits, the run
+        // pauses, and resume() sends it once the journal answers (docs/payout-runs.md).
         return {
-          kind: 'settle',
-          state: 'refused',
-          reason: 'JOURNAL_UNAVAILABLE: not sent, the journal could not be written',
+          kind: 'requeue',
+          rateLimited: false,
+          pauseRun: 'the payments journal could not be written (JOURNAL_UNAVAILABLE)',
         };
       default:
         // IN_DOUBT, IN_PROGRESS: an earlier send under the key may have executed.

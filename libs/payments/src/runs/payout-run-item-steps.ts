@@ -43,18 +43,24 @@ export type PayoutRunSendResult = { readonly requested: boolean } &
     | { readonly kind: 'requeued'; readonly rateLimited: boolean; readonly retryAfterMs?: number }
   );
 
-/** Pauses a run whose sends keep ending in doubt (`PayoutRunOutageGuard`); logged. */
-async function pauseForOutage(
+/** Pauses a run that is `running`, logging `why` at error level when this call paused it. */
+async function pauseRun(
   context: PayoutRunEngineContext,
   runId: string,
-  latest: string,
+  why: string,
 ): Promise<void> {
   const paused = await context.store.updateRun(runId, { state: 'paused' }, { states: ['running'] });
-  if (!paused) return;
-  logger.error(
-    `Payout run ${runId} paused: ${context.outageGuard?.limit ?? 0} sends in a row reached the ` +
-      `service and ended in doubt (the latest: ${latest}); it may be down. Settle the in-doubt ` +
-      'items (their webhooks, reconcile() or a person), then resume() the run',
+  if (paused) logger.error(`Payout run ${runId} paused: ${why}`);
+}
+
+/** Pauses a run whose sends keep ending in doubt (`PayoutRunOutageGuard`). */
+function pauseForOutage(context: PayoutRunEngineContext, runId: string, latest: string) {
+  return pauseRun(
+    context,
+    runId,
+    `${context.outageGuard?.limit ?? 0} sends in a row reached the service and ended in doubt ` +
+      `(the latest: ${latest}); it may be down. Settle the in-doubt items (their webhooks, ` +
+      'reconcile() or a person), then resume() the run',
   );
 }
 
@@ -110,6 +116,14 @@ export async function sendPayoutRunItem(
     const failure = classifySendFailure(error, request);
     if (failure.kind === 'requeue') {
       await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
+      if (failure.pauseRun !== undefined) {
+        await pauseRun(
+          context,
+          runId,
+          `${failure.pauseRun}; item ${itemId} and the rest were not sent and stay queued. ` +
+            'resume() the run once it answers',
+        );
+      }
       return {
         kind: 'requeued',
         requested: failure.rateLimited,

@@ -1,0 +1,79 @@
+import { InMemoryPaymentsJournal } from '@malipo/nestjs';
+import type { PaymentsJournalEntry } from '@malipo/nestjs';
+import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
+
+jest.setTimeout(120_000);
+
+/**
+ * A journal that goes down mid-run: after `upFor` creates, the next ones fail (every other one,
+ * the first among them, after the write landed, its answer lost, as a Redis command that ran
+ * after the client's timeout) until `up()`.
+ */
+class JournalThatGoesDown extends InMemoryPaymentsJournal {
+  failedCreates = 0;
+  private down = false;
+
+  constructor(private upFor: number) {
+    super();
+  }
+
+  up(): void {
+    this.down = false;
+    this.upFor = Infinity;
+  }
+
+  override async create(
+    entry: PaymentsJournalEntry,
+  ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+    if (this.upFor-- <= 0) this.down = true;
+    if (!this.down) return super.create(entry);
+    this.failedCreates += 1;
+    if (this.failedCreates % 2 === 1) await super.create(entry);
+    throw new Error('Command timed out');
+  }
+}
+
+/**
+ * A run whose journal cannot be written sends nothing it cannot journal: its items wait
+ * `queued`, the run pauses itself, and resume() pays each of them once when the journal is back
+ * (sandbox over loopback, embedded engine).
+ */
+describe('a payout run whose journal goes down (e2e, sandbox over loopback)', () => {
+  let harness: PayoutRunsHarness;
+  const journal = new JournalThatGoesDown(12);
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start({ journal });
+  });
+  afterAll(() => harness?.close());
+
+  it('pauses with the unsent items queued, none refused, and pays each once on resume', async () => {
+    const { runs, sandbox } = harness;
+    const created = await runs.create({
+      items: harness.mpesaItems(40),
+      concurrency: 4,
+      ratePerSecond: 200,
+    });
+
+    const paused = await eventually(async () => {
+      const run = await runs.get(created.runId);
+      return run.state === 'paused' && run.counts.sending === 0 ? run : undefined;
+    }, 'the run to pause itself');
+    expect(journal.failedCreates).toBeGreaterThan(0);
+    expect(paused.counts.refused).toBe(0);
+    expect(paused.counts.in_doubt).toBe(0);
+    expect(paused.counts.queued).toBeGreaterThan(0);
+    // What went out is what the journal holds: no item was sent unjournaled.
+    const sentWhileDown = await sandbox.control.transactions();
+    expect(sentWhileDown.length).toBe(40 - paused.counts.queued);
+
+    journal.up();
+    await runs.resume(created.runId);
+    const run = await completedRun(runs, created.runId);
+    expect(run.counts).toMatchObject({ refused: 0, in_doubt: 0, queued: 0, sending: 0 });
+    expect(run.counts.succeeded + run.counts.failed).toBe(40);
+    const keys = (await sandbox.control.transactions()).map((tx) => tx.idempotencyKey);
+    expect(keys).toHaveLength(40);
+    expect(new Set(keys).size).toBe(40);
+  });
+});
