@@ -40,7 +40,10 @@ export class PaymentsValidationError extends PaymentsError {
   readonly mayHaveExecuted = false;
 
   constructor(
-    /** What was validated: a request class name, or `PaymentsModuleOptions`. */
+    /**
+     * What was validated: a request class name, a call's options (`MpesaPayoutRequest call
+     * options`), or `PaymentsModuleOptions`.
+     */
     readonly target: string,
     /** Every failed field with its rule. */
     readonly errors: readonly PaymentsFieldError[],

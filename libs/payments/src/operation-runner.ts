@@ -106,8 +106,11 @@ export interface InternalCallOptions extends PaymentsCallOptions {
  * found on `Object.prototype` (polluted elsewhere in the app) is none, so that it cannot send an
  * in-doubt call again (`resend`) or give every call one key (`idempotencyKey`).
  */
-function ownCallOptions(target: string, options: InternalCallOptions): InternalCallOptions {
-  assertCallOptionNames(target, options);
+function ownCallOptions(
+  requestClassName: string,
+  options: InternalCallOptions,
+): InternalCallOptions {
+  assertCallOptionNames(requestClassName, options);
   return {
     idempotencyKey: readField(options, 'idempotencyKey') as string | undefined,
     retryAmbiguous: readField(options, 'retryAmbiguous') as boolean | undefined,

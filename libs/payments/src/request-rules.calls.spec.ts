@@ -388,6 +388,9 @@ describe('request validation (nothing is sent)', () => {
           expect.objectContaining({ field, rule }),
         ]);
         expect((error as Error).message).toContain(field);
+        // The call's options are at fault, not its request (which is valid).
+        expect((error as PaymentsValidationError).target).toMatch(/^\w+Request call options$/);
+        expect((error as Error).message).toMatch(/^Invalid \w+Request call options: /);
       }
     },
   );

@@ -447,6 +447,11 @@ const FALLBACK_FIELDS = [
 /** Call options that are booleans when given. */
 const BOOLEAN_CALL_OPTIONS = ['retryAmbiguous', 'resend'] as const;
 
+/** The `target` of a call option's error: the call's options, not its request. */
+function callOptionsOf(requestClassName: string): string {
+  return `${requestClassName} call options`;
+}
+
 /** Every call option ({@link PaymentsCallOptions}): any other key is refused. */
 const CALL_OPTION_NAMES: ReadonlySet<string> = new Set(['idempotencyKey', ...BOOLEAN_CALL_OPTIONS]);
 
@@ -455,7 +460,7 @@ const CALL_OPTION_NAMES: ReadonlySet<string> = new Set(['idempotencyKey', ...BOO
  * key passed as the options themselves, ignored, would send a retry under a new key (paid twice).
  * @throws PaymentsValidationError (`options`, `isObject`; the key, `whitelist`).
  */
-export function assertCallOptionNames(target: string, options: unknown): void {
+export function assertCallOptionNames(requestClassName: string, options: unknown): void {
   const problems = objectOfKnownKeysProblems(
     options,
     'options',
@@ -463,7 +468,9 @@ export function assertCallOptionNames(target: string, options: unknown): void {
     CALL_OPTION_NAMES,
     (shown) => `${shown} is not a call option: they are ${[...CALL_OPTION_NAMES].join(', ')}`,
   );
-  if (problems.length > 0) throw new PaymentsValidationError(target, problems);
+  if (problems.length > 0) {
+    throw new PaymentsValidationError(callOptionsOf(requestClassName), problems);
+  }
 }
 
 /** Printable ASCII without spaces, as a header value must be; long enough for any UUID or order id. */
@@ -475,13 +482,13 @@ const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * @throws PaymentsValidationError for a key that cannot be a header value.
  */
 export function resolveIdempotencyKey(
-  target: string,
+  requestClassName: string,
   callOptions: PaymentsCallOptions | undefined,
 ): string {
   for (const flag of BOOLEAN_CALL_OPTIONS) {
     const value: unknown = callOptions?.[flag];
     if (value !== undefined && typeof value !== 'boolean') {
-      throw new PaymentsValidationError(target, [
+      throw new PaymentsValidationError(callOptionsOf(requestClassName), [
         { field: flag, rule: 'isBoolean', message: `${flag} must be a boolean` },
       ]);
     }
@@ -489,7 +496,7 @@ export function resolveIdempotencyKey(
   const key = callOptions?.idempotencyKey;
   if (key === undefined) return randomUUID();
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
-    throw new PaymentsValidationError(target, [
+    throw new PaymentsValidationError(callOptionsOf(requestClassName), [
       {
         field: 'idempotencyKey',
         rule: 'isIdempotencyKey',
