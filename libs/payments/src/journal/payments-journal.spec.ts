@@ -367,6 +367,41 @@ describe('PaymentsJournal', () => {
       expect((await store.get('noref-1'))?.calls).toHaveLength(1);
     });
 
+    it('keeps in doubt, never sends again, an entry the service accepted without a reference when a resend is then refused', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision: first, clock } = await sentPastItsDeadline('noref-2');
+      // In doubt past its deadline: a resend is allowed, before the first send's answer comes.
+      const second = await journal.begin(payoutIntent('noref-2', true));
+      if (!first.send || !second.send) throw new Error('not sent');
+      await journal.accepted(first, { success: true, message: 'queued' }, PAYOUT_REQUEST);
+      await journal.failed(second, refusedByTheService('noref-2', 400));
+      expect(await store.get('noref-2')).toMatchObject({
+        state: 'in_doubt',
+        answer: expect.anything() as unknown,
+      });
+      clock.nowMs += 5000;
+      await expect(journal.begin(payoutIntent('noref-2'))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+      await expect(journal.begin(payoutIntent('noref-2', true))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+      expect((await store.get('noref-2'))?.calls).toHaveLength(2);
+    });
+
+    it('never sends again an entry stored refused although the service accepted a call under its key', async () => {
+      const { journal, store, decision } = await sent('noref-3');
+      await journal.accepted(decision, { success: true, message: 'queued' }, PAYOUT_REQUEST);
+      // As an earlier version wrote it: the latest send's 4xx made the whole entry refused.
+      const entry = (await store.get('noref-3'))!;
+      await store.replace({ ...entry, state: 'refused', version: entry.version + 1 });
+      await expect(journal.begin(payoutIntent('noref-3'))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+        message: expect.stringContaining('accepted (without a transaction reference)') as string,
+      });
+      expect((await store.get('noref-3'))?.calls).toHaveLength(1);
+    });
+
     it('never takes an unsent leftover for the state of an entry the service executed', async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);

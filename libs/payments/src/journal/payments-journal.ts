@@ -532,6 +532,18 @@ export class PaymentsJournal {
           }
           break;
         case 'refused':
+          // Refused by the latest send's 4xx, while an earlier send under the key executed: an
+          // entry stored so by an earlier version (failed() no longer writes it). Never sent again.
+          if (hasExecuted(current)) {
+            throw this.stopped(
+              intent,
+              'IN_DOUBT',
+              current,
+              true,
+              `${executedBecause(current)} a call under this idempotencyKey: it executed, so it ` +
+                'is not sent again; a person resolves the entry (PaymentsReconciler.resolve)',
+            );
+          }
           // A held key a person settled refused: its stopped worker may still wake up and send.
           if (!sentAgainAsRetry(current) && !intent.resend) {
             throw this.stopped(intent, 'ALREADY_REFUSED', current, false);
@@ -725,6 +737,16 @@ export class PaymentsJournal {
           entry.calls.at(-1)?.callId !== callId
         ) {
           return { ...entry, version, updatedAt: at, calls };
+        }
+        // The latest send was refused, but an earlier one under the key executed (the service
+        // answered it, a resend being allowed while it was in doubt): `refused` would let the key
+        // be sent again, so the entry stays in doubt for a person.
+        if (outcome === 'refused' && hasExecuted(entry)) {
+          const executed =
+            entry.state === 'in_doubt' && entry.reason !== undefined
+              ? entry.reason
+              : `${executedBecause(entry)} an earlier call under the key, and a later send ended with ${reason}`;
+          return { ...entry, version, updatedAt: at, state: 'in_doubt', reason: executed, calls };
         }
         return { ...entry, version, updatedAt: at, state: outcome, reason, calls };
       },
