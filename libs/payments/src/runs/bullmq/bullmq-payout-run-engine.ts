@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import type { ConnectionOptions, Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
 import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
@@ -109,26 +109,38 @@ export function payoutRunJobId(idempotencyKey: string): string {
 }
 
 /**
- * The `sendClaim` of the send made by attempt `attempt` of `job`: the job (its id and creation
- * time: a job added again under the id is another) and the attempt.
+ * The `sendClaim` of a send by the worker now holding `job`: the job (its id and creation time: a
+ * job added again under the id is another), this hold of it (`attemptsStarted`, which BullMQ
+ * counts up each time a worker takes the job, a take-back after a stall included), how many times
+ * BullMQ had taken the job back as stalled when it was taken (`stalledCounter`), and a random part,
+ * so that no two sends ever write the same claim.
  */
-function attemptClaim(job: Job<ItemJobData>, attempt: number): string {
-  return `bullmq:${job.id ?? ''}:${job.timestamp}:${attempt}`;
+function holdClaim(job: Job<ItemJobData>): string {
+  return `bullmq:${job.id ?? ''}:${job.timestamp}:${job.attemptsStarted}:${job.stalledCounter}:${randomUUID()}`;
 }
 
+const HOLD_CLAIM_PARTS = /^bullmq:(.*):(\d{1,15}):(\d{1,15}):(\d{1,15}):[0-9a-f-]{36}$/;
+
 /**
- * Whether `sendClaim` is that of an earlier attempt of `job`: BullMQ counts an attempt
- * (`attemptsMade`) once the worker holding it ended it, so that send can no longer go out. A job
- * BullMQ took back as stalled runs again under the same count: its claim is not ended. (One
- * stalled past `maxStalledCount` is failed and counted while its worker may live on: the item is
- * then sent again only if the journal holds nothing of its key, and the journal's atomic create
- * under the key lets one of the two sends out, never both.)
+ * Whether `sendClaim` is that of an earlier hold of `job` whose worker has ended it: an earlier
+ * take (`attemptsStarted`) while BullMQ has taken the job back as stalled not once since that take
+ * (`stalledCounter` unchanged). A job leaves its worker otherwise only when that worker's processing
+ * ended (done, failed, put back), and with it its send. A stall since then means the worker lost
+ * the job without ending, and may still send: its claim is not ended, and the item is taken over
+ * as one whose sender may live (held in doubt when the journal holds nothing of its key). The
+ * counter read when the job was taken may be short of a stall during that hold: it then reads as a
+ * stall, the safe side.
  */
-function isEndedAttemptOf(job: Job<ItemJobData>, sendClaim: string | undefined): boolean {
-  const prefix = attemptClaim(job, 0).slice(0, -1);
-  if (sendClaim === undefined || !sendClaim.startsWith(prefix)) return false;
-  const attempt = sendClaim.slice(prefix.length);
-  return /^(?:0|[1-9][0-9]*)$/.test(attempt) && Number(attempt) < job.attemptsMade;
+function isEndedHoldOf(job: Job<ItemJobData>, sendClaim: string | undefined): boolean {
+  const parts = sendClaim === undefined ? null : HOLD_CLAIM_PARTS.exec(sendClaim);
+  if (parts === null) return false;
+  const [, id, timestamp, started, stalled] = parts;
+  return (
+    id === (job.id ?? '') &&
+    Number(timestamp) === job.timestamp &&
+    Number(started) < job.attemptsStarted &&
+    Number(stalled) === job.stalledCounter
+  );
 }
 
 /**
@@ -422,10 +434,10 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     let item = await store.getItem(runId, job.data.itemId);
     if (!item) return;
     if (item.state === 'sending') {
-      // Written `sending` by a worker whose job BullMQ gave up on: it died, or lost its hold; or
-      // by an earlier attempt of this job that ended in a store failure (its write landed, its
+      // Written `sending` by a worker that lost the job (it died, or stalled and may live on); or
+      // by an earlier hold of this job that ended in a store failure (its write landed, its
       // answer was lost), which the journal says whether it sent: `queued` again when it did not.
-      const senderEnded = isEndedAttemptOf(job, item.sendClaim);
+      const senderEnded = isEndedHoldOf(job, item.sendClaim);
       await takeOverPayoutRunItem(this.context, item, { senderEnded });
       const now = senderEnded ? await store.getItem(runId, job.data.itemId) : undefined;
       if (now?.state !== 'queued') {
@@ -445,7 +457,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     if (this.closed) throw Worker.RateLimitError();
     if (record.state === 'paused') throw await this.pausedQueue(run);
     const result = await sendPayoutRunItem(this.context, runId, item.itemId, {
-      sendClaim: attemptClaim(job, job.attemptsMade),
+      sendClaim: holdClaim(job),
     });
     if (result.kind === 'held') {
       // Paused or cancelled between the read above and the send: the store refused the start.
