@@ -299,7 +299,19 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
   );
   for (const name of OPTION_NAMES) {
     const value = readField(options, name);
-    // An empty environment variable means "not set" for settings, but never for credentials.
+    // An empty environment variable means "not set" for settings, but never for credentials,
+    // nor for baseUrl: not set, it is the production service, which an empty staging variable
+    // must not reach.
+    if (name === 'baseUrl' && value === '') {
+      errors.push(
+        optionError(
+          'baseUrl',
+          'isNotEmpty',
+          `baseUrl is empty: set the service's URL, or leave baseUrl out for the production service (${DEFAULT_BASE_URL})`,
+        ),
+      );
+      continue;
+    }
     if (value === undefined || (value === '' && OPTION_KEYS[name] === 'setting')) continue;
     Object.assign(schema, { [name]: value });
   }

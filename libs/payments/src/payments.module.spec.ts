@@ -322,7 +322,7 @@ describe('PaymentsModule', () => {
             ...CREDENTIALS,
             defaultUsername: '',
             defaultCallbackUrl: '',
-            baseUrl: '',
+            baseUrl: 'https://pay.example.com',
           }),
         ],
       }).compile();
@@ -332,6 +332,14 @@ describe('PaymentsModule', () => {
         callbackUrl: undefined,
         walletType: 'local',
       });
+    });
+
+    it('refuses an empty baseUrl (an empty staging variable) rather than send to production', async () => {
+      const error: unknown = await boot({ ...CREDENTIALS, baseUrl: '' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PaymentsValidationError);
+      expect((error as PaymentsValidationError).errors).toEqual([
+        expect.objectContaining({ field: 'baseUrl', rule: 'isNotEmpty' }),
+      ]);
     });
   });
 
