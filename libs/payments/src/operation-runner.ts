@@ -182,6 +182,11 @@ export class OperationRunner implements BeforeApplicationShutdown {
    */
   private readonly sendBudgetMs: number;
 
+  /** `value` with this client's credentials redacted, in every form (as in `_raw`). */
+  redactCredentials(value: unknown): unknown {
+    return this.redactor.value(value);
+  }
+
   constructor(
     private readonly wire: PaymentsWire,
     @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,

@@ -8,6 +8,7 @@ import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.de
 import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
+import { redactCredentialsOf } from '../transactions.service';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
@@ -127,6 +128,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     'webhook refusals and deferrals',
   );
   private transactions?: TransactionsService;
+  /** The registration's look-ups, whose client's credentials {@link redacted} keeps out. */
+  private credentialsOf?: TransactionsService;
   /** Records being watched until final, by budget and reference: see `watch`. */
   private readonly watches = new Map<string, Promise<WatchedRecord>>();
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
@@ -175,6 +178,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       this.inFlightHoldMs = hold as number;
     }
     if (this.options.confirm === false) {
+      this.transactionsForRedaction();
       if (!this.options.verify) {
         this.logger.warn(
           'Webhook confirmation is off (confirm: false) and no verify hook is set: anyone who ' +
@@ -188,6 +192,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       this.transactions = this.moduleRef.get<TransactionsService>(getTransactionsToken(account), {
         strict: false,
       });
+      this.credentialsOf = this.transactions;
     } catch {
       const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
       throw moduleOptionError(
@@ -212,6 +217,27 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
 
   onModuleDestroy(): void {
     this.closing.abort();
+  }
+
+  /** With `confirm: false`, the registration's client when the app has one: for {@link redacted}. */
+  private transactionsForRedaction(): void {
+    try {
+      this.credentialsOf = this.moduleRef.get<TransactionsService>(
+        getTransactionsToken(this.options.account),
+        { strict: false },
+      );
+    } catch {
+      // No PaymentsModule: no credentials to keep out of the events.
+    }
+  }
+
+  /**
+   * A delivery's parsed body with the registration's credentials redacted, in every form: it comes
+   * from whoever posts it, and what it echoes reaches the event's fields, its `_raw` and the app's
+   * handlers and logs.
+   */
+  redacted(body: unknown): unknown {
+    return this.credentialsOf === undefined ? body : redactCredentialsOf(this.credentialsOf, body);
   }
 
   /**

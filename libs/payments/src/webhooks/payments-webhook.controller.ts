@@ -93,7 +93,8 @@ export function createPaymentsWebhookController(path: string): Type {
       }
       let event: PaymentWebhookEvent;
       try {
-        event = parsePaymentWebhook(body, { url });
+        // After verify, which may need the body as it came (a signature over it).
+        event = parsePaymentWebhook(this.dispatcher.redacted(body), { url });
       } catch (error) {
         if (error instanceof PaymentsValidationError) {
           throw new BadRequestException({

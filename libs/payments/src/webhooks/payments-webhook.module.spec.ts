@@ -452,6 +452,30 @@ describe('PaymentsWebhookModule', () => {
       expect(handlers.collections[0].remarks).toBeUndefined();
     });
 
+    it('hands the handlers no credential a delivery echoes, in the event or its _raw', async () => {
+      status.settle('9BD1eR', 'failed', 10);
+      const { deliver, handlers } = await standard();
+      const token = Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64');
+      const body = {
+        transaction_reference: '9BD1eR',
+        amount: 10,
+        success: false,
+        remarks: `pw ${API_PASSWORD} tok ${token}`,
+        customer_name: API_PASSWORD,
+        extra: { p: API_PASSWORD, [API_PASSWORD]: 1 },
+      };
+
+      expect((await deliver(body)).status).toBe(200);
+      const seen = JSON.stringify(handlers.collections[0]);
+      expect(seen).not.toContain(API_PASSWORD);
+      expect(seen).not.toContain(token);
+      expect(handlers.collections[0]).toMatchObject({
+        transactionReference: '9BD1eR',
+        customerName: '[REDACTED]',
+        _raw: { extra: { p: '[REDACTED]' } },
+      });
+    });
+
     it('acknowledges a repeated delivery without running the handlers again', async () => {
       status.settleExamples();
       const { deliver, handlers } = await standard();
@@ -768,6 +792,18 @@ describe('PaymentsWebhookModule', () => {
       expect(handlers.collections[0].confirmation).toBeUndefined();
       expect(status.requests).toEqual([]);
       expect(logger.of('warn').join('\n')).toMatch(/confirmation is off/);
+    });
+
+    it("with confirm: false, still keeps the registration's credentials out of the events", async () => {
+      const { deliver, handlers } = await boot([
+        paymentsModule(),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+
+      const echoing = { ...EXAMPLES.kenyaSuccess, remarks: `tok ${API_PASSWORD}` };
+      expect((await deliver(echoing)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
+      expect(status.requests).toEqual([]);
     });
 
     it('with confirm: false and a verify hook, does not warn', async () => {
