@@ -41,6 +41,9 @@ function shownStatus(record: TransactionStatus): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What a hold's timer resolves when the hold's time is up before the journal answered. */
+const HOLD_ENDED = Symbol('hold ended');
+
 /** The work running under `key` in `running`, else `start()`'s, shared until it ends. */
 function sharedBy<T>(running: Map<string, Promise<T>>, key: string, start: () => Promise<T>) {
   const current = running.get(key);
@@ -430,14 +433,23 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     idempotencyKey: string,
   ): Promise<PaymentsJournalEntry | undefined> {
     const until = Date.now() + this.inFlightHoldMs;
+    const ended = new AbortController();
+    const signal = AbortSignal.any([this.closing.signal, ended.signal]);
     try {
       for (let left = this.inFlightHoldMs; left > 0; left = until - Date.now()) {
-        await wait(Math.min(IN_FLIGHT_POLL_MS, left), undefined, { signal: this.closing.signal });
-        const entry = await reconciler.get(idempotencyKey);
+        await wait(Math.min(IN_FLIGHT_POLL_MS, left), undefined, { signal });
+        // A read that does not answer (a store without a timeout) ends the hold on time too.
+        const entry = await Promise.race([
+          reconciler.get(idempotencyKey),
+          wait(Math.max(until - Date.now(), 0), HOLD_ENDED, { signal }),
+        ]);
+        if (entry === HOLD_ENDED) return undefined;
         if (entry === undefined || !reconciler.isBeingSent(entry)) return entry;
       }
     } catch {
       // The app shuts down, or the journal failed: answered 503, the service delivers it again.
+    } finally {
+      ended.abort();
     }
     return undefined;
   }

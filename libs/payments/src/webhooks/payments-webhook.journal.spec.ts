@@ -413,6 +413,29 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     return { app, journal, call, delivery, release, reads: () => get.mock.calls.length - before };
   }
 
+  it('ends the hold on time when a journal read never answers, for this delivery and the next of the key', async () => {
+    const { app, journal, call, delivery, release, reads } = await payoutBeingSent({
+      inFlightHoldMs: 300,
+    });
+    await waitFor(() => (reads() >= 1 ? true : undefined), 'the delivery held');
+    // The next read of the store hangs for good (a store without a command timeout).
+    jest.spyOn(journal, 'get').mockImplementationOnce(() => new Promise(() => undefined));
+    // Answered (not held for ever), as a hold that ran out: 503, delivered again later.
+    expect((await delivery).status).toBe(503);
+    const again = await fetch(`${await app.getUrl()}/webhooks/payments?malipo_key=salary-8`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...kenyaSuccess,
+        transaction_reference: PAYOUT_REFERENCE,
+        amount: PAYOUT.amount,
+      }),
+    });
+    expect(again.status).toBe(503);
+    release();
+    await call;
+  }, 60_000);
+
   it("waits for the call's answer and handles its webhook in the same delivery, as without the journal", async () => {
     const { app, journal, call, delivery, release, reads } = await payoutBeingSent({});
     // The callback is in before the answer: held (the journal read again and again), not answered.
