@@ -1,37 +1,8 @@
 import { InMemoryPaymentsJournal } from '@malipo/nestjs';
-import type { PaymentsJournalEntry } from '@malipo/nestjs';
+import { journalThatGoesDown } from './journal-that-goes-down';
 import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
 
 jest.setTimeout(120_000);
-
-/**
- * A journal that goes down mid-run: after `upFor` creates, the next ones fail (every other one,
- * the first among them, after the write landed, its answer lost, as a Redis command that ran
- * after the client's timeout) until `up()`.
- */
-class JournalThatGoesDown extends InMemoryPaymentsJournal {
-  failedCreates = 0;
-  private down = false;
-
-  constructor(private upFor: number) {
-    super();
-  }
-
-  up(): void {
-    this.down = false;
-    this.upFor = Infinity;
-  }
-
-  override async create(
-    entry: PaymentsJournalEntry,
-  ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
-    if (this.upFor-- <= 0) this.down = true;
-    if (!this.down) return super.create(entry);
-    this.failedCreates += 1;
-    if (this.failedCreates % 2 === 1) await super.create(entry);
-    throw new Error('Command timed out');
-  }
-}
 
 /**
  * A run whose journal cannot be written sends nothing it cannot journal: its items wait
@@ -40,9 +11,10 @@ class JournalThatGoesDown extends InMemoryPaymentsJournal {
  */
 describe('a payout run whose journal goes down (e2e, sandbox over loopback)', () => {
   let harness: PayoutRunsHarness;
-  const journal = new JournalThatGoesDown(12);
+  const journal = new (journalThatGoesDown(InMemoryPaymentsJournal))();
 
   beforeAll(async () => {
+    journal.goDownAfter(12);
     harness = await PayoutRunsHarness.start({ journal });
   });
   afterAll(() => harness?.close());

@@ -1,8 +1,8 @@
-import type { PaymentsJournalEntry } from '@malipo/nestjs';
 import { RedisPaymentsJournal } from '@malipo/nestjs/redis';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import type { RunningSandbox } from '../../../apps/sandbox/src/sandbox';
 import { startSandbox } from '../../../apps/sandbox/src/sandbox';
+import { journalThatGoesDown } from '../journal-that-goes-down';
 import { completedRun, eventually } from '../payout-runs-harness';
 import { mpesaItems } from '../payout-run-items';
 import { type RunsInstance, startRunsInstance } from './payout-run-instance';
@@ -10,48 +10,18 @@ import { expectLedgerAgrees } from './runs-kit';
 
 jest.setTimeout(120_000);
 
-/**
- * A Redis journal whose creates fail after `upFor` of them (every other one, the first among
- * them, after the write landed, its answer lost: a command Redis ran after the client's timeout)
- * until `up()`.
- */
-class JournalThatGoesDown extends RedisPaymentsJournal {
-  failedCreates = 0;
-  private down = false;
-
-  constructor(
-    url: string,
-    private upFor: number,
-  ) {
-    super({ url, connection: { commandTimeout: 10_000 } });
-  }
-
-  up(): void {
-    this.down = false;
-    this.upFor = Infinity;
-  }
-
-  override async create(
-    entry: PaymentsJournalEntry,
-  ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
-    if (this.upFor-- <= 0) this.down = true;
-    if (!this.down) return super.create(entry);
-    this.failedCreates += 1;
-    if (this.failedCreates % 2 === 1) await super.create(entry);
-    throw new Error('Command timed out');
-  }
-}
-
 describe('a payout run on BullMQ whose journal goes down (e2e, redis-server, sandbox)', () => {
   let redis: RedisServer;
   let sandbox: RunningSandbox;
   let instance: RunsInstance;
-  let journal: JournalThatGoesDown;
+  let journal: InstanceType<ReturnType<typeof journalThatGoesDown<typeof RedisPaymentsJournal>>>;
 
   beforeAll(async () => {
     redis = await RedisServer.start();
     sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
-    journal = new JournalThatGoesDown(redis.url, 10);
+    const GoesDown = journalThatGoesDown(RedisPaymentsJournal);
+    journal = new GoesDown({ url: redis.url, connection: { commandTimeout: 10_000 } });
+    journal.goDownAfter(10);
     instance = await startRunsInstance({
       redisUrl: redis.url,
       sandboxUrl: sandbox.url,

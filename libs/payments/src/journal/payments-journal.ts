@@ -520,30 +520,13 @@ export class PaymentsJournal {
         case 'in_doubt':
           if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
           // The service gave a reference under this key: its call executed, whatever is in doubt.
-          if (hasExecuted(current)) {
-            throw this.stopped(
-              intent,
-              'IN_DOUBT',
-              current,
-              true,
-              `${executedBecause(current)} a call under this idempotencyKey: it executed, so ` +
-                '{ resend: true } is refused; a person resolves the entry (PaymentsReconciler.resolve)',
-            );
-          }
+          if (hasExecuted(current))
+            throw this.executed(intent, current, '{ resend: true } is refused');
           break;
         case 'refused':
           // Refused by the latest send's 4xx, while an earlier send under the key executed: an
           // entry stored so by an earlier version (failed() no longer writes it). Never sent again.
-          if (hasExecuted(current)) {
-            throw this.stopped(
-              intent,
-              'IN_DOUBT',
-              current,
-              true,
-              `${executedBecause(current)} a call under this idempotencyKey: it executed, so it ` +
-                'is not sent again; a person resolves the entry (PaymentsReconciler.resolve)',
-            );
-          }
+          if (hasExecuted(current)) throw this.executed(intent, current, 'it is not sent again');
           // A held key a person settled refused: its stopped worker may still wake up and send.
           if (!sentAgainAsRetry(current) && !intent.resend) {
             throw this.stopped(intent, 'ALREADY_REFUSED', current, false);
@@ -1233,6 +1216,22 @@ export class PaymentsJournal {
     } catch (error) {
       throw this.unavailable(intent, what, error);
     }
+  }
+
+  /** `IN_DOUBT` for a key under which a call executed ({@link hasExecuted}): `so` says what follows. */
+  private executed(
+    intent: JournalIntent,
+    entry: PaymentsJournalEntry,
+    so: string,
+  ): PaymentsJournalError {
+    return this.stopped(
+      intent,
+      'IN_DOUBT',
+      entry,
+      true,
+      `${executedBecause(entry)} a call under this idempotencyKey: it executed, so ${so}; a ` +
+        'person resolves the entry (PaymentsReconciler.resolve)',
+    );
   }
 
   /** The error of a store call that failed before sending: logged, the call not sent. */

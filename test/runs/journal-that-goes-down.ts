@@ -1,0 +1,36 @@
+import type { PaymentsJournalEntry, PaymentsJournalStore } from '@malipo/nestjs';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a mixin's base takes any arguments
+type JournalStoreClass = new (...args: any[]) => PaymentsJournalStore;
+
+/**
+ * `Base`, a journal store that goes down mid-run: after `goDownAfter(n)` and `n` creates, the
+ * next ones fail (every other one, the first among them, after the write landed, its answer
+ * lost, as a Redis command that ran after the client's timeout) until `up()`.
+ */
+export function journalThatGoesDown<TBase extends JournalStoreClass>(Base: TBase) {
+  return class JournalThatGoesDown extends Base {
+    failedCreates = 0;
+    down = false;
+    upFor = Infinity;
+
+    goDownAfter(creates: number): void {
+      this.upFor = creates;
+    }
+
+    up(): void {
+      this.down = false;
+      this.upFor = Infinity;
+    }
+
+    override async create(
+      entry: PaymentsJournalEntry,
+    ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
+      if (this.upFor-- <= 0) this.down = true;
+      if (!this.down) return super.create(entry);
+      this.failedCreates += 1;
+      if (this.failedCreates % 2 === 1) await super.create(entry);
+      throw new Error('Command timed out');
+    }
+  };
+}
