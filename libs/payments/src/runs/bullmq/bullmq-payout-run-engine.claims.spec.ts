@@ -122,6 +122,15 @@ function claimOf(attemptsStarted: number, stalledCounter: number): string {
   return `bullmq:${JOB_ID}:${TIMESTAMP}:${attemptsStarted}:${stalledCounter}:${randomUUID()}`;
 }
 
+/** A run store holding item `a` left `sending` under `sendClaim`. */
+async function leftSending(sendClaim: string): Promise<InMemoryPayoutRunStore> {
+  const runStore = new InMemoryPayoutRunStore();
+  await runStore.createRun(runRecord('r'), [
+    itemRecord('r', 'a', 'sending', { idempotencyKey: KEY, sendClaim }),
+  ]);
+  return runStore;
+}
+
 const serviceAccepts = () => Promise.resolve({ transactionReference: 'REF0000000001eW' });
 
 describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
@@ -166,12 +175,9 @@ describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
   });
 
   it('never sends an item whose sender lost the job to a stall, though a later take of the job failed', async () => {
-    const runStore = new InMemoryPayoutRunStore();
     // A (the first take) wrote `sending` and stalled before its journal create; B (the second,
     // after the stall) failed in its takeover; C is the third take.
-    await runStore.createRun(runRecord('r'), [
-      itemRecord('r', 'a', 'sending', { idempotencyKey: KEY, sendClaim: claimOf(1, 0) }),
-    ]);
+    const runStore = await leftSending(claimOf(1, 0));
     const shared = journalOf(new InMemoryPaymentsJournal());
     const wire: string[] = [];
     await worker(runStore, paymentsOf(shared, wire, 'C', serviceAccepts))(job(3, 1));
@@ -189,11 +195,8 @@ describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
   });
 
   it('sends, in the next take, an item its own earlier take left sending with no stall since', async () => {
-    const runStore = new InMemoryPayoutRunStore();
     // The first take's `sending` write landed but failed, and the take ended (the job failed).
-    await runStore.createRun(runRecord('r'), [
-      itemRecord('r', 'a', 'sending', { idempotencyKey: KEY, sendClaim: claimOf(1, 0) }),
-    ]);
+    const runStore = await leftSending(claimOf(1, 0));
     const wire: string[] = [];
     const payments = paymentsOf(
       journalOf(new InMemoryPaymentsJournal()),
@@ -213,10 +216,7 @@ describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
       `bullmq:${JOB_ID}:${TIMESTAMP}:0`,
       randomUUID(),
     ]) {
-      const runStore = new InMemoryPayoutRunStore();
-      await runStore.createRun(runRecord('r'), [
-        itemRecord('r', 'a', 'sending', { idempotencyKey: KEY, sendClaim }),
-      ]);
+      const runStore = await leftSending(sendClaim);
       const wire: string[] = [];
       const payments = paymentsOf(
         journalOf(new InMemoryPaymentsJournal()),
