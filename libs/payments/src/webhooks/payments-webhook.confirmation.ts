@@ -130,9 +130,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     this.logger,
     'webhook refusals and deferrals',
   );
+  /** The registration's look-ups (also with `confirm: false`, when the app has them). */
   private transactions?: TransactionsService;
-  /** The registration's look-ups, whose client's credentials {@link redacted} keeps out. */
-  private credentialsOf?: TransactionsService;
   /** Records being watched until final, by budget and reference: see `watch`. */
   private readonly watches = new Map<string, Promise<WatchedRecord>>();
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
@@ -180,8 +179,15 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       }
       this.inFlightHoldMs = hold as number;
     }
+    const { account } = this.options;
+    try {
+      this.transactions = this.moduleRef.get<TransactionsService>(getTransactionsToken(account), {
+        strict: false,
+      });
+    } catch {
+      // None: confirmation fails the boot below; without it, no credentials to redact either.
+    }
     if (this.options.confirm === false) {
-      this.transactionsForRedaction();
       if (!this.options.verify) {
         this.logger.warn(
           'Webhook confirmation is off (confirm: false) and no verify hook is set: anyone who ' +
@@ -190,13 +196,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       }
       return;
     }
-    const { account } = this.options;
-    try {
-      this.transactions = this.moduleRef.get<TransactionsService>(getTransactionsToken(account), {
-        strict: false,
-      });
-      this.credentialsOf = this.transactions;
-    } catch {
+    if (this.transactions === undefined) {
       const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
       throw moduleOptionError(
         'PaymentsWebhookModule',
@@ -222,25 +222,13 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     this.closing.abort();
   }
 
-  /** With `confirm: false`, the registration's client when the app has one: for {@link redacted}. */
-  private transactionsForRedaction(): void {
-    try {
-      this.credentialsOf = this.moduleRef.get<TransactionsService>(
-        getTransactionsToken(this.options.account),
-        { strict: false },
-      );
-    } catch {
-      // No PaymentsModule: no credentials to keep out of the events.
-    }
-  }
-
   /**
    * A delivery's parsed body with the registration's credentials redacted, in every form: it comes
    * from whoever posts it, and what it echoes reaches the event's fields, its `_raw` and the app's
    * handlers and logs.
    */
   redacted(body: unknown): unknown {
-    return this.credentialsOf === undefined ? body : redactCredentialsOf(this.credentialsOf, body);
+    return this.transactions === undefined ? body : redactCredentialsOf(this.transactions, body);
   }
 
   /**
@@ -308,7 +296,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
    */
   async confirm(event: PaymentWebhookEvent): Promise<PaymentWebhookEvent> {
     const transactions = this.transactions;
-    if (!transactions) return event;
+    if (this.options.confirm === false || !transactions) return event;
     const budget = await this.budgetOf(event);
     const { record, lookUps } = await this.watch(transactions, event, budget);
     const outcome = recordOutcome(record);

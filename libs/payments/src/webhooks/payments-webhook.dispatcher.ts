@@ -134,6 +134,11 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     }
   }
 
+  /** A delivery's parsed body without the registration's credentials, before it is parsed. */
+  redacted(body: unknown): unknown {
+    return this.confirmation.redacted(body);
+  }
+
   /**
    * Confirms `event` and runs its handlers unless it was processed already.
    *
@@ -145,11 +150,6 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
    *   PaymentWebhookNotFinalError, PaymentWebhookCallInFlightError, PaymentWebhookConcurrentFailureError, PaymentWebhookBusyError, PaymentWebhookStoreError, or
    *   what a handler threw.
    */
-  /** A delivery's parsed body without the registration's credentials, before it is parsed. */
-  redacted(body: unknown): unknown {
-    return this.confirmation.redacted(body);
-  }
-
   async dispatch(event: PaymentWebhookEvent): Promise<PaymentWebhookDispatch> {
     // Before the wait: concurrent copies share the look-ups of one confirmation (and a record
     // that is not final refuses them all at once), rather than each confirming after the other.
