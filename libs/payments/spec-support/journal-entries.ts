@@ -3,6 +3,23 @@ import type {
   PaymentsJournalStore,
 } from '../src/journal/payments-journal.interfaces';
 
+/**
+ * The journal intent of an M-Pesa payout of `amount` KES (500 by default) under `key`, sent within
+ * `budgetMs` (1 s by default: past it, a send without an answer is in doubt).
+ */
+export function payoutIntent(key: string, { resend = false, amount = 500, budgetMs = 1000 } = {}) {
+  return {
+    idempotencyKey: key,
+    operation: 'payouts.mpesa' as const,
+    target: 'MpesaPayoutRequest',
+    encoded: { method: 'POST' as const, url: '/api/v2/withdrawal', body: { amount } },
+    amount,
+    currency: 'KES',
+    budgetMs,
+    resend,
+  };
+}
+
 /** A journal entry under `key`, `started` now, version 1, with `changes` over it. */
 export function journalEntry(
   key: string,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { executedMoreThanOnce } from '../../spec-support/journal-entries';
+import { executedMoreThanOnce, payoutIntent } from '../../spec-support/journal-entries';
 import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
@@ -7,20 +7,6 @@ import { awaitsConfirmation, PaymentsJournal } from './payments-journal';
 import type { JournalSendRef } from './payments-journal';
 import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
-
-/** The intent of a payout of 500 KES under `key`. */
-function payoutIntent(key: string, resend = false) {
-  return {
-    idempotencyKey: key,
-    operation: 'payouts.mpesa' as const,
-    target: 'MpesaPayoutRequest',
-    encoded: { method: 'POST' as const, url: '/api/v2/withdrawal', body: { amount: 500 } },
-    amount: 500,
-    currency: 'KES',
-    budgetMs: 1000,
-    resend,
-  };
-}
 
 /** A payout of 500 KES journaled under `key` and sent, on a clock the caller moves. */
 async function sent(key: string) {
@@ -166,7 +152,7 @@ describe('PaymentsJournal', () => {
     /** A send stalled past its deadline, and a resend under its key that was accepted as `ref`. */
     async function stalledAndResent(key: string, reference: string) {
       const begun = await sentPastItsDeadline(key);
-      const resent = await begun.journal.begin(payoutIntent(key, true));
+      const resent = await begun.journal.begin(payoutIntent(key, { resend: true }));
       if (!resent.send) throw new Error('the resend was not sent');
       await acceptedAs(begun.journal, resent, reference);
       expect(await begun.store.get(key)).toMatchObject({ state: 'accepted', reference });
@@ -185,7 +171,7 @@ describe('PaymentsJournal', () => {
       });
       expect((await store.findByReference('FIRST0000001eW'))?.idempotencyKey).toBe('twice-1');
       // It executed (twice): a third send is refused, even with resend.
-      await expect(journal.begin(payoutIntent('twice-1', true))).rejects.toMatchObject({
+      await expect(journal.begin(payoutIntent('twice-1', { resend: true }))).rejects.toMatchObject({
         code: 'IN_DOUBT',
         message: expect.stringContaining('SECOND000001eW') as string,
       });
@@ -337,7 +323,7 @@ describe('PaymentsJournal', () => {
     it("never sends again, nor takes 'refused' for, an entry with other executions, even without a reference", async () => {
       const { journal, store } = await sent('twice-6');
       await executedMoreThanOnce(store, 'twice-6', ['OTHER0000006eW']);
-      await expect(journal.begin(payoutIntent('twice-6', true))).rejects.toMatchObject({
+      await expect(journal.begin(payoutIntent('twice-6', { resend: true }))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
       await expect(
@@ -355,7 +341,7 @@ describe('PaymentsJournal', () => {
       await expect(journal.begin(payoutIntent('noref-1'))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
-      await expect(journal.begin(payoutIntent('noref-1', true))).rejects.toMatchObject({
+      await expect(journal.begin(payoutIntent('noref-1', { resend: true }))).rejects.toMatchObject({
         code: 'IN_DOUBT',
         message: expect.stringContaining('accepted (without a transaction reference)') as string,
       });
@@ -371,7 +357,7 @@ describe('PaymentsJournal', () => {
       jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision: first, clock } = await sentPastItsDeadline('noref-2');
       // In doubt past its deadline: a resend is allowed, before the first send's answer comes.
-      const second = await journal.begin(payoutIntent('noref-2', true));
+      const second = await journal.begin(payoutIntent('noref-2', { resend: true }));
       if (!first.send || !second.send) throw new Error('not sent');
       await journal.accepted(first, { success: true, message: 'queued' }, PAYOUT_REQUEST);
       await journal.failed(second, refusedByTheService('noref-2', 400));
@@ -383,7 +369,7 @@ describe('PaymentsJournal', () => {
       await expect(journal.begin(payoutIntent('noref-2'))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
-      await expect(journal.begin(payoutIntent('noref-2', true))).rejects.toMatchObject({
+      await expect(journal.begin(payoutIntent('noref-2', { resend: true }))).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
       expect((await store.get('noref-2'))?.calls).toHaveLength(2);
@@ -415,12 +401,12 @@ describe('PaymentsJournal', () => {
       });
       const first = await journal.begin(payoutIntent('twice-7'));
       clock.nowMs += 5000;
-      const second = await journal.begin(payoutIntent('twice-7', true));
+      const second = await journal.begin(payoutIntent('twice-7', { resend: true }));
       if (!first.send || !second.send) throw new Error('not sent');
       clock.nowMs += 5000;
       // A third send's write lands but its answer is lost, and its undo cannot be written.
       store.failing = true;
-      await expect(journal.begin(payoutIntent('twice-7', true))).rejects.toMatchObject({
+      await expect(journal.begin(payoutIntent('twice-7', { resend: true }))).rejects.toMatchObject({
         code: 'JOURNAL_UNAVAILABLE',
       });
       await waitFor(
@@ -558,7 +544,7 @@ describe('PaymentsJournal', () => {
     });
     expect(await store.get('held')).toMatchObject({ state: 'refused', calls: [] });
 
-    const meant = await journal.begin(payoutIntent('held', true));
+    const meant = await journal.begin(payoutIntent('held', { resend: true }));
     expect(meant.send).toBe(true);
     // Any other refused entry (it was sent, and refused) is sent again as a retry.
     const { journal: other, decision } = await sent('refused-by-the-service');
@@ -740,7 +726,7 @@ describe('PaymentsJournal', () => {
     await journal.failed(decision, new Error('socket hang up'));
     expect(await store.get('salary-11')).toMatchObject({ state: 'in_doubt' });
 
-    const again = await journal.begin(payoutIntent('salary-11', true));
+    const again = await journal.begin(payoutIntent('salary-11', { resend: true }));
 
     expect(again.send).toBe(true);
     const entry = await store.get('salary-11');

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { InMemoryPaymentsJournal } from '../../journal/in-memory-payments-journal';
 import { PaymentsJournal } from '../../journal/payments-journal';
+import { payoutIntent } from '../../../spec-support/journal-entries';
 import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import type { PayoutRunEngineContext } from '../payout-run-engine';
@@ -17,6 +18,8 @@ import { BullMQPayoutRunEngine } from './bullmq-payout-run-engine';
  */
 
 const KEY = 'run-r-a';
+/** The items' payout (10 KES), whose sends stay within their deadline in these tests. */
+const CLAIM_SPEC_PAYOUT = { amount: 10, budgetMs: 60_000 };
 const JOB_ID = 'i-job-of-a';
 const TIMESTAMP = 1_780_000_000_000;
 
@@ -26,19 +29,6 @@ function journalOf(store: InMemoryPaymentsJournal): PaymentsJournal {
     fingerprintKey: Buffer.alloc(32, 1),
     payeeKey: Buffer.alloc(32, 2),
   });
-}
-
-function intent(key: string) {
-  return {
-    idempotencyKey: key,
-    operation: 'payouts.mpesa' as const,
-    target: 'MpesaPayoutRequest',
-    encoded: { method: 'POST' as const, url: '/api/v2/withdrawal', body: { amount: 10 } },
-    amount: 10,
-    currency: 'KES',
-    budgetMs: 60_000,
-    resend: false,
-  };
 }
 
 /**
@@ -54,7 +44,9 @@ function paymentsOf(
   return {
     payouts: {
       mpesa: async (request: object, options: { idempotencyKey: string }) => {
-        const decision = await journal.begin(intent(options.idempotencyKey));
+        const decision = await journal.begin(
+          payoutIntent(options.idempotencyKey, CLAIM_SPEC_PAYOUT),
+        );
         if (!decision.send) {
           return { transactionReference: decision.entry.reference ?? '', replayed: true };
         }
@@ -69,7 +61,7 @@ function paymentsOf(
         }
       },
       holdInDoubt: (_op: string, _request: object, key: string, reason: string) =>
-        journal.hold(intent(key), reason),
+        journal.hold(payoutIntent(key, CLAIM_SPEC_PAYOUT), reason),
     },
     reconciler: {
       get: async (key: string) => {
