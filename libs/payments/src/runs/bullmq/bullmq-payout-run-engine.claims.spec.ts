@@ -125,6 +125,14 @@ async function leftSending(sendClaim: string): Promise<InMemoryPayoutRunStore> {
 
 const serviceAccepts = () => Promise.resolve({ transactionReference: 'REF0000000001eW' });
 
+/** What reached the wire when worker B, with a journal of its own, ran `take` over `runStore`. */
+async function sentBy(runStore: InMemoryPayoutRunStore, take: Job): Promise<string[]> {
+  const wire: string[] = [];
+  const payments = paymentsOf(journalOf(new InMemoryPaymentsJournal()), wire, 'B', serviceAccepts);
+  await worker(runStore, payments)(take);
+  return wire;
+}
+
 describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
   beforeEach(() => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
@@ -189,15 +197,7 @@ describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
   it('sends, in the next take, an item its own earlier take left sending with no stall since', async () => {
     // The first take's `sending` write landed but failed, and the take ended (the job failed).
     const runStore = await leftSending(claimOf(1, 0));
-    const wire: string[] = [];
-    const payments = paymentsOf(
-      journalOf(new InMemoryPaymentsJournal()),
-      wire,
-      'B',
-      serviceAccepts,
-    );
-    await worker(runStore, payments)(job(2, 0));
-    expect(wire).toEqual(['B']);
+    expect(await sentBy(runStore, job(2, 0))).toEqual(['B']);
     expect(await runStore.getItem('r', 'a')).toMatchObject({ state: 'accepted', sends: 2 });
   });
 
@@ -209,15 +209,10 @@ describe('BullMQPayoutRunEngine: who may send an item left sending', () => {
       randomUUID(),
     ]) {
       const runStore = await leftSending(sendClaim);
-      const wire: string[] = [];
-      const payments = paymentsOf(
-        journalOf(new InMemoryPaymentsJournal()),
-        wire,
-        'B',
-        serviceAccepts,
-      );
-      await worker(runStore, payments)(job(2, 0));
-      expect({ sendClaim, wire }).toEqual({ sendClaim, wire: [] });
+      expect({ sendClaim, wire: await sentBy(runStore, job(2, 0)) }).toEqual({
+        sendClaim,
+        wire: [],
+      });
       expect(await runStore.getItem('r', 'a')).toMatchObject({ state: 'in_doubt' });
     }
   });
