@@ -11,7 +11,7 @@ type JournalStoreClass = new (...args: any[]) => PaymentsJournalStore;
 export function journalThatGoesDown<TBase extends JournalStoreClass>(Base: TBase) {
   return class JournalThatGoesDown extends Base {
     failedCreates = 0;
-    down = false;
+    /** Creates left before it goes down; down once it is below 0. */
     upFor = Infinity;
 
     goDownAfter(creates: number): void {
@@ -19,15 +19,13 @@ export function journalThatGoesDown<TBase extends JournalStoreClass>(Base: TBase
     }
 
     up(): void {
-      this.down = false;
       this.upFor = Infinity;
     }
 
     override async create(
       entry: PaymentsJournalEntry,
     ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
-      if (this.upFor-- <= 0) this.down = true;
-      if (!this.down) return super.create(entry);
+      if (this.upFor-- > 0) return super.create(entry);
       this.failedCreates += 1;
       if (this.failedCreates % 2 === 1) await super.create(entry);
       throw new Error('Command timed out');

@@ -10,17 +10,18 @@ import { expectLedgerAgrees } from './runs-kit';
 
 jest.setTimeout(120_000);
 
+const GoesDownRedisJournal = journalThatGoesDown(RedisPaymentsJournal);
+
 describe('a payout run on BullMQ whose journal goes down (e2e, redis-server, sandbox)', () => {
   let redis: RedisServer;
   let sandbox: RunningSandbox;
   let instance: RunsInstance;
-  let journal: InstanceType<ReturnType<typeof journalThatGoesDown<typeof RedisPaymentsJournal>>>;
+  let journal: InstanceType<typeof GoesDownRedisJournal>;
 
   beforeAll(async () => {
     redis = await RedisServer.start();
     sandbox = await startSandbox({ port: 0, logger: false, webhookDelayMs: 20 });
-    const GoesDown = journalThatGoesDown(RedisPaymentsJournal);
-    journal = new GoesDown({ url: redis.url, connection: { commandTimeout: 10_000 } });
+    journal = new GoesDownRedisJournal({ url: redis.url, connection: { commandTimeout: 10_000 } });
     journal.goDownAfter(10);
     instance = await startRunsInstance({
       redisUrl: redis.url,
