@@ -3,8 +3,10 @@
 // as a new user would, and runs them there: each fixture (an app as `nest new` of its Nest major
 // creates it: nest11 CommonJS + jest, nest12 ESM + vitest) is copied to a fresh temp folder,
 // installed with a plain `npm install <its deps> <the two tarballs>`, then `npm run build`,
-// `npm test` (a controller spec on PaymentsTestingModule) and `npm run test:e2e` (the built app
-// against the sandbox: one M-Pesa collection, its webhook confirmed and handled).
+// scripts/check-public-types.js (every type the public API names importable under the app's own
+// module resolution, the package's declarations sound), `npm test` (a controller spec on
+// PaymentsTestingModule) and `npm run test:e2e` (the built app against the sandbox: one M-Pesa
+// collection, its webhook confirmed and handled).
 //
 // Needs dist/libs/payments (node scripts/build-lib.js) and dist/sandbox-package
 // (node scripts/build-sandbox.js). Usage: node scripts/verify-consumers.js [nest11] [nest12]
@@ -111,6 +113,7 @@ for (const lane of lanes) {
   const steps = [
     ['install', 'npm', ['install', ...tarballs.map((file) => `../${file}`)]],
     ['build', 'npm', ['run', 'build']],
+    ['types', process.execPath, [path.join(__dirname, 'check-public-types.js')]],
     ['test', 'npm', ['test']],
     ['e2e', 'npm', ['run', 'test:e2e']],
   ];
@@ -126,7 +129,7 @@ for (const lane of lanes) {
           ? installedVersions(dir)
           : output
               .split('\n')
-              .filter((line) => /e2e OK|Tests:|Tests +\d|passed/.test(line))
+              .filter((line) => /e2e OK|Tests:|Tests +\d|passed|public types/.test(line))
               .pop();
       console.log(
         `   ${step.padEnd(8)}${seconds(ms).padStart(7)}  ${stripAnsi(summary ?? '').trim()}`,
@@ -162,11 +165,11 @@ function stripAnsi(text) {
 }
 
 console.log(`\nNode ${process.versions.node}`);
-console.log('lane      install    build     test      e2e    total');
+console.log('lane      install    build    types     test      e2e    total');
 for (const { lane, ok, timings, total } of results) {
   const cell = (step) => (timings[step] === undefined ? '-' : seconds(timings[step])).padStart(9);
   console.log(
-    `${lane.padEnd(8)}${cell('install')}${cell('build')}${cell('test')}${cell('e2e')}${seconds(total).padStart(9)}  ${ok ? 'ok' : 'FAILED'}`,
+    `${lane.padEnd(8)}${cell('install')}${cell('build')}${cell('types')}${cell('test')}${cell('e2e')}${seconds(total).padStart(9)}  ${ok ? 'ok' : 'FAILED'}`,
   );
 }
 if (failed) {

@@ -644,6 +644,7 @@ export class HttpPaymentsWire extends PaymentsWire {
     return this.calls.closing;
   }
 
+  /** @internal */
   send(wireCall: WireCall): Promise<WireAnswer> {
     const { operation, request, idempotencyKey } = wireCall;
     if (this.calls.closing) return Promise.reject(clientClosedError(operation, idempotencyKey, 0));

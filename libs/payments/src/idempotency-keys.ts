@@ -81,7 +81,9 @@ export interface IdempotencyKeyRegistryOptions {
  * request: one key names one request, so a second, different request under a key already used
  * is refused before it is sent: the service may take it for a retry of the first.
  * Bounded: the last `maxKeys` keys used, none older than `maxAgeMs`.
- * @internal
+ *
+ * Not exported, yet not marked internal: the build strips what is (`stripInternal`), and
+ * `FakePayments`'s constructor names this class in its declaration.
  */
 export class IdempotencyKeyRegistry {
   /** Key → fingerprint and time of last use; the Map's order is the order of last use. */

@@ -10,6 +10,7 @@ export type {
   PaymentsCallOptions,
   PaymentsDefaults,
   PaymentsModuleOptions,
+  PaymentsProxyOptions,
   WalletType,
 } from './payments-options.interface';
 export { CollectionsService } from './collections.service';

@@ -159,7 +159,9 @@ function failed(
 /**
  * Runs one operation: validate → encode → `wire.send` → decode and check. Shared by every
  * service; operations differ only by their row in operations.ts.
- * @internal
+ *
+ * Not exported, yet not marked internal: the build strips what is (`stripInternal`), and
+ * the services' constructors name this class in their declarations.
  */
 @Injectable()
 export class OperationRunner implements BeforeApplicationShutdown {
@@ -170,7 +172,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
   /** The caller-supplied keys sent by this runner: one registration, one client. */
   private readonly idempotencyKeys: IdempotencyKeyRegistry;
 
-  /** The journal of money-moving calls, when the options have one (docs/journal.md). */
+  /** The journal of money-moving calls, when the options have one (docs/journal.md). @internal */
   readonly journal: PaymentsJournal | undefined;
   /** Journaled calls not settled yet: `close()` waits for their last journal write. */
   private readonly journaling = new InFlightCount();
@@ -229,6 +231,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
   /**
    * Validates `request`, sends it once (plus retries) and maps the response. Always settles. A
    * POST under a caller's `idempotencyKey` already sent with another request is refused unsent.
+   * @internal
    */
   execute<TRequest extends object, TResponse>(
     operation: PaymentsOperation<TRequest, TResponse>,

@@ -60,6 +60,7 @@ export interface WireAnswer {
  * answers, so validation, encoding, decoding and checks are production's in tests.
  */
 export abstract class PaymentsWire {
+  /** Sends `call`: the services' runner calls it, never an app. @internal */
   abstract send(call: WireCall): Promise<WireAnswer>;
 
   /** Stops sending: later calls reject with `CLIENT_CLOSED`; resolves when every call settled. */

@@ -29,6 +29,7 @@ export type {
   PayoutRunBalanceCheck,
   PayoutRunBalanceShortfall,
   PayoutRunItem,
+  PayoutRunItemBase,
   PayoutRunItemInput,
   PayoutRunItemProblem,
   PayoutRunItemsPage,
@@ -69,4 +70,8 @@ export type {
   PayoutRunEngineContext,
   PayoutRunEngineFactory,
 } from './payout-run-engine';
+// What an engine is handed (PayoutRunEngineContext): types only, the module makes them.
+export type { PayoutRunsPayments } from './payout-runs-payments';
+export type { PayoutRunOutageGuard } from './payout-run-outage-guard';
+export type { PayoutRunStatusLookups } from './payout-run-status-lookups';
 export { payoutRunItemKey } from './payout-run-validation';

@@ -44,7 +44,8 @@ export type PayoutRunState = 'running' | 'paused' | 'cancelled' | 'completed';
 /** The three payouts, by the name of their operation. */
 export type PayoutRunOperation = 'payouts.mpesa' | 'payouts.panAfrican' | 'payouts.merchant';
 
-interface PayoutRunItemBase {
+/** What every item of a run has, whichever its payout. */
+export interface PayoutRunItemBase {
   /**
    * The caller's id of the item (an employee or invoice number), unique in the run: 1 to 64 of
    * `A-Z a-z 0-9 . _ : -`. Its idempotency key is derived from the run id and it (docs/payout-runs.md,

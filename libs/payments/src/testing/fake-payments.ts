@@ -46,7 +46,7 @@ export interface RecordedPaymentsCall {
   /** Path and query, relative to the base URL. */
   readonly url: string;
   /** The JSON body (POST), exactly as it would have gone on the wire. */
-  readonly body?: JsonObject;
+  readonly body?: Record<string, unknown>;
   readonly idempotencyKey: string;
 }
 
@@ -210,7 +210,7 @@ export class FakePayments extends PaymentsWire {
    */
   respondWith(
     operation: PaymentsOperationName,
-    body: JsonObject,
+    body: Record<string, unknown>,
     options: FakeAnswerOptions = {},
   ): this {
     this.always.set(operation, { body, ...options });
@@ -220,7 +220,7 @@ export class FakePayments extends PaymentsWire {
   /** The next call of `operation` answers this overlay; queued before `respondWith`. */
   respondOnceWith(
     operation: PaymentsOperationName,
-    body: JsonObject,
+    body: Record<string, unknown>,
     options: FakeAnswerOptions = {},
   ): this {
     return this.queue(operation, { body, ...options });
@@ -272,6 +272,7 @@ export class FakePayments extends PaymentsWire {
     this.isClosed = false;
   }
 
+  /** Answers `call` as programmed: the services' runner calls it, never a test. @internal */
   send(call: WireCall): Promise<WireAnswer> {
     // Always through a promise, as the real wire settles: a scripted error rejects, never throws.
     return new Promise((resolve) => resolve(this.answer(call)));
