@@ -1196,9 +1196,12 @@ export class PaymentsJournal {
         // Nobody awaits an undo: close() stops its waits rather than sit out its schedule.
         await delay(waitMs, undefined, undo ? { signal: this.closing.signal } : undefined);
       } catch {
+        // Most failed writes never landed (Redis refused the password, or was down): only one
+        // that landed anyway leaves an entry behind.
         this.logger.warn(
-          `The payments journal stopped marking the call ${idempotencyKey} unsent at close: ` +
-            'its entry counts as in doubt after its deadline',
+          `The payments journal stopped at close trying to mark the call ${idempotencyKey} ` +
+            'unsent: if its failed write landed anyway, its entry counts as in doubt after its ' +
+            'deadline',
         );
         return;
       }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { inspect } from 'node:util';
+import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../spec-support/redis-server';
 import { createPaymentsClient } from '../create-payments-client';
@@ -66,6 +67,28 @@ describe('Redis connections of the library: a refused password stays out of ever
       expect(shown(listed)).not.toContain(WRONG);
     } finally {
       await client.close();
+    }
+  });
+
+  it('logs refused credentials once, at error level, as such (not as an outage), without them', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const { client } = connectRedis({ url: wrongUrl }, 'CredentialsSpec', 'nothing is stored');
+    try {
+      await rejection(client.get('k'));
+      await rejection(client.get('k'));
+      const logged = errors.mock.calls.map(([message]) => String(message));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatch(/^Redis refused the user or password of this client \(WRONGPASS/);
+      expect(logged[0]).toContain('nothing is stored until the url or connection options');
+      expect(logged[0]).not.toContain(WRONG);
+      expect(warnings.mock.calls.map(([message]) => String(message))).not.toContainEqual(
+        expect.stringMatching(/unreachable/),
+      );
+    } finally {
+      client.disconnect();
+      errors.mockRestore();
+      warnings.mockRestore();
     }
   });
 

@@ -121,8 +121,15 @@ export async function quit(client: Redis): Promise<void> {
 }
 
 /**
+ * Redis's answers to a connection whose user or password it does not accept (`AUTH`, `HELLO`):
+ * no retry mends them, unlike an outage.
+ */
+const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH|NOPERM)\b|^ERR (invalid password|AUTH )/;
+
+/**
  * Logs a lost connection once, and its return, instead of every reconnection attempt (and
- * instead of ioredis's "Unhandled error event" when nobody listens).
+ * instead of ioredis's "Unhandled error event" when nobody listens). Refused credentials are an
+ * error of the app's configuration, so they are logged at error level, as such.
  */
 function watchConnection(client: Redis, owner: string, whenDown: string): void {
   const logger = new Logger(owner);
@@ -130,6 +137,13 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
   client.on('error', (error: Error) => {
     if (down) return;
     down = true;
+    if (CREDENTIALS_REFUSED.test(error.message)) {
+      logger.error(
+        `Redis refused the user or password of this client (${error.message}); ${whenDown} ` +
+          'until the url or connection options carry the right ones',
+      );
+      return;
+    }
     logger.warn(`Redis unreachable (${error.message}); ${whenDown}`);
   });
   client.on('ready', () => {
