@@ -420,23 +420,27 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     reconciler: PaymentsReconciler,
     idempotencyKey: string,
   ): Promise<PaymentsJournalEntry | undefined> {
-    const until = Date.now() + this.inFlightHoldMs;
+    // One timer ends the hold, whatever each poll and read is doing then: a timer per poll would
+    // stay armed until the hold's end, dozens of them per held key.
     const ended = new AbortController();
     const signal = AbortSignal.any([this.closing.signal, ended.signal]);
+    const timer = setTimeout(() => ended.abort(), this.inFlightHoldMs);
+    const holdEnded = new Promise<typeof HOLD_ENDED>((resolve) =>
+      signal.addEventListener('abort', () => resolve(HOLD_ENDED), { once: true }),
+    );
     try {
-      for (let left = this.inFlightHoldMs; left > 0; left = until - Date.now()) {
-        await wait(Math.min(IN_FLIGHT_POLL_MS, left), undefined, { signal });
+      while (!signal.aborted) {
+        await wait(IN_FLIGHT_POLL_MS, undefined, { signal });
         // A read that does not answer (a store without a timeout) ends the hold on time too.
-        const entry = await Promise.race([
-          reconciler.get(idempotencyKey),
-          wait(Math.max(until - Date.now(), 0), HOLD_ENDED, { signal }),
-        ]);
+        const entry = await Promise.race([reconciler.get(idempotencyKey), holdEnded]);
         if (entry === HOLD_ENDED) return undefined;
         if (entry === undefined || !reconciler.isBeingSent(entry)) return entry;
       }
     } catch {
-      // The app shuts down, or the journal failed: answered 503, the service delivers it again.
+      // The hold ended, the app shuts down, or the journal failed: answered 503, the service
+      // delivers it again.
     } finally {
+      clearTimeout(timer);
       ended.abort();
     }
     return undefined;

@@ -438,6 +438,24 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     await call;
   }, 60_000);
 
+  it('keeps one timer per held key, not one per poll, however long the hold', async () => {
+    const { delivery, release, call, reads } = await payoutBeingSent({ inFlightHoldMs: 60_000 });
+    const timers = () =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    try {
+      await waitFor(() => (reads() >= 2 ? true : undefined), 'the delivery held');
+      const early = timers();
+      // A dozen more polls of the journal (one every 100 ms).
+      const polled = reads();
+      await waitFor(() => (reads() >= polled + 12 ? true : undefined), 'a dozen more polls');
+      expect(timers() - early).toBeLessThanOrEqual(1);
+    } finally {
+      release();
+    }
+    await call;
+    expect((await delivery).status).toBe(200);
+  });
+
   it("waits for the call's answer and handles its webhook in the same delivery, as without the journal", async () => {
     const { app, journal, call, delivery, release, reads } = await payoutBeingSent({});
     // The callback is in before the answer: held (the journal read again and again), not answered.
