@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { executedMoreThanOnce } from '../../spec-support/journal-entries';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
@@ -48,6 +50,24 @@ function statusRecord(reference: string, status: string, amount: number) {
 }
 
 const RESOLUTION = { outcome: 'refused', note: 'ops: not in the dashboard' } as const;
+
+/** A client whose journal store is down, called 25 times at once (run by a child process). */
+const OUTAGE_OF_25_CALLS = `
+const { createPaymentsClient } = require('./create-payments-client');
+const down = () => Promise.reject(new Error('store down'));
+const client = createPaymentsClient({
+  apiUsername: 'u', apiPassword: 'outage-spec-password', baseUrl: 'http://127.0.0.1:9',
+  defaultUsername: 'acme', journal: { create: down, replace: down, get: down, findByReference: down, list: down },
+});
+const payout = { phoneNumber: '0712345678', amount: 100, narration: 'x', callbackUrl: 'https://a.b/c' };
+Promise.all(Array.from({ length: 25 }, (_, i) =>
+  client.payouts.mpesa(payout, { idempotencyKey: 'outage-' + i }).catch((error) => error.code),
+)).then(async (codes) => {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  process.stdout.write('\\ncodes: ' + codes.join(',') + '\\n');
+  await client.close();
+});
+`;
 
 describe('the payments journal, through a client over loopback HTTP', () => {
   let server: RecordingServer;
@@ -467,6 +487,19 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(new PaymentsExceptionFilter().toResponse(error as PaymentsJournalError)).toMatchObject({
       statusCode: 503,
     });
+  });
+
+  it('refuses every call of an outage without Node warning of a listener leak (their undos wait)', () => {
+    // Node prints its warnings on the process's stderr, which a jest test does not see: a child's.
+    const child = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-e', OUTAGE_OF_25_CALLS],
+      { cwd: join(__dirname, '..'), encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(/^codes: (.*)$/m.exec(child.stdout)?.[1]).toBe(
+      Array(25).fill('JOURNAL_UNAVAILABLE').join(','),
+    );
+    expect(child.stderr).not.toContain('MaxListenersExceededWarning');
   });
 
   it('neither replays nor refuses a key on the entry of another its store answers (keys cut short)', async () => {

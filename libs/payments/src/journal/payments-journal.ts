@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import {
@@ -230,6 +231,9 @@ export class PaymentsJournal {
       .update('payee key id')
       .digest('base64url')
       .slice(0, 8);
+    // Each undo waiting to retry listens for close: during a store outage, one per refused call
+    // of the last few seconds, which is not the leak Node warns of past ten.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /**
