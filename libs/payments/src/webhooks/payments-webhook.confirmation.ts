@@ -16,6 +16,7 @@ import {
   DEFAULT_IN_FLIGHT_HOLD_MS,
   DEFAULT_PENDING_RECHECK_DELAYS_MS,
   IN_FLIGHT_POLL_MS,
+  MAX_HELD_DELIVERIES_PER_CALL,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
 } from './payments-webhook.constants';
 import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
@@ -140,6 +141,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
   private inFlightHoldMs = DEFAULT_IN_FLIGHT_HOLD_MS;
   /** Deliveries waiting for the answer of a call being sent, by its key: one poll per call. */
   private readonly holds = new Map<string, Promise<PaymentsJournalEntry | undefined>>();
+  /** How many deliveries wait in each of {@link holds}. */
+  private readonly heldDeliveries = new Map<string, number>();
   /** Ends the holds when the app shuts down: they are answered 503 at once. */
   private readonly closing = new AbortController();
 
@@ -407,13 +410,25 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
   /**
    * The entry of `idempotencyKey` once its call is no longer being sent (its answer came, or its
    * deadline passed), or undefined when it still is after `inFlightHoldMs`, is gone, cannot be
-   * read, or the app shuts down. Deliveries that wait for one call share one poll of the journal.
+   * read, or the app shuts down, or when {@link MAX_HELD_DELIVERIES_PER_CALL} deliveries already
+   * wait for it. Deliveries that wait for one call share one poll of the journal.
    */
-  private answerOf(
+  private async answerOf(
     reconciler: PaymentsReconciler,
     idempotencyKey: string,
   ): Promise<PaymentsJournalEntry | undefined> {
-    return sharedBy(this.holds, idempotencyKey, () => this.hold(reconciler, idempotencyKey));
+    const held = this.heldDeliveries.get(idempotencyKey) ?? 0;
+    if (held >= MAX_HELD_DELIVERIES_PER_CALL) return undefined;
+    this.heldDeliveries.set(idempotencyKey, held + 1);
+    try {
+      return await sharedBy(this.holds, idempotencyKey, () =>
+        this.hold(reconciler, idempotencyKey),
+      );
+    } finally {
+      const left = (this.heldDeliveries.get(idempotencyKey) ?? 1) - 1;
+      if (left > 0) this.heldDeliveries.set(idempotencyKey, left);
+      else this.heldDeliveries.delete(idempotencyKey);
+    }
   }
 
   private async hold(

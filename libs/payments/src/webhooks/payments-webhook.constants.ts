@@ -24,6 +24,13 @@ export const DEFAULT_IN_FLIGHT_HOLD_MS = 3_000;
 /** How often a held delivery reads the journal entry of the call being sent. */
 export const IN_FLIGHT_POLL_MS = 100;
 
+/**
+ * Deliveries held at once for one call being sent; more are answered 503 at once. The service
+ * delivers an event once, and again on failure: a flood that names a leaked key holds no more
+ * sockets than that, however many deliveries it sends.
+ */
+export const MAX_HELD_DELIVERIES_PER_CALL = 5;
+
 /** Route of the webhook when `path` is not given: `POST /webhooks/payments`. */
 export const DEFAULT_WEBHOOK_PATH = 'webhooks/payments';
 

@@ -51,7 +51,8 @@ export interface PaymentsWebhookModuleOptions {
    * call being sent (its answer, with the reference, not in yet) waits for that answer before it
    * is answered 503. Default 3 000; 0 answers 503 at once. Such an event is then handled in the
    * same delivery, as it is without the journal, rather than left to the service's next one.
-   * Non-negative integer, checked at boot; keep it, with `pendingRecheckDelaysMs`, below the time
+   * At most 5 deliveries of one call wait at once; more are answered 503 at once. Non-negative
+   * integer, checked at boot; keep it, with `pendingRecheckDelaysMs`, below the time
    * the sender waits for an answer.
    */
   inFlightHoldMs?: number;

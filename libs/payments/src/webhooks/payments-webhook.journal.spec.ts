@@ -456,6 +456,27 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     expect((await delivery).status).toBe(200);
   });
 
+  it('holds a few deliveries of one call being sent; a flood of more is answered 503 at once', async () => {
+    const { app, delivery, deliver, release, call, reads } = await payoutBeingSent({
+      inFlightHoldMs: 600_000,
+    });
+    try {
+      await waitFor(() => (reads() >= 1 ? true : undefined), 'the delivery held');
+      const held = [delivery, ...Array.from({ length: 4 }, () => deliver())];
+      // Five wait for the call's answer (a hold of ten minutes): the sixth and later are turned
+      // away while the five still wait.
+      const flood = await Promise.all(Array.from({ length: 20 }, () => deliver()));
+      expect(flood.map((response) => response.status)).toEqual(Array(20).fill(503));
+      release();
+      await call;
+      const answered = await Promise.all(held);
+      expect(answered.map((response) => response.status)).toEqual(Array(5).fill(200));
+      expect(app.get(Handlers).payouts).toHaveLength(1);
+    } finally {
+      release();
+    }
+  });
+
   it("waits for the call's answer and handles its webhook in the same delivery, as without the journal", async () => {
     const { app, journal, call, delivery, release, reads } = await payoutBeingSent({});
     // The callback is in before the answer: held (the journal read again and again), not answered.
