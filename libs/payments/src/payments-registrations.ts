@@ -7,6 +7,7 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
+import { moduleOptionError } from './known-options';
 import { printsAsNameOnly } from './secret-holders';
 
 /** What tells one account at the service from another. */
@@ -59,7 +60,10 @@ export class PaymentsRegistrationCheck implements OnModuleInit {
         (option) => accountOption(other, option) !== accountOption(this.options, option),
       );
       if (differing.length === 0) continue;
-      throw new Error(
+      throw moduleOptionError(
+        'PaymentsModule',
+        'name',
+        'isUnique',
         `Two PaymentsModule registrations are named "${this.name}"` +
           `${this.name === DEFAULT_REGISTRATION_NAME ? ' (or have no name)' : ''} with different accounts ` +
           `(${differing.join(', ')} ${differing.length === 1 ? 'differs' : 'differ'}): the payments journal files calls by name, and the ` +

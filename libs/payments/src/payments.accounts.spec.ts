@@ -172,6 +172,10 @@ describe('several Payments accounts in one app (named registrations)', () => {
       );
       await booting.catch((error: Error) => {
         expect(error.message).not.toMatch(/secret|billing|payroll/);
+        expect(error).toMatchObject({
+          name: 'PaymentsValidationError',
+          errors: [expect.objectContaining({ field: 'name', rule: 'isUnique' })],
+        });
       });
     });
 

@@ -5,6 +5,7 @@ import type { BalancesService } from '../balances.service';
 import type { PaymentsClient } from '../payments-client';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { PayoutsService } from '../payouts.service';
+import { moduleOptionError } from '../known-options';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import {
   getBalancesToken,
@@ -60,14 +61,20 @@ export class PayoutRunsPayments implements OnModuleInit {
         }),
       };
     } catch {
-      throw new Error(
+      throw moduleOptionError(
+        'PayoutRunsModule',
+        'account',
+        'isRegistered',
         `PayoutRunsModule sends payouts with the ${which}, and the app has none. Import ` +
           `PaymentsModule.forRoot({ ..., journal${account ? `, name: '${account}'` : ''} }) in the app, or set the option account to the name of a registration.`,
       );
     }
     // Exactly once per item rests on the journal: without it a re-sent item could pay twice.
     if (!services.reconciler.enabled) {
-      throw new Error(
+      throw moduleOptionError(
+        'PaymentsModule',
+        'journal',
+        'isNotEmpty',
         `PayoutRunsModule needs the payments journal: the ${which} has no journal option ` +
           '(InMemoryPaymentsJournal, RedisPaymentsJournal or your own store; in a unit test, ' +
           "PaymentsTestingModule's journal option; docs/payout-runs.md).",
@@ -75,7 +82,10 @@ export class PayoutRunsPayments implements OnModuleInit {
     }
     // Every run's balance check reads the wallets of this username (`balances.all()`).
     if (!username?.trim()) {
-      throw new Error(
+      throw moduleOptionError(
+        'PaymentsModule',
+        'defaultUsername',
+        'isNotEmpty',
         `PayoutRunsModule checks the balance of the account before each run, by its ` +
           `defaultUsername: the ${which} has none. Set defaultUsername to the account's username ` +
           'at the service (docs/payout-runs.md).',

@@ -46,21 +46,51 @@ async function overTheFake(runs: DynamicModule) {
 
 describe('PayoutRunsModule at boot', () => {
   it('needs the payments journal', async () => {
-    await expect(boot({ defaultUsername: 'shop' })).rejects.toThrow(
-      /PayoutRunsModule needs the payments journal/,
-    );
+    const booting = boot({ defaultUsername: 'shop' });
+    await expect(booting).rejects.toThrow(/PayoutRunsModule needs the payments journal/);
+    await expect(booting).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      target: 'PaymentsModuleOptions',
+      errors: [expect.objectContaining({ field: 'journal', rule: 'isNotEmpty' })],
+    });
   });
 
   it.each([undefined, '   '])(
     "needs the account's defaultUsername, which each run's balance check reads (%p)",
     async (defaultUsername) => {
-      await expect(
-        boot({ journal: new InMemoryPaymentsJournal(), defaultUsername }),
-      ).rejects.toThrow(
+      const booting = boot({ journal: new InMemoryPaymentsJournal(), defaultUsername });
+      await expect(booting).rejects.toThrow(
         /checks the balance of the account before each run, by its defaultUsername/,
       );
+      await expect(booting).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [expect.objectContaining({ field: 'defaultUsername', rule: 'isNotEmpty' })],
+      });
     },
   );
+
+  it('needs a PaymentsModule registration of the account it names', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsModule.forRoot({
+          apiUsername: 'u',
+          apiPassword: 'p',
+          defaultUsername: 'shop',
+          journal: new InMemoryPaymentsJournal(),
+        }),
+        PayoutRunsModule.forRoot({ account: 'payroll' }),
+      ],
+    }).compile();
+    const booting = moduleRef.createNestApplication({ logger: false }).init();
+    await expect(booting).rejects.toThrow(
+      /PaymentsModule registration named "payroll", and the app has none/,
+    );
+    await expect(booting).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      target: 'PayoutRunsModuleOptions',
+      errors: [expect.objectContaining({ field: 'account', rule: 'isRegistered' })],
+    });
+  });
 
   it('boots with both', async () => {
     const app = await boot({ defaultUsername: 'shop', journal: new InMemoryPaymentsJournal() });
