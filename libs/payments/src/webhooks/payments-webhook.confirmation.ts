@@ -1,4 +1,5 @@
 import { printsAsNameOnly } from '../secret-holders';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as wait } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
@@ -16,6 +17,7 @@ import {
   DEFAULT_IN_FLIGHT_HOLD_MS,
   DEFAULT_PENDING_RECHECK_DELAYS_MS,
   IN_FLIGHT_POLL_MS,
+  IN_FLIGHT_READ_MS,
   MAX_HELD_DELIVERIES_PER_CALL,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
 } from './payments-webhook.constants';
@@ -150,7 +152,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) private readonly options: PaymentsWebhookModuleOptions,
     private readonly moduleRef: ModuleRef,
     private readonly lookups: PaymentsWebhookLookups,
-  ) {}
+  ) {
+    // Each held call's poll listens for the shutdown: one per call being sent, not a leak.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   /** Resolves the look-up at boot, so a missing `PaymentsModule` fails the boot, not a payment. */
   onModuleInit(): void {
@@ -435,30 +440,41 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     reconciler: PaymentsReconciler,
     idempotencyKey: string,
   ): Promise<PaymentsJournalEntry | undefined> {
-    // One timer ends the hold, whatever each poll and read is doing then: a timer per poll would
-    // stay armed until the hold's end, dozens of them per held key.
-    const ended = new AbortController();
-    const signal = AbortSignal.any([this.closing.signal, ended.signal]);
-    const timer = setTimeout(() => ended.abort(), this.inFlightHoldMs);
-    const holdEnded = new Promise<typeof HOLD_ENDED>((resolve) =>
-      signal.addEventListener('abort', () => resolve(HOLD_ENDED), { once: true }),
-    );
+    const until = Date.now() + this.inFlightHoldMs;
     try {
-      while (!signal.aborted) {
-        await wait(IN_FLIGHT_POLL_MS, undefined, { signal });
-        // A read that does not answer (a store without a timeout) ends the hold on time too.
-        const entry = await Promise.race([reconciler.get(idempotencyKey), holdEnded]);
+      for (let left = this.inFlightHoldMs; left > 0; left = until - Date.now()) {
+        await wait(Math.min(IN_FLIGHT_POLL_MS, left), undefined, { signal: this.closing.signal });
+        // The last read starts as the hold's time runs out, and the call's answer may be in it.
+        const readMs = Math.max(until - Date.now(), IN_FLIGHT_READ_MS);
+        const entry = await this.readWithin(reconciler, idempotencyKey, readMs);
         if (entry === HOLD_ENDED) return undefined;
         if (entry === undefined || !reconciler.isBeingSent(entry)) return entry;
       }
     } catch {
-      // The hold ended, the app shuts down, or the journal failed: answered 503, the service
-      // delivers it again.
-    } finally {
-      clearTimeout(timer);
-      ended.abort();
+      // The app shuts down, or the journal failed: answered 503, the service delivers it again.
     }
     return undefined;
+  }
+
+  /**
+   * The journal's entry of `idempotencyKey`, or {@link HOLD_ENDED} when the read took longer than
+   * `ms` (a store without a timeout) or the app shuts down first. Its timer ends with the read:
+   * none outlives it.
+   */
+  private async readWithin(
+    reconciler: PaymentsReconciler,
+    idempotencyKey: string,
+    ms: number,
+  ): Promise<PaymentsJournalEntry | undefined | typeof HOLD_ENDED> {
+    const read = new AbortController();
+    const timedOut = wait<typeof HOLD_ENDED>(ms, HOLD_ENDED, {
+      signal: AbortSignal.any([this.closing.signal, read.signal]),
+    }).catch((): typeof HOLD_ENDED => HOLD_ENDED);
+    try {
+      return await Promise.race([reconciler.get(idempotencyKey), timedOut]);
+    } finally {
+      read.abort();
+    }
   }
 
   /**

@@ -25,6 +25,12 @@ export const DEFAULT_IN_FLIGHT_HOLD_MS = 3_000;
 export const IN_FLIGHT_POLL_MS = 100;
 
 /**
+ * The least time a read of the journal gets during a hold, also when it starts as the hold runs
+ * out: the call's answer may be in it. A store that answers slower ends the hold (503).
+ */
+export const IN_FLIGHT_READ_MS = 500;
+
+/**
  * Deliveries held at once for one call being sent; more are answered 503 at once. The service
  * delivers an event once, and again on failure: a flood that names a leaked key holds no more
  * sockets than that, however many deliveries it sends.

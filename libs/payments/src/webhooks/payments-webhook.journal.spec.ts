@@ -477,6 +477,27 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     }
   });
 
+  it('reads the journal once more as a short hold runs out: an answer that came in it counts', async () => {
+    const { journal, call, delivery, release, reads } = await payoutBeingSent({
+      inFlightHoldMs: 60,
+    });
+    // The delivery found the entry being sent (a read answered): the hold begins.
+    await waitFor(() => (reads() >= 1 ? true : undefined), 'the entry found being sent');
+    // The hold's reads answer 10 ms after the call's answer is in (a round trip to Redis on a
+    // busy network): the only read of the 60 ms hold starts as it ends, and answers after.
+    jest.spyOn(journal, 'get').mockImplementation(async function (
+      this: InMemoryPaymentsJournal,
+      key: string,
+    ) {
+      await call;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return InMemoryPaymentsJournal.prototype.get.call(this, key);
+    });
+    release();
+    await call;
+    expect((await delivery).status).toBe(200);
+  });
+
   it("waits for the call's answer and handles its webhook in the same delivery, as without the journal", async () => {
     const { app, journal, call, delivery, release, reads } = await payoutBeingSent({});
     // The callback is in before the answer: held (the journal read again and again), not answered.
