@@ -17,14 +17,3 @@ export class TransactionsService {
     return this.runner.execute(OPERATIONS.transactionsStatus, { reference }, options);
   }
 }
-
-/**
- * `value` with the credentials of the client `transactions` belongs to redacted: a webhook's body
- * comes from whoever posts it, and its `_raw` must hold no credential either. `value` itself when
- * `transactions` is another class (a test double). @internal
- */
-export function redactCredentialsOf(transactions: TransactionsService, value: unknown): unknown {
-  // The runner is private to the service: read here only, for the webhook module.
-  const runner: unknown = transactions['runner'];
-  return runner instanceof OperationRunner ? runner.redactCredentials(value) : value;
-}

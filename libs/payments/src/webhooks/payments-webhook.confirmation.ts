@@ -9,7 +9,7 @@ import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.de
 import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
-import { redactCredentialsOf } from '../transactions.service';
+import { OperationRunner } from '../operation-runner';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
@@ -133,8 +133,10 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     this.logger,
     'webhook refusals and deferrals',
   );
-  /** The registration's look-ups (also with `confirm: false`, when the app has them). */
+  /** The registration's look-ups, which confirm events. */
   private transactions?: TransactionsService;
+  /** The runners of every registration in the app: a delivery is redacted of each's credentials. */
+  private redactors: readonly OperationRunner[] = [];
   /** Records being watched until final, by budget and reference: see `watch`. */
   private readonly watches = new Map<string, Promise<WatchedRecord>>();
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
@@ -193,7 +195,27 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
         strict: false,
       });
     } catch {
-      // None: confirmation fails the boot below; without it, no credentials to redact either.
+      // None: confirmation fails the boot below.
+    }
+    try {
+      // Every registration's: one route may receive the callbacks of several accounts, and what
+      // `account` names is only the one that confirms.
+      this.redactors = this.moduleRef.get(OperationRunner, { strict: false, each: true });
+    } catch {
+      // No PaymentsModule in the app: no credentials to redact.
+    }
+    if (
+      account !== undefined &&
+      this.transactions === undefined &&
+      this.options.confirm === false
+    ) {
+      throw moduleOptionError(
+        'PaymentsWebhookModule',
+        'account',
+        'isRegistered',
+        `PaymentsWebhookModule's account names the PaymentsModule registration "${account}", and ` +
+          'the app has none. Leave account out with confirm: false, or name a registration.',
+      );
     }
     if (this.options.confirm === false) {
       if (!this.options.verify) {
@@ -236,7 +258,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
    * handlers and logs.
    */
   redacted(body: unknown): unknown {
-    return this.transactions === undefined ? body : redactCredentialsOf(this.transactions, body);
+    let redacted = body;
+    for (const runner of this.redactors) redacted = runner.redactCredentials(redacted);
+    return redacted;
   }
 
   /**

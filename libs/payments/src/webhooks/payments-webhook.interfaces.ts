@@ -12,7 +12,9 @@ export interface PaymentsWebhookModuleOptions {
   /**
    * Name of the `PaymentsModule` registration whose `TransactionsService` confirms events (its
    * `name` extra). Default: the unnamed registration. `PaymentsModule` need not be global nor
-   * imported by this module: it is looked up in the whole app at boot.
+   * imported by this module: it is looked up in the whole app at boot, and a name that matches no
+   * registration fails the boot (also with `confirm: false`). Whatever it names, a delivery is
+   * redacted of the credentials of every registration in the app.
    */
   account?: string;
   /**

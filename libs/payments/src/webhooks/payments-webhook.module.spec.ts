@@ -806,6 +806,40 @@ describe('PaymentsWebhookModule', () => {
       expect(status.requests).toEqual([]);
     });
 
+    it("with confirm: false, keeps every account's credentials out of the events of one route", async () => {
+      const { deliver, handlers } = await boot([
+        paymentsModule({ name: 'kes' }),
+        PaymentsModule.forRoot({
+          name: 'usd',
+          apiUsername: 'usd-user',
+          apiPassword: 'usd-account-password',
+          baseUrl: status.url,
+        }),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+
+      const echoing = {
+        ...EXAMPLES.kenyaSuccess,
+        remarks: `kes ${API_PASSWORD} usd usd-account-password`,
+      };
+      expect((await deliver(echoing)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({
+        remarks: 'kes [REDACTED] usd [REDACTED]',
+      });
+    });
+
+    it('with confirm: false, fails at boot when the account names no registration', async () => {
+      await expect(
+        boot([
+          paymentsModule(),
+          PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true, account: 'usd' }),
+        ]),
+      ).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [expect.objectContaining({ field: 'account', rule: 'isRegistered' })],
+      });
+    });
+
     it('with confirm: false and a verify hook, does not warn', async () => {
       const { logger } = await boot([
         PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
