@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
@@ -43,6 +44,28 @@ describe('createPaymentsClient (no Nest application)', () => {
       /apiPassword/,
     );
   });
+
+  it.each([
+    ['84726193', true],
+    ['8472619a', false],
+  ])(
+    'warns of a password of digits only, which an amount could equal (%s)',
+    async (password, warned) => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      try {
+        await createPaymentsClient({
+          apiUsername: 'u',
+          apiPassword: password,
+          baseUrl: server.url,
+        }).close();
+        expect(
+          warn.mock.calls.some(([message]) => /apiPassword is all digits/.test(String(message))),
+        ).toBe(warned);
+      } finally {
+        warn.mockRestore();
+      }
+    },
+  );
 
   it('retries like the module', async () => {
     server.reset();

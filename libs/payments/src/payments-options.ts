@@ -328,6 +328,12 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
       `apiPassword is shorter than ${MIN_REDACTED_PASSWORD_LENGTH} characters: too short to be told apart from ordinary text, so only the Basic token is redacted from logs, errors and _raw.`,
     );
+  } else if (/^[0-9]+$/.test(schema.apiPassword)) {
+    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+      'apiPassword is all digits: it is redacted wherever that number appears, so an answer or ' +
+        'a webhook whose amount equals it reads as [REDACTED] (an unreadable answer: in doubt, ' +
+        'or answered 503). A password with letters too cannot be mistaken for an amount.',
+    );
   }
   if (schema.baseUrl === undefined) {
     // Said once at boot: an app meant for a test environment would otherwise reach production.
