@@ -274,6 +274,16 @@ const paymentsModule = (extras: { name?: string } = {}): DynamicModule =>
     ...extras,
   });
 
+/** A second account, registered as `usd`. */
+const usdPaymentsModule = (): DynamicModule =>
+  PaymentsModule.forRoot({
+    name: 'usd',
+    apiUsername: 'usd-user',
+    apiPassword: 'usd-account-password',
+    baseUrl: status.url,
+    maxRetries: 0,
+  });
+
 async function boot(
   imports: (DynamicModule | (new () => unknown))[],
   providers: Provider[] = [Handlers],
@@ -741,13 +751,7 @@ describe('PaymentsWebhookModule', () => {
       status.settleExamples();
       const { app, handlers } = await boot([
         paymentsModule({ name: 'kes' }),
-        PaymentsModule.forRoot({
-          name: 'usd',
-          apiUsername: 'usd-user',
-          apiPassword: 'usd-account-password',
-          baseUrl: status.url,
-          maxRetries: 0,
-        }),
+        usdPaymentsModule(),
         PaymentsWebhookModule.forRoot({ account: 'kes', path: 'webhooks/kes' }),
         PaymentsWebhookModule.forRoot({ account: 'usd', path: 'webhooks/usd' }),
       ]);
@@ -809,12 +813,7 @@ describe('PaymentsWebhookModule', () => {
     it("with confirm: false, keeps every account's credentials out of the events of one route", async () => {
       const { deliver, handlers } = await boot([
         paymentsModule({ name: 'kes' }),
-        PaymentsModule.forRoot({
-          name: 'usd',
-          apiUsername: 'usd-user',
-          apiPassword: 'usd-account-password',
-          baseUrl: status.url,
-        }),
+        usdPaymentsModule(),
         PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
       ]);
 
