@@ -1,11 +1,12 @@
 import { printsAsNameOnly } from '../secret-holders';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Inject, Injectable, type InjectionToken, OnModuleInit } from '@nestjs/common';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { BalancesService } from '../balances.service';
 import type { PaymentsClient } from '../payments-client';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { PayoutsService } from '../payouts.service';
 import { moduleOptionError } from '../known-options';
+import { registrationProvider } from '../registration-lookup';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import {
   getBalancesToken,
@@ -34,6 +35,7 @@ export class PayoutRunsPayments implements OnModuleInit {
     // Typed with `account` only: the options also name the engine.
     @Inject(PAYOUT_RUNS_OPTIONS) options: { readonly account?: string },
     private readonly moduleRef: ModuleRef,
+    private readonly modules: ModulesContainer,
   ) {
     this.account = options.account;
   }
@@ -48,17 +50,13 @@ export class PayoutRunsPayments implements OnModuleInit {
     let services: NonNullable<typeof this.services>;
     let username: string | undefined;
     try {
-      username = this.moduleRef.get<PaymentsClient>(getPaymentsClientToken(account), {
-        strict: false,
-      }).defaults.username;
+      const of = <T>(token: InjectionToken): T =>
+        registrationProvider<T>(this.moduleRef, this.modules, token, account);
+      username = of<PaymentsClient>(getPaymentsClientToken(account)).defaults.username;
       services = {
-        payouts: this.moduleRef.get<PayoutsService>(getPayoutsToken(account), { strict: false }),
-        balances: this.moduleRef.get<BalancesService>(getBalancesToken(account), {
-          strict: false,
-        }),
-        reconciler: this.moduleRef.get<PaymentsReconciler>(getPaymentsReconcilerToken(account), {
-          strict: false,
-        }),
+        payouts: of<PayoutsService>(getPayoutsToken(account)),
+        balances: of<BalancesService>(getBalancesToken(account)),
+        reconciler: of<PaymentsReconciler>(getPaymentsReconcilerToken(account)),
       };
     } catch {
       throw moduleOptionError(

@@ -6,7 +6,7 @@ import type { PaymentsModuleOptions } from '../payments-options.interface';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PayoutRunsModule } from './payout-runs.module';
 import { PayoutRunsService } from './payout-runs.service';
-import { FakePayments, PaymentsTestingModule } from '../testing';
+import { FakePayments, getFakePaymentsToken, PaymentsTestingModule } from '../testing';
 import { waitFor } from '../../spec-support/wait-for';
 
 /** Boots PaymentsModule with `options` and PayoutRunsModule; resolves with the app or rejects. */
@@ -143,6 +143,39 @@ describe('PayoutRunsModule at boot', () => {
         name: 'PayoutRunStateError',
         state: 'cancelled',
       });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('sends with the unnamed registration when no account is given, beside a named one', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+        }),
+        // Imported after: Nest's lookup by class would answer its services.
+        PaymentsTestingModule.forRoot({
+          name: 'usd',
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'usd-shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/usd',
+        }),
+        PayoutRunsModule.forRoot({}),
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const runs = app.get(PayoutRunsService);
+      const { runId } = await runs.create({ items: ONE_ITEM });
+      await waitFor(
+        async () => ((await runs.get(runId)).counts.accepted === 1 ? true : undefined),
+        'the item accepted',
+        10_000,
+      );
+      expect(app.get<FakePayments>(getFakePaymentsToken('usd')).calls).toEqual([]);
     } finally {
       await app.close();
     }

@@ -2,7 +2,7 @@ import { printsAsNameOnly } from '../secret-holders';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as wait } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordFigures, recordOutcome } from '../transaction-outcome';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
@@ -10,6 +10,7 @@ import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import { OperationRunner } from '../operation-runner';
+import { registrationProvider } from '../registration-lookup';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
@@ -153,6 +154,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
   constructor(
     @Inject(PAYMENTS_WEBHOOK_OPTIONS) private readonly options: PaymentsWebhookModuleOptions,
     private readonly moduleRef: ModuleRef,
+    private readonly modules: ModulesContainer,
     private readonly lookups: PaymentsWebhookLookups,
   ) {
     // Each held call's poll listens for the shutdown: one per call being sent, not a leak.
@@ -191,9 +193,12 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     }
     const { account } = this.options;
     try {
-      this.transactions = this.moduleRef.get<TransactionsService>(getTransactionsToken(account), {
-        strict: false,
-      });
+      this.transactions = registrationProvider<TransactionsService>(
+        this.moduleRef,
+        this.modules,
+        getTransactionsToken(account),
+        account,
+      );
     } catch {
       // None: confirmation fails the boot below.
     }
@@ -238,9 +243,11 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       );
     }
     try {
-      const reconciler = this.moduleRef.get<PaymentsReconciler>(
+      const reconciler = registrationProvider<PaymentsReconciler>(
+        this.moduleRef,
+        this.modules,
         getPaymentsReconcilerToken(account),
-        { strict: false },
+        account,
       );
       if (reconciler.enabled) this.reconciler = reconciler;
     } catch {

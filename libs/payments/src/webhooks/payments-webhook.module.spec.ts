@@ -775,6 +775,22 @@ describe('PaymentsWebhookModule', () => {
       ]);
     });
 
+    it('confirms with the unnamed registration when no account is given, beside a named one', async () => {
+      status.settleExamples();
+      const { deliver, handlers } = await boot([
+        paymentsModule(),
+        // Imported after: Nest's lookup by class would answer its TransactionsService.
+        usdPaymentsModule(),
+        PaymentsWebhookModule.forRoot(),
+      ]);
+
+      expect((await deliver(EXAMPLES.kenyaSuccess)).status).toBe(200);
+      expect(handlers.all).toHaveLength(1);
+      expect(status.requests.map((request) => request.authorization)).toEqual([
+        `Basic ${Buffer.from(`${API_USERNAME}:${API_PASSWORD}`).toString('base64')}`,
+      ]);
+    });
+
     it('fails at boot without a PaymentsModule to confirm with', async () => {
       await expect(boot([PaymentsWebhookModule.forRoot()])).rejects.toThrow(
         /confirms webhooks with the TransactionsService of the PaymentsModule/,
