@@ -29,8 +29,11 @@ const ONE_ITEM = [
   },
 ];
 
-/** An app of PaymentsTestingModule with a journal, beside `runs` (a PayoutRunsModule registration). */
-async function overTheFake(runs: DynamicModule) {
+/**
+ * An app of PaymentsTestingModule with a journal, beside `runs` (a PayoutRunsModule registration)
+ * and the `others` imported after it.
+ */
+async function overTheFake(runs: DynamicModule, ...others: DynamicModule[]) {
   const moduleRef = await Test.createTestingModule({
     imports: [
       PaymentsTestingModule.forRoot({
@@ -38,6 +41,7 @@ async function overTheFake(runs: DynamicModule) {
         defaultUsername: 'shop',
         defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
       }),
+      ...others,
       runs,
     ],
   }).compile();
@@ -149,24 +153,16 @@ describe('PayoutRunsModule at boot', () => {
   });
 
   it('sends with the unnamed registration when no account is given, beside a named one', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsTestingModule.forRoot({
-          journal: new InMemoryPaymentsJournal(),
-          defaultUsername: 'shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
-        }),
-        // Imported after: Nest's lookup by class would answer its services.
-        PaymentsTestingModule.forRoot({
-          name: 'usd',
-          journal: new InMemoryPaymentsJournal(),
-          defaultUsername: 'usd-shop',
-          defaultCallbackUrl: 'https://shop.example.com/webhooks/usd',
-        }),
-        PayoutRunsModule.forRoot({}),
-      ],
-    }).compile();
-    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    const app = await overTheFake(
+      PayoutRunsModule.forRoot({}),
+      // Imported after: Nest's lookup by class would answer its services.
+      PaymentsTestingModule.forRoot({
+        name: 'usd',
+        journal: new InMemoryPaymentsJournal(),
+        defaultUsername: 'usd-shop',
+        defaultCallbackUrl: 'https://shop.example.com/webhooks/usd',
+      }),
+    );
     try {
       const runs = app.get(PayoutRunsService);
       const { runId } = await runs.create({ items: ONE_ITEM });
