@@ -37,9 +37,12 @@ const program = ts.createProgram([probe], {
   skipLibCheck: false,
 });
 const checker = program.getTypeChecker();
-const ours = (fileName) =>
-  path.resolve(fileName).startsWith(fs.realpathSync(packageDir) + path.sep) ||
-  path.resolve(fileName).startsWith(packageDir + path.sep);
+// The package as installed, and as its symlink resolves (npm links a `file:` dependency).
+const packageRoots = [packageDir, fs.realpathSync(packageDir)].map((dir) => dir + path.sep);
+const ours = (fileName) => {
+  const resolved = path.resolve(fileName);
+  return packageRoots.some((root) => resolved.startsWith(root));
+};
 
 const optionalPeers = Object.keys(manifest.peerDependenciesMeta ?? {}).filter(
   (name) => manifest.peerDependenciesMeta[name].optional,

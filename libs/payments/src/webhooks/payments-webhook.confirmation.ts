@@ -209,20 +209,23 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     } catch {
       // No PaymentsModule in the app: no credentials to redact.
     }
-    if (
-      account !== undefined &&
-      this.transactions === undefined &&
-      this.options.confirm === false
-    ) {
+    const confirming = this.options.confirm !== false;
+    // Confirmation needs the registration; without it, an account the app lacks is a typo.
+    if (this.transactions === undefined && (confirming || account !== undefined)) {
+      const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
       throw moduleOptionError(
         'PaymentsWebhookModule',
         'account',
         'isRegistered',
-        `PaymentsWebhookModule's account names the PaymentsModule registration "${account}", and ` +
-          'the app has none. Leave account out with confirm: false, or name a registration.',
+        confirming
+          ? `PaymentsWebhookModule confirms webhooks with the TransactionsService of the ${which}, ` +
+              `and the app has none. Import PaymentsModule.forRoot(${account ? `{ ..., name: '${account}' }` : '...'}) ` +
+              'in the app, set the webhook option account to the name of a registration, or set confirm: false with a verify hook.'
+          : `PaymentsWebhookModule's account names the PaymentsModule registration "${account}", and the app has none. Leave ` +
+              'account out with confirm: false, or name a registration.',
       );
     }
-    if (this.options.confirm === false) {
+    if (!confirming) {
       if (!this.options.verify) {
         this.logger.warn(
           'Webhook confirmation is off (confirm: false) and no verify hook is set: anyone who ' +
@@ -230,17 +233,6 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
         );
       }
       return;
-    }
-    if (this.transactions === undefined) {
-      const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
-      throw moduleOptionError(
-        'PaymentsWebhookModule',
-        'account',
-        'isRegistered',
-        `PaymentsWebhookModule confirms webhooks with the TransactionsService of the ${which}, ` +
-          `and the app has none. Import PaymentsModule.forRoot(${account ? `{ ..., name: '${account}' }` : '...'}) ` +
-          'in the app, set the webhook option account to the name of a registration, or set confirm: false with a verify hook.',
-      );
     }
     try {
       const reconciler = registrationProvider<PaymentsReconciler>(
@@ -260,9 +252,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
   }
 
   /**
-   * A delivery's parsed body with the registration's credentials redacted, in every form: it comes
-   * from whoever posts it, and what it echoes reaches the event's fields, its `_raw` and the app's
-   * handlers and logs.
+   * A delivery's parsed body with the credentials of every registration in the app redacted, in
+   * every form: it comes from whoever posts it, and what it echoes reaches the event's fields, its
+   * `_raw` and the app's handlers and logs.
    */
   redacted(body: unknown): unknown {
     let redacted = body;

@@ -134,7 +134,7 @@ export class PaymentsWebhookDispatcher implements OnModuleInit {
     }
   }
 
-  /** A delivery's parsed body without the registration's credentials, before it is parsed. */
+  /** A delivery's parsed body without any registration's credentials, before it is parsed. */
   redacted(body: unknown): unknown {
     return this.confirmation.redacted(body);
   }
