@@ -26,7 +26,7 @@ import {
   derivePayeeKey,
   PaymentsJournal,
 } from './journal/payments-journal';
-import type { JournalIntent } from './journal/payments-journal';
+import type { JournalIntent, UnsentSends } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
 import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
@@ -96,9 +96,17 @@ function parseRawOnRead(record: JsonObject, text: string, redactor: SecretRedact
  */
 export const ON_WIRE = Symbol('malipo.onWire');
 
-/** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE}. @internal */
+/**
+ * A call option of payout runs: the earlier sends under the key that never went out, and where to
+ * tell of this call's own (docs/payout-runs.md, "Run states").
+ * @internal
+ */
+export const UNSENT_SENDS = Symbol('malipo.unsentSends');
+
+/** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE} and {@link UNSENT_SENDS}. @internal */
 export interface InternalCallOptions extends PaymentsCallOptions {
   readonly [ON_WIRE]?: () => void;
+  readonly [UNSENT_SENDS]?: UnsentSends;
 }
 
 /**
@@ -116,6 +124,7 @@ function ownCallOptions(
     retryAmbiguous: readField(options, 'retryAmbiguous') as boolean | undefined,
     resend: readField(options, 'resend') as boolean | undefined,
     [ON_WIRE]: readField(options, ON_WIRE) as (() => void) | undefined,
+    [UNSENT_SENDS]: readField(options, UNSENT_SENDS) as UnsentSends | undefined,
   };
 }
 
@@ -301,13 +310,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     callOptions: InternalCallOptions | undefined,
   ): Promise<TResponse> {
     const decision = await journal.begin(
-      this.journalIntent(
-        operation,
-        prepared,
-        encoded,
-        idempotencyKey,
-        callOptions?.resend === true,
-      ),
+      this.journalIntent(operation, prepared, encoded, idempotencyKey, callOptions),
     );
     if (!decision.send) return this.replay(operation, prepared, decision.entry);
     const sendUntil = Date.parse(decision.written.deadlineAt);
@@ -386,7 +389,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     prepared: TRequest,
     encoded: EncodedRequest,
     idempotencyKey: string,
-    resend: boolean,
+    callOptions: InternalCallOptions | undefined,
   ): JournalIntent {
     // The amount as sent (`10.1 + 0.2` goes as 10.3), as the ledger and the webhook carry it.
     const sent: unknown = encoded.body?.[REQUEST_WIRE_KEYS.amount];
@@ -403,7 +406,8 @@ export class OperationRunner implements BeforeApplicationShutdown {
       currency: typeof currency === 'string' ? currency : undefined,
       phoneNumber: typeof phoneNumber === 'string' ? phoneNumber : undefined,
       budgetMs: this.sendBudgetMs,
-      resend,
+      resend: callOptions?.resend === true,
+      unsentSends: callOptions?.[UNSENT_SENDS],
     };
   }
 
@@ -426,7 +430,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       // Prepared and encoded as `execute()` does, so the entry's fingerprint is the send's.
       const prepared = prepareRequest(operation, request, this.defaults);
       const encoded = this.encode(operation, prepared, idempotencyKey);
-      intent = this.journalIntent(operation, prepared, encoded, idempotencyKey, false);
+      intent = this.journalIntent(operation, prepared, encoded, idempotencyKey, undefined);
     } catch (error: unknown) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
       return Promise.reject(error);

@@ -783,6 +783,56 @@ describe('PaymentsJournal', () => {
     expect(entry?.calls.map((call) => call.outcome)).toEqual(['refused', 'in_doubt']);
   });
 
+  it('sends again a key whose latest send another process knew unsent, and holds it in doubt to one that did not', async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    /** A store whose create lands but answers an error, and whose undos of it fail (Redis hung). */
+    class DownStore extends InMemoryPaymentsJournal {
+      down = true;
+      override async create(entry: PaymentsJournalEntry) {
+        const created = await super.create(entry);
+        if (this.down) throw new Error('Command timed out');
+        return created;
+      }
+      override async replace(next: PaymentsJournalEntry) {
+        if (this.down) throw new Error('Command timed out');
+        return super.replace(next);
+      }
+    }
+    const store = new DownStore();
+    const told: string[] = [];
+    const first = journalOver(store);
+    await expect(
+      first.begin({
+        ...payoutIntent('salary-14'),
+        unsentSends: { callIds: [], notSent: (callId) => told.push(callId) },
+      }),
+    ).rejects.toMatchObject({ code: 'JOURNAL_UNAVAILABLE', mayHaveExecuted: false });
+    await first.close();
+    const [callId] = told;
+    expect(told).toEqual([expect.any(String)]);
+    expect((await store.get('salary-14'))?.calls).toEqual([
+      { callId, startedAt: expect.any(String) },
+    ]);
+    store.down = false;
+
+    // Another process, not told, holds it in progress: the call may be out.
+    await expect(journalOver(store).begin(payoutIntent('salary-14'))).rejects.toMatchObject({
+      code: 'IN_PROGRESS',
+    });
+    // Another process told by the caller sends it, and the entry says the first never went out.
+    const again = await journalOver(store).begin({
+      ...payoutIntent('salary-14'),
+      unsentSends: { callIds: ['another-call', callId], notSent: () => undefined },
+    });
+    expect(again.send).toBe(true);
+    const entry = await store.get('salary-14');
+    expect(entry).toMatchObject({ state: 'started' });
+    expect(entry?.calls.map((call) => [call.callId === callId, call.outcome])).toEqual([
+      [true, 'refused'],
+      [false, undefined],
+    ]);
+  });
+
   it("marks unsent a refused key's retry whose replace landed but failed, and sends the key again", async () => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     /** A store whose next replace lands but answers an error (Redis hung past the timeout). */

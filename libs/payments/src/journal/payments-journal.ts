@@ -106,6 +106,21 @@ export interface JournalIntent {
   /** How long the send may take, retries included (ms). */
   readonly budgetMs: number;
   readonly resend: boolean;
+  /** What the caller knows of earlier sends under the key that never went out. */
+  readonly unsentSends?: UnsentSends;
+}
+
+/**
+ * Sends under a key that never went out although their write-ahead may have landed (a `create`
+ * that timed out, its undo failed too), as a caller that outlives the process knows them: a payout
+ * run keeps them on its item, so that whichever instance sends the item next sends it again
+ * rather than hold it in doubt (docs/payout-runs.md, "Run states").
+ */
+export interface UnsentSends {
+  /** Call ids of this key's sends known never sent. */
+  readonly callIds: readonly string[];
+  /** Told the call id of a send of this call that was not sent because its write-ahead failed. */
+  notSent(callId: string): void;
 }
 
 /**
@@ -460,6 +475,7 @@ export class PaymentsJournal {
       return await write();
     } catch (error) {
       this.undoUnsentWrite(intent.idempotencyKey, callId);
+      intent.unsentSends?.notSent(callId);
       throw this.unavailable(intent, what, error);
     }
   }
@@ -493,7 +509,7 @@ export class PaymentsJournal {
           },
         ]);
       }
-      let leftover = this.unsentLeftover(held);
+      let leftover = this.unsentLeftover(held, intent.unsentSends);
       if (leftover && hasExecuted(held)) {
         // The leftover never went out, but the service gave a reference under the key: the call
         // executed anyway. Its send is written off as unsent; the entry's state stands.
@@ -1289,14 +1305,19 @@ export class PaymentsJournal {
   }
 
   /**
-   * The latest send of `entry` when it is one of this process's sends that were never sent (its
-   * create failed, then landed late) and nothing recorded its end.
+   * The latest send of `entry` when it is one that was never sent (its create failed, then landed
+   * late), known so to this process or to the caller (`known`), and nothing recorded its end.
    */
-  private unsentLeftover(entry: PaymentsJournalEntry): PaymentsJournalCall | undefined {
+  private unsentLeftover(
+    entry: PaymentsJournalEntry,
+    known: UnsentSends | undefined,
+  ): PaymentsJournalCall | undefined {
     const latest = entry.calls.at(-1);
     if (latest === undefined || latest.outcome !== undefined) return undefined;
     if (entry.state !== 'started' && entry.state !== 'in_doubt') return undefined;
-    return this.unsent.has(latest.callId) ? latest : undefined;
+    return this.unsent.has(latest.callId) || known?.callIds.includes(latest.callId) === true
+      ? latest
+      : undefined;
   }
 
   private stopped(

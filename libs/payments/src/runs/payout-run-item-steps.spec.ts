@@ -13,6 +13,9 @@ import {
 } from './payout-run-item-steps';
 import type { PayoutRunItemState } from './payout-run.interfaces';
 import type { PayoutRunsPayments } from './payout-runs-payments';
+import { toPayoutRunItem } from './payout-run-view';
+import { UNSENT_SENDS } from '../operation-runner';
+import type { InternalCallOptions } from '../operation-runner';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -154,7 +157,51 @@ describe('payout-run item steps', () => {
       return Promise.resolve({ transactionReference: 'REF' });
     };
     await sendPayoutRunItem(context, 'r', 'a');
-    expect(options).toEqual([{ idempotencyKey: 'run-r-key', retryAmbiguous: false }]);
+    expect(options).toEqual([
+      {
+        idempotencyKey: 'run-r-key',
+        retryAmbiguous: false,
+        [UNSENT_SENDS]: { callIds: [], notSent: expect.any(Function) as unknown },
+      },
+    ]);
+  });
+
+  it("keeps on the item the sends the journal could not write, and tells the item's next send", async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const { store, context } = await world('queued');
+    const told: (readonly string[])[] = [];
+    let fail = true;
+    (context.payments.payouts as unknown as { mpesa: unknown }).mpesa = (
+      _request: object,
+      callOptions: InternalCallOptions,
+    ) => {
+      const unsent = callOptions[UNSENT_SENDS]!;
+      told.push([...unsent.callIds]);
+      if (!fail) return Promise.resolve({ transactionReference: 'REF' });
+      unsent.notSent(`call-${told.length}`);
+      return Promise.reject(
+        new PaymentsJournalError('not sent: the journal failed', {
+          operation: 'payouts.mpesa',
+          idempotencyKey: 'run-r-key',
+          code: 'JOURNAL_UNAVAILABLE',
+          mayHaveExecuted: false,
+        }),
+      );
+    };
+    expect(await sendPayoutRunItem(context, 'r', 'a')).toMatchObject({ kind: 'requeued' });
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'queued',
+      unsentCallIds: ['call-1'],
+    });
+    await store.updateRun('r', { state: 'running' });
+    await sendPayoutRunItem(context, 'r', 'a');
+    fail = false;
+    await store.updateRun('r', { state: 'running' });
+    expect(await sendPayoutRunItem(context, 'r', 'a')).toMatchObject({ kind: 'accepted' });
+    expect(told).toEqual([[], ['call-1'], ['call-1', 'call-2']]);
+    // Never shown to callers: an engine's detail.
+    const item = await store.getItem('r', 'a');
+    expect(item && toPayoutRunItem(item)).not.toHaveProperty('unsentCallIds');
   });
 
   it("gives a refused item the service's own message, the payee's number masked", async () => {

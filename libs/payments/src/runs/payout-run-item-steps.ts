@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ON_WIRE } from '../operation-runner';
+import { ON_WIRE, UNSENT_SENDS } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsValidationError } from '../errors';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
@@ -9,6 +9,7 @@ import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
 import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
 import { OPEN_ITEM_STATES } from './payout-run.interfaces';
+import { MAX_UNSENT_CALL_IDS } from './payout-run.store';
 import type { PayoutRunItemChange, PayoutRunItemRecord } from './payout-run.store';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
@@ -103,19 +104,31 @@ export async function sendPayoutRunItem(
   const { request } = item;
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);
   let response;
+  // Sends of this item that never went out while the journal failed: kept on the item for the
+  // next sender, which may be another instance (docs/payout-runs.md, "Run states").
+  const unsentCallIds = [...(item.unsentCallIds ?? [])];
+  const knownUnsent = unsentCallIds.length;
   try {
     // A failure that may have executed is not retried: the item goes in doubt, since the service
     // may not honour Idempotency-Key (docs/payout-runs.md, "Exactly once per item").
     const options: InternalCallOptions = {
       idempotencyKey: item.idempotencyKey,
       retryAmbiguous: false,
+      [UNSENT_SENDS]: {
+        callIds: item.unsentCallIds ?? [],
+        notSent: (callId: string) => unsentCallIds.push(callId),
+      },
       ...(onWire === undefined ? {} : { [ON_WIRE]: onWire }),
     };
     response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, options);
   } catch (error) {
     const failure = classifySendFailure(error, request);
     if (failure.kind === 'requeue') {
-      await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
+      const change: PayoutRunItemChange =
+        unsentCallIds.length === knownUnsent
+          ? { state: 'queued' }
+          : { state: 'queued', unsentCallIds: unsentCallIds.slice(-MAX_UNSENT_CALL_IDS) };
+      await store.updateItem(runId, itemId, change, ['sending']);
       if (failure.pauseRun !== undefined) {
         await pauseRun(
           context,

@@ -25,9 +25,14 @@ export function toPayoutRun(
 
 /**
  * An item as callers read it: without its request, which holds the receiver's numbers, nor the
- * engine's send claim.
+ * engine's send claim and unsent sends.
  */
 export function toPayoutRunItem(record: PayoutRunItemRecord): PayoutRunItem {
-  const { request: _request, sendClaim: _sendClaim, ...item } = record;
+  const {
+    request: _request,
+    sendClaim: _sendClaim,
+    unsentCallIds: _unsentCallIds,
+    ...item
+  } = record;
   return item;
 }

@@ -50,7 +50,18 @@ export interface PayoutRunItemRecord extends PayoutRunItem {
    * keep it loses only that recovery.
    */
   readonly sendClaim?: string;
+  /**
+   * Call ids of the item's sends that never went out although their journal write may have landed
+   * (the journal down: its write timed out, and so did its undo), at most the latest
+   * {@link MAX_UNSENT_CALL_IDS}. Whichever instance sends the item next tells the journal, which
+   * then sends it again instead of holding it in doubt (docs/payout-runs.md, "Run states"). A store
+   * that does not keep it loses only that recovery: such an item ends `in_doubt`.
+   */
+  readonly unsentCallIds?: readonly string[];
 }
+
+/** The most {@link PayoutRunItemRecord.unsentCallIds} an item keeps. */
+export const MAX_UNSENT_CALL_IDS = 10;
 
 /**
  * The position a cursor of our stores names (the decimal index of an item in the run's order),
@@ -76,7 +87,10 @@ export const FINAL_ITEM_STATES: readonly PayoutRunItemState[] = ['succeeded', 'f
 
 /** What {@link PayoutRunStore.updateItem} may change. */
 export type PayoutRunItemChange = Partial<
-  Pick<PayoutRunItemRecord, 'state' | 'reason' | 'reference' | 'sends' | 'sendClaim'>
+  Pick<
+    PayoutRunItemRecord,
+    'state' | 'reason' | 'reference' | 'sends' | 'sendClaim' | 'unsentCallIds'
+  >
 >;
 
 /** What {@link PayoutRunStore.updateRun} may change. */

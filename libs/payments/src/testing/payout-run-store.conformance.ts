@@ -1,4 +1,4 @@
-import { ok, rejects, strictEqual } from 'node:assert/strict';
+import { deepStrictEqual, ok, rejects, strictEqual } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { assertSameData } from './assert-same-data';
 import type { PayoutRunItemState } from '../runs/payout-run.interfaces';
@@ -168,6 +168,31 @@ const CASES: readonly PayoutRunStoreConformanceCase[] = [
         undefined,
       );
       strictEqual((await store.getItem(runId, 'item:0'))?.sendClaim, claim);
+    },
+  },
+  {
+    name: "updateItem keeps an item's unsent call ids until a change names others",
+    run: async (store) => {
+      const runId = randomUUID();
+      await store.createRun(runRecord(runId), items(runId, 1));
+      await store.updateItem(runId, 'item:0', { state: 'sending', sends: 1 }, ['queued']);
+      const queued = await store.updateItem(
+        runId,
+        'item:0',
+        { state: 'queued', unsentCallIds: ['call-1'] },
+        ['sending'],
+      );
+      deepStrictEqual(queued?.unsentCallIds, ['call-1']);
+      // A change that does not name them keeps them: the next sender reads them.
+      await store.updateItem(runId, 'item:0', { state: 'sending', sends: 2 }, ['queued']);
+      deepStrictEqual((await store.getItem(runId, 'item:0'))?.unsentCallIds, ['call-1']);
+      await store.updateItem(
+        runId,
+        'item:0',
+        { state: 'queued', unsentCallIds: ['call-1', 'call-2'] },
+        ['sending'],
+      );
+      deepStrictEqual((await store.getItem(runId, 'item:0'))?.unsentCallIds, ['call-1', 'call-2']);
     },
   },
   {

@@ -65,7 +65,8 @@ const UNFINISHED_CREATION_TTL_MS = 10 * 60 * 1000;
  * KEYS: item hash, totals hash, run hash. ARGV: allowed states (comma-separated, '' for any),
  * updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has reference (1/0),
  * sends ('' keeps it), prefix of the per-state sorted sets (same hash tag), allowed run states
- * ('' for any), final states (the request is dropped on reaching one), send claim ('' keeps it).
+ * ('' for any), final states (the request is dropped on reaching one), send claim ('' keeps it),
+ * unsent call ids (a JSON list, '' keeps it).
  * Changes the item only from an allowed state while its run is in an allowed state (one step: a
  * pause stored before can never be overtaken), and moves its totals and indexes with it.
  */
@@ -86,6 +87,7 @@ end
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'sends', ARGV[8]) end
 if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'claim', ARGV[12]) end
+if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'unsent', ARGV[13]) end
 if ARGV[7] == '1' then redis.call('HSET', KEYS[1], 'reference', ARGV[6]) end
 if ARGV[5] == '1' then
   redis.call('HSET', KEYS[1], 'reason', ARGV[4])
@@ -602,6 +604,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         (runStates ?? []).join(','),
         FINAL_ITEM_STATES.join(','),
         change.sendClaim ?? '',
+        change.unsentCallIds === undefined ? '' : JSON.stringify(change.unsentCallIds),
       ),
     );
     return reply ? this.itemOf(fieldsOf(reply)) : undefined;
@@ -736,6 +739,9 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       ...(fields.reason === undefined ? {} : { reason: fields.reason }),
       ...(fields.reference === undefined ? {} : { reference: fields.reference }),
       ...(fields.claim === undefined ? {} : { sendClaim: fields.claim }),
+      ...(fields.unsent === undefined
+        ? {}
+        : { unsentCallIds: JSON.parse(fields.unsent) as string[] }),
     };
   }
 }
