@@ -35,3 +35,24 @@ export function moduleOptionError(
 ): PaymentsValidationError {
   return new PaymentsValidationError(`${moduleName}Options`, [{ field, rule, message }]);
 }
+
+/**
+ * `value` when it is a whole number of at least `min` (`1`: positive), else the error naming the
+ * option of `owner` (a module, or a class its options are given to) and the rule.
+ * @throws PaymentsValidationError (`isPositiveInteger` or `isNonNegativeInteger`).
+ * @internal
+ */
+export function wholeNumberOption(
+  owner: string,
+  field: string,
+  value: number,
+  { min, unit = '' }: { min: 0 | 1; unit?: string },
+): number {
+  if (Number.isSafeInteger(value) && value >= min) return value;
+  throw moduleOptionError(
+    owner,
+    field,
+    min === 1 ? 'isPositiveInteger' : 'isNonNegativeInteger',
+    `${field} must be ${min === 1 ? 'a positive integer' : 'a whole number, 0 or more'}${unit}`,
+  );
+}

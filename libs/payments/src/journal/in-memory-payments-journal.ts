@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { assertKnownOptions, wholeNumberOption } from '../known-options';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { FINAL_JOURNAL_STATES, journalEntryReferences } from './payments-journal.interfaces';
 import type {
@@ -13,6 +14,10 @@ export interface InMemoryPaymentsJournalOptions {
   /** Entries kept; past it the oldest settled entry is forgotten first. Default 100 000. */
   maxEntries?: number;
 }
+
+const OPTION_NAMES: Readonly<Record<keyof InMemoryPaymentsJournalOptions, true>> = {
+  maxEntries: true,
+};
 
 /** Settled entries are forgotten first when the journal is full. */
 function isSettled(state: PaymentsJournalState): boolean {
@@ -57,12 +62,15 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
   private lastWarningAt = -Infinity;
   private readonly maxEntries: number;
 
+  /** @throws PaymentsValidationError for an unknown option or a `maxEntries` below 1. */
   constructor(options: InMemoryPaymentsJournalOptions = {}) {
-    const maxEntries = options.maxEntries ?? 100_000;
-    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-      throw new Error('InMemoryPaymentsJournal: maxEntries must be a positive integer');
-    }
-    this.maxEntries = maxEntries;
+    assertKnownOptions('InMemoryPaymentsJournal', options, OPTION_NAMES);
+    this.maxEntries = wholeNumberOption(
+      'InMemoryPaymentsJournal',
+      'maxEntries',
+      options.maxEntries ?? 100_000,
+      { min: 1 },
+    );
   }
 
   /** Entries held now. */

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../spec-support/redis-server';
 import { createPaymentsClient } from '../create-payments-client';
-import { PaymentsJournalError } from '../errors';
+import { PaymentsJournalError, PaymentsValidationError } from '../errors';
 import { connectRedis } from './redis-connection';
 import { RedisPaymentsJournal } from './redis-payments-journal';
 import { RedisPaymentsWebhookStore } from './redis-payments-webhook.store';
@@ -143,7 +143,11 @@ describe('Redis connections of the library: a refused password stays out of ever
     } catch (error) {
       thrown = error;
     }
-    expect(thrown).toBeInstanceOf(TypeError);
+    expect(thrown).toBeInstanceOf(PaymentsValidationError);
+    expect(thrown).toMatchObject({
+      target: 'RedisPaymentsJournalOptions',
+      errors: [{ field: 'url', rule: 'isUrl' }],
+    });
     expect(shown(thrown)).toContain('percent-encode');
     expect(shown(thrown)).not.toContain(WRONG);
   });

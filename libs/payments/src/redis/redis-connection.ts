@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { type Cluster, type Command, Redis, type RedisOptions } from 'ioredis';
+import { moduleOptionError } from '../known-options';
 
 /** How a Redis-backed part of the library gets its client: one you made, or what to connect with. */
 export interface RedisConnectionOptions {
@@ -22,6 +23,13 @@ export interface RedisConnectionOptions {
 /** Defaults of a client made here: an unreachable Redis fails a command within a second. */
 const CONNECTION_DEFAULTS: RedisOptions = { commandTimeout: 1000, maxRetriesPerRequest: 1 };
 
+/** The options of {@link RedisConnectionOptions}, for a store's check of its options' names. */
+export const REDIS_CONNECTION_OPTION_NAMES: Readonly<Record<keyof RedisConnectionOptions, true>> = {
+  client: true,
+  url: true,
+  connection: true,
+};
+
 /**
  * The client of `options`, and whether it was made here (then `quit` closes it).
  * @param owner names the class in errors and logs.
@@ -34,7 +42,12 @@ export function connectRedis(
 ): { client: Redis; ownsClient: boolean } {
   if (options.client) {
     if (options.url !== undefined || options.connection !== undefined) {
-      throw new Error(`${owner}: give either client, or url/connection`);
+      throw moduleOptionError(
+        owner,
+        'client',
+        'isExclusive',
+        'give either client, or url/connection, not both',
+      );
     }
     redactCommandErrors(options.client);
     return { client: options.client, ownsClient: false };
@@ -57,9 +70,12 @@ function checkUrl(url: string, owner: string): void {
   try {
     new URL(url);
   } catch {
-    throw new TypeError(
-      `${owner}: url is not a valid Redis URL (percent-encode the characters of the password ` +
-        'that a URL reserves, such as # / ? @ %)',
+    throw moduleOptionError(
+      owner,
+      'url',
+      'isUrl',
+      'url is not a valid Redis URL (percent-encode the characters of the password that a URL ' +
+        'reserves, such as # / ? @ %)',
     );
   }
 }

@@ -10,14 +10,17 @@ import {
   checkRedisServer,
   connectRedis,
   quit,
+  REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
 } from './redis-connection';
 import {
+  REDIS_REPLICATION_OPTION_NAMES,
   type RedisReplicationOptions,
   type ReplicatedWrite,
   replicatedWrites,
 } from './redis-replication';
 import { printsAsNameOnly } from '../secret-holders';
+import { assertKnownOptions, wholeNumberOption } from '../known-options';
 
 /** Options of {@link RedisPaymentsJournal}: a client, or what to connect with. */
 export interface RedisPaymentsJournalOptions
@@ -114,6 +117,13 @@ interface JournalCommands {
   malipoJournalReplace(...args: (string | number)[]): Promise<number>;
 }
 
+const OPTION_NAMES: Readonly<Record<keyof RedisPaymentsJournalOptions, true>> = {
+  ...REDIS_CONNECTION_OPTION_NAMES,
+  ...REDIS_REPLICATION_OPTION_NAMES,
+  keyPrefix: true,
+  ttlMs: true,
+};
+
 /**
  * A {@link PaymentsJournalStore} on Redis (ioredis), shared by every instance of the app, and
  * kept across restarts as far as your Redis persists (AOF with `appendfsync everysec` or
@@ -144,12 +154,12 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   private serverChecked?: Promise<void>;
 
   constructor(options: RedisPaymentsJournalOptions = {}) {
+    assertKnownOptions('RedisPaymentsJournal', options, OPTION_NAMES);
     this.prefix = options.keyPrefix ?? 'malipo:journal:';
-    const ttlMs = options.ttlMs ?? 30 * DAY_MS;
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
-      throw new Error('RedisPaymentsJournal: ttlMs must be a positive integer (ms)');
-    }
-    this.ttlMs = ttlMs;
+    this.ttlMs = wholeNumberOption('RedisPaymentsJournal', 'ttlMs', options.ttlMs ?? 30 * DAY_MS, {
+      min: 1,
+      unit: ' (ms)',
+    });
     const replicated = replicatedWrites(options, 'RedisPaymentsJournal');
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,

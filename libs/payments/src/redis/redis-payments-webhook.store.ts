@@ -5,8 +5,10 @@ import {
   checkRedisServer,
   connectRedis,
   quit,
+  REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
 } from './redis-connection';
+import { assertKnownOptions, wholeNumberOption } from '../known-options';
 import {
   MAX_REFERENCES_PER_KEY,
   type PaymentsWebhookClaim,
@@ -62,11 +64,16 @@ return taken
 /** Lets a `SET NX` that lost to a key expiring just then look again, a bounded number of times. */
 const CLAIM_ATTEMPTS = 3;
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new Error(`RedisPaymentsWebhookStore: ${name} must be a positive integer (ms)`);
-  }
-  return value;
+const OPTION_NAMES: Readonly<Record<keyof RedisPaymentsWebhookStoreOptions, true>> = {
+  ...REDIS_CONNECTION_OPTION_NAMES,
+  keyPrefix: true,
+  doneTtlMs: true,
+  journalTtlMs: true,
+};
+
+/** A time to live of the store's options, in ms. */
+function ttlOption(name: 'doneTtlMs' | 'journalTtlMs', value: number): number {
+  return wholeNumberOption('RedisPaymentsWebhookStore', name, value, { min: 1, unit: ' (ms)' });
 }
 
 /**
@@ -100,9 +107,10 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   private closing?: Promise<void>;
 
   constructor(options: RedisPaymentsWebhookStoreOptions = {}) {
+    assertKnownOptions('RedisPaymentsWebhookStore', options, OPTION_NAMES);
     this.prefix = options.keyPrefix ?? 'malipo:webhook:';
-    this.doneTtlMs = positiveInteger('doneTtlMs', options.doneTtlMs ?? 30 * DAY_MS);
-    this.journalTtlMs = positiveInteger('journalTtlMs', options.journalTtlMs ?? 30 * DAY_MS);
+    this.doneTtlMs = ttlOption('doneTtlMs', options.doneTtlMs ?? 30 * DAY_MS);
+    this.journalTtlMs = ttlOption('journalTtlMs', options.journalTtlMs ?? 30 * DAY_MS);
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPaymentsWebhookStore',

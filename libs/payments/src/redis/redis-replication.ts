@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { moduleOptionError, wholeNumberOption } from '../known-options';
 
 /** Options of a Redis store whose writes must outlive a failover (docs/journal.md, "Failover"). */
 export interface RedisReplicationOptions {
@@ -22,6 +23,12 @@ const DEFAULT_REPLICA_TIMEOUT_MS = 500;
 /** A store's write, then the wait that makes it count. */
 export type ReplicatedWrite = <T>(write: Promise<T>) => Promise<T>;
 
+/** The options of {@link RedisReplicationOptions}, for a store's check of its options' names. */
+export const REDIS_REPLICATION_OPTION_NAMES: Readonly<Record<keyof RedisReplicationOptions, true>> = {
+  waitForReplicas: true,
+  replicaTimeoutMs: true,
+};
+
 /**
  * What makes a client's writes count only once `waitForReplicas` replicas acknowledged them: the
  * write itself when none is asked for. Checks the options at once, before any connection is made.
@@ -31,19 +38,25 @@ export function replicatedWrites(
   options: RedisReplicationOptions,
   owner: string,
 ): (client: Redis) => ReplicatedWrite {
-  const replicas = options.waitForReplicas ?? 0;
-  const timeoutMs = options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS;
-  if (!Number.isSafeInteger(replicas) || replicas < 0) {
-    throw new Error(`${owner}: waitForReplicas must be a whole number, 0 or more`);
-  }
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
-    throw new Error(`${owner}: replicaTimeoutMs must be a positive integer (ms)`);
-  }
+  const replicas = wholeNumberOption(owner, 'waitForReplicas', options.waitForReplicas ?? 0, {
+    min: 0,
+  });
+  const timeoutMs = wholeNumberOption(
+    owner,
+    'replicaTimeoutMs',
+    options.replicaTimeoutMs ?? DEFAULT_REPLICA_TIMEOUT_MS,
+    { min: 1, unit: ' (ms)' },
+  );
   if (replicas === 0) return () => (write) => write;
   return (client) => {
     // WAIT has no key: a Cluster would ask a node that may not hold the write.
     if ((client as unknown as Partial<Cluster>).isCluster === true) {
-      throw new Error(`${owner}: waitForReplicas is not supported with a Cluster client`);
+      throw moduleOptionError(
+        owner,
+        'waitForReplicas',
+        'isSupported',
+        'waitForReplicas is not supported with a Cluster client',
+      );
     }
     return waitingFor(client, replicas, timeoutMs, owner);
   };

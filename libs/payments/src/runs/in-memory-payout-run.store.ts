@@ -1,3 +1,4 @@
+import { assertKnownOptions, wholeNumberOption } from '../known-options';
 import type { PayoutRunItemState, PayoutRunState } from './payout-run.interfaces';
 import { itemMinorUnits, PayoutRunTally } from './payout-run-tally';
 import {
@@ -33,6 +34,12 @@ export interface InMemoryPayoutRunStoreOptions {
   now?: () => number;
 }
 
+const OPTION_NAMES: Readonly<Record<keyof InMemoryPayoutRunStoreOptions, true>> = {
+  retainFinishedMs: true,
+  maxFinishedRuns: true,
+  now: true,
+};
+
 /**
  * Runs in this process's memory: the embedded default. **Lost on restart** (docs/payout-runs.md,
  * "Crashes"): the payments journal still says which items were sent and how they ended. Finished
@@ -45,9 +52,21 @@ export class InMemoryPayoutRunStore implements PayoutRunStore {
   private readonly maxFinishedRuns: number;
   private readonly now: () => number;
 
+  /** @throws PaymentsValidationError for an unknown option or a count or time below 0. */
   constructor(options: InMemoryPayoutRunStoreOptions = {}) {
-    this.retainFinishedMs = options.retainFinishedMs ?? 24 * 60 * 60 * 1000;
-    this.maxFinishedRuns = options.maxFinishedRuns ?? 100;
+    assertKnownOptions('InMemoryPayoutRunStore', options, OPTION_NAMES);
+    this.retainFinishedMs = wholeNumberOption(
+      'InMemoryPayoutRunStore',
+      'retainFinishedMs',
+      options.retainFinishedMs ?? 24 * 60 * 60 * 1000,
+      { min: 0, unit: ' (ms)' },
+    );
+    this.maxFinishedRuns = wholeNumberOption(
+      'InMemoryPayoutRunStore',
+      'maxFinishedRuns',
+      options.maxFinishedRuns ?? 100,
+      { min: 0 },
+    );
     this.now = options.now ?? Date.now;
   }
 

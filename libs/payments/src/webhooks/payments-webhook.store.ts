@@ -1,3 +1,4 @@
+import { wholeNumberOption } from '../known-options';
 /**
  * What {@link PaymentsWebhookStore.claim} found:
  * - `claimed`: nobody holds the event and it was not processed: this delivery runs the handlers,
@@ -73,7 +74,14 @@ export class InMemoryPaymentsWebhookStore implements PaymentsWebhookStore {
   private readonly leases = new Map<string, number>();
   private readonly journal = new Map<string, string[]>();
 
-  constructor(private readonly capacity = 10_000) {}
+  private readonly capacity: number;
+
+  /** @throws PaymentsValidationError for a `capacity` below 1. */
+  constructor(capacity = 10_000) {
+    this.capacity = wholeNumberOption('InMemoryPaymentsWebhookStore', 'capacity', capacity, {
+      min: 1,
+    });
+  }
 
   claim(key: string, leaseMs: number): PaymentsWebhookClaim {
     if (this.done.has(key)) return 'done';

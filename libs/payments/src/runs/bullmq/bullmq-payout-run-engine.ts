@@ -4,6 +4,7 @@ import type { ConnectionOptions, Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createHash, randomUUID } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
+import { assertKnownOptions, moduleOptionError, wholeNumberOption } from '../../known-options';
 import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import type {
@@ -176,7 +177,6 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     private readonly options: BullMQPayoutRunEngineOptions = {},
   ) {
     this.prefix = options.prefix ?? 'malipo-runs';
-    if (this.prefix.includes(':')) throw new Error('BullMQPayoutRunEngine: prefix cannot hold ":"');
     // ioredis 6 types `retryStrategy` as possibly null, which BullMQ's own copy of the options
     // type does not list; ioredis takes null at run time (no reconnecting).
     this.bullConnection = {
@@ -722,20 +722,63 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
  * The `engine` option of `PayoutRunsModule` for runs on BullMQ, with a store every instance
  * shares: `PayoutRunsModule.forRoot({ store: new RedisPayoutRunStore({ url }), engine:
  * bullmqPayoutRunEngine({ url }) })`.
- * @throws at boot when the store is the in-memory one: other instances could not see the runs.
+ * @throws PaymentsValidationError at once for an unknown option or one that breaks its rule, and
+ *   at boot when the store is the in-memory one: other instances could not see the runs.
  */
 export function bullmqPayoutRunEngine(
   options: BullMQPayoutRunEngineOptions = {},
 ): PayoutRunEngineFactory {
+  checkEngineOptions(options);
   return (context) => {
     if (context.store instanceof InMemoryPayoutRunStore) {
-      throw new Error(
+      throw moduleOptionError(
+        'PayoutRunsModule',
+        'store',
+        'isShared',
         'The BullMQ payout-run engine needs a store every instance shares: give PayoutRunsModule ' +
           'the option store: new RedisPayoutRunStore({ url }) (docs/payout-runs.md, "Engines")',
       );
     }
     return new BullMQPayoutRunEngine(context, options);
   };
+}
+
+const OPTION_NAMES: Readonly<Record<keyof BullMQPayoutRunEngineOptions, true>> = {
+  url: true,
+  connection: true,
+  prefix: true,
+  lockDurationMs: true,
+  stalledIntervalMs: true,
+  jobAttempts: true,
+  jobBackoffMs: true,
+  setupTimeoutMs: true,
+};
+
+/** The options' times and counts, each a positive integer when given. */
+const POSITIVE_OPTIONS = [
+  'lockDurationMs',
+  'stalledIntervalMs',
+  'jobAttempts',
+  'jobBackoffMs',
+  'setupTimeoutMs',
+] as const satisfies readonly (keyof BullMQPayoutRunEngineOptions)[];
+
+/** @throws PaymentsValidationError naming the option and its rule. */
+function checkEngineOptions(options: BullMQPayoutRunEngineOptions): void {
+  assertKnownOptions('BullMQPayoutRunEngine', options, OPTION_NAMES);
+  for (const name of POSITIVE_OPTIONS) {
+    const value = options[name];
+    if (value !== undefined) {
+      wholeNumberOption('BullMQPayoutRunEngine', name, value, {
+        min: 1,
+        unit: name.endsWith('Ms') ? ' (ms)' : '',
+      });
+    }
+  }
+  // BullMQ joins its keys with ':'; one in the prefix would mix runs of two prefixes.
+  if (options.prefix !== undefined && options.prefix.includes(':')) {
+    throw moduleOptionError('BullMQPayoutRunEngine', 'prefix', 'matches', 'prefix cannot hold ":"');
+  }
 }
 
 /** `work`, rejecting with its error's command arguments redacted (a password, item requests). */

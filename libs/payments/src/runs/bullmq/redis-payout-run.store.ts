@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { connectRedis, quit, type RedisConnectionOptions } from '../../redis/redis-connection';
 import {
+  connectRedis,
+  quit,
+  REDIS_CONNECTION_OPTION_NAMES,
+  type RedisConnectionOptions,
+} from '../../redis/redis-connection';
+import {
+  REDIS_REPLICATION_OPTION_NAMES,
   type RedisReplicationOptions,
   type ReplicatedWrite,
   replicatedWrites,
@@ -26,6 +32,7 @@ import type {
   PayoutRunSummary,
 } from '../payout-run.store';
 import { printsAsNameOnly } from '../../secret-holders';
+import { assertKnownOptions, wholeNumberOption } from '../../known-options';
 
 /** Options of {@link RedisPayoutRunStore}: a client, or what to connect with. */
 export interface RedisPayoutRunStoreOptions
@@ -42,6 +49,13 @@ export interface RedisPayoutRunStoreOptions
    */
   finishedRunTtlSeconds?: number;
 }
+
+const OPTION_NAMES: Readonly<Record<keyof RedisPayoutRunStoreOptions, true>> = {
+  ...REDIS_CONNECTION_OPTION_NAMES,
+  ...REDIS_REPLICATION_OPTION_NAMES,
+  keyPrefix: true,
+  finishedRunTtlSeconds: true,
+};
 
 /** Items written per round trip when a run is created. */
 const CREATE_CHUNK = 500;
@@ -343,13 +357,14 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private readonly expiring = new Set<string>();
 
   constructor(options: RedisPayoutRunStoreOptions = {}) {
+    assertKnownOptions('RedisPayoutRunStore', options, OPTION_NAMES);
     this.prefix = options.keyPrefix ?? 'malipo:runs:';
-    this.finishedRunTtlSeconds = options.finishedRunTtlSeconds ?? 30 * 24 * 60 * 60;
-    if (!Number.isSafeInteger(this.finishedRunTtlSeconds) || this.finishedRunTtlSeconds < 0) {
-      throw new Error(
-        'RedisPayoutRunStore: finishedRunTtlSeconds must be a whole number, 0 or more',
-      );
-    }
+    this.finishedRunTtlSeconds = wholeNumberOption(
+      'RedisPayoutRunStore',
+      'finishedRunTtlSeconds',
+      options.finishedRunTtlSeconds ?? 30 * 24 * 60 * 60,
+      { min: 0 },
+    );
     const replicated = replicatedWrites(options, 'RedisPayoutRunStore');
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
