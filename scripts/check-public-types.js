@@ -106,8 +106,9 @@ function walk(type, trail) {
   seen.add(type);
   const alias = type.aliasSymbol;
   if (alias) {
-    if (note(alias, trail)) return;
-    for (const argument of type.aliasTypeArguments ?? []) walk(argument, trail);
+    // A name stops the walk, not its arguments: `Promise<Hidden>` spells `Hidden` too.
+    note(alias, trail);
+    for (const argument of type.aliasTypeArguments ?? []) walk(argument, `${trail}<>`);
     return;
   }
   if (type.isUnionOrIntersection()) {
@@ -116,21 +117,21 @@ function walk(type, trail) {
   }
   const symbol = type.getSymbol();
   if (symbol && symbol.flags & NAMED) {
-    if (note(symbol, trail)) return;
-    for (const argument of checker.getTypeArguments?.(type) ?? []) walk(argument, trail);
+    note(symbol, trail);
+    if (ts.getObjectFlags(type) & ts.ObjectFlags.Reference) {
+      for (const argument of checker.getTypeArguments(type)) walk(argument, `${trail}<>`);
+    }
     return;
   }
   if (type.flags & ts.TypeFlags.Object) walkMembers(type, trail);
 }
 
-/** True when `symbol` is a name the walk stops at (importable, foreign, or noted as not). */
+/** Notes `symbol` when it is a type of ours that no entry point exports. */
 function note(symbol, trail) {
-  if (symbol.flags & ts.SymbolFlags.TypeParameter) return true;
-  if (!declaredInPackage(symbol)) return true;
-  if (exported.has(symbol)) return true;
+  if (symbol.flags & ts.SymbolFlags.TypeParameter) return;
+  if (!declaredInPackage(symbol) || exported.has(symbol)) return;
   const name = checker.getFullyQualifiedName(symbol).replace(/^"[^"]*"\./, '');
   if (!unnameable.has(name)) unnameable.set(name, trail);
-  return true;
 }
 
 function walkMembers(type, trail, constructors = true) {

@@ -47,6 +47,8 @@ describe('createPaymentsClient (no Nest application)', () => {
 
   it.each([
     ['84726193', true],
+    // Read from a file with its newline: the service, a proxy or a log may echo it trimmed.
+    ['84726193\n', true],
     ['8472619a', false],
   ])(
     'warns of a password of digits only, which an amount could equal (%s)',
@@ -58,14 +60,36 @@ describe('createPaymentsClient (no Nest application)', () => {
           apiPassword: password,
           baseUrl: server.url,
         }).close();
-        expect(
-          warn.mock.calls.some(([message]) => /apiPassword is all digits/.test(String(message))),
-        ).toBe(warned);
+        expect(warn.mock.calls.some(([message]) => /is all digits/.test(String(message)))).toBe(
+          warned,
+        );
       } finally {
         warn.mockRestore();
       }
     },
   );
+
+  it("warns of a proxy's password of digits only: it is redacted as the account's is", async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      await createPaymentsClient({
+        apiUsername: 'u',
+        apiPassword: 'letters-and-digits-1',
+        baseUrl: 'https://payments.example.com',
+        proxy: {
+          protocol: 'http',
+          host: '127.0.0.1',
+          port: 3128,
+          auth: { username: 'p', password: '84726193' },
+        },
+      }).close();
+      expect(warn.mock.calls.map(([message]) => String(message))).toEqual(
+        expect.arrayContaining([expect.stringMatching(/the proxy's\) is all digits/)]),
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
 
   it('retries like the module', async () => {
     server.reset();

@@ -193,9 +193,9 @@ export class OperationRunner implements BeforeApplicationShutdown {
    */
   private readonly sendBudgetMs: number;
 
-  /** `value` with this client's credentials redacted, in every form (as in `_raw`). */
-  redactCredentials(value: unknown): unknown {
-    return this.redactor.value(value);
+  /** What redacts this client's credentials, in every form (as in `_raw`). @internal */
+  get credentialsRedactor(): SecretRedactor {
+    return this.redactor;
   }
 
   constructor(

@@ -16,7 +16,7 @@ import {
 import { IsHttpUrl, readField } from './request-rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';
+import { credentialsRedactor, MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';
 import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
 import {
   PaymentsDefaults,
@@ -328,11 +328,14 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
       `apiPassword is shorter than ${MIN_REDACTED_PASSWORD_LENGTH} characters: too short to be told apart from ordinary text, so only the Basic token is redacted from logs, errors and _raw.`,
     );
-  } else if (/^[0-9]+$/.test(schema.apiPassword)) {
+  }
+  // Asked of the redactor the calls use: a password trimmed of its newline, or the proxy's.
+  if (credentialsRedactor(schema).redactsNumbers) {
     new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
-      'apiPassword is all digits: it is redacted wherever that number appears, so an answer or ' +
-        'a webhook whose amount equals it reads as [REDACTED] (an unreadable answer: in doubt, ' +
-        'or answered 503). A password with letters too cannot be mistaken for an amount.',
+      "A password of this client (apiPassword, or the proxy's) is all digits, once trimmed: it " +
+        'is redacted wherever that number appears, so an answer or a webhook whose amount equals it reads as [REDACTED] (an ' +
+        'unreadable answer: in doubt, or answered 503). A password with letters too cannot be ' +
+        'mistaken for an amount.',
     );
   }
   if (schema.baseUrl === undefined) {

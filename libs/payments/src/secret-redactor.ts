@@ -219,6 +219,26 @@ export class SecretRedactor {
   private readonly escapeMarks: readonly string[];
   /** The passwords of digits only, as the numbers JSON would read them as. */
   private readonly numericSecrets: ReadonlySet<number>;
+  /**
+   * Whether a number is redacted wherever it appears (a password of digits only, once trimmed
+   * too): an amount equal to it reads as `[REDACTED]`. @internal
+   */
+  get redactsNumbers(): boolean {
+    return this.numericSecrets.size > 0;
+  }
+
+  /** The credentials it was made of, for {@link SecretRedactor.combining}. */
+  private readonly credentials: readonly BasicCredentials[];
+
+  /**
+   * One redactor of the credentials of all `redactors`: their forms are replaced longest first
+   * together, where one after another would let one password, inside another, cut the longer one
+   * before its own redactor saw it. Undefined when there is none.
+   */
+  static combining(redactors: readonly SecretRedactor[]): SecretRedactor | undefined {
+    const [first, ...others] = redactors.flatMap((redactor) => redactor.credentials);
+    return first && new SecretRedactor(first.username, first.password, others);
+  }
 
   constructor(
     apiUsername: string,
@@ -232,6 +252,7 @@ export class SecretRedactor {
     const caseless: string[] = [];
     let spaced = false;
     const credentials = [{ username: apiUsername, password: apiPassword }, ...others];
+    this.credentials = [...credentials];
     // A secret read from a file or a vault often ends in a newline (or a BOM, a no-break space):
     // the service, a proxy or a log pipeline that trims it echoes the account's real password.
     for (const { username, password } of [...credentials]) {

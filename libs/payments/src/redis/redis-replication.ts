@@ -24,10 +24,11 @@ const DEFAULT_REPLICA_TIMEOUT_MS = 500;
 export type ReplicatedWrite = <T>(write: Promise<T>) => Promise<T>;
 
 /** The options of {@link RedisReplicationOptions}, for a store's check of its options' names. */
-export const REDIS_REPLICATION_OPTION_NAMES: Readonly<Record<keyof RedisReplicationOptions, true>> = {
-  waitForReplicas: true,
-  replicaTimeoutMs: true,
-};
+export const REDIS_REPLICATION_OPTION_NAMES: Readonly<Record<keyof RedisReplicationOptions, true>> =
+  {
+    waitForReplicas: true,
+    replicaTimeoutMs: true,
+  };
 
 /**
  * What makes a client's writes count only once `waitForReplicas` replicas acknowledged them: the

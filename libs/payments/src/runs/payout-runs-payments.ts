@@ -6,6 +6,7 @@ import type { PaymentsClient } from '../payments-client';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import type { PayoutsService } from '../payouts.service';
 import { moduleOptionError } from '../known-options';
+import { PaymentsValidationError } from '../errors';
 import { registrationProvider } from '../registration-lookup';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import {
@@ -58,7 +59,9 @@ export class PayoutRunsPayments implements OnModuleInit {
         balances: of<BalancesService>(getBalancesToken(account)),
         reconciler: of<PaymentsReconciler>(getPaymentsReconcilerToken(account)),
       };
-    } catch {
+    } catch (error) {
+      // A registration that is there but request-scoped says so itself.
+      if (error instanceof PaymentsValidationError) throw error;
       throw moduleOptionError(
         'PayoutRunsModule',
         'account',

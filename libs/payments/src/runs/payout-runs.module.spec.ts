@@ -1,5 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
+import { getPayoutsToken } from '../payments.decorators';
+import { PayoutsService } from '../payouts.service';
 import { InMemoryPaymentsJournal } from '../journal/in-memory-payments-journal';
 import { PaymentsModule } from '../payments.module';
 import type { PaymentsModuleOptions } from '../payments-options.interface';
@@ -175,6 +178,76 @@ describe('PayoutRunsModule at boot', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("sends with the unnamed registration, not a named one's service an app module re-provides under the class", async () => {
+    /** A feature module whose classes inject PayoutsService and get the usd account's. */
+    @Module({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          name: 'usd',
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'usd-shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/usd',
+        }),
+      ],
+      providers: [{ provide: PayoutsService, useExisting: getPayoutsToken('usd') }],
+      exports: [PayoutsService],
+    })
+    class UsdPayrollModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        // Before the unnamed registration: the first provider of the class the app holds.
+        UsdPayrollModule,
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+          defaultCallbackUrl: 'https://shop.example.com/webhooks/payments',
+        }),
+        PayoutRunsModule.forRoot({}),
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const runs = app.get(PayoutRunsService);
+      const { runId } = await runs.create({ items: ONE_ITEM });
+      await waitFor(
+        async () => ((await runs.get(runId)).counts.accepted === 1 ? true : undefined),
+        'the item accepted',
+        10_000,
+      );
+      const operations = (fake: FakePayments) => fake.calls.map((call) => call.operation);
+      expect({
+        unnamed: operations(app.get<FakePayments>(getFakePaymentsToken())),
+        usd: operations(app.get<FakePayments>(getFakePaymentsToken('usd'))),
+      }).toEqual({ unnamed: ['balances.all', 'payouts.mpesa'], usd: [] });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('fails the boot, saying why, over an unnamed registration that is request-scoped', async () => {
+    const booting = Test.createTestingModule({
+      imports: [
+        PaymentsModule.forRootAsync({
+          inject: [REQUEST],
+          useFactory: () => ({
+            apiUsername: 'tenant',
+            apiPassword: 'tenant-password',
+            journal: new InMemoryPaymentsJournal(),
+            defaultUsername: 'shop',
+          }),
+        }),
+        PayoutRunsModule.forRoot({}),
+      ],
+    })
+      .compile()
+      .then((moduleRef) => moduleRef.createNestApplication({ logger: false }).init());
+    await expect(booting).rejects.toMatchObject({
+      name: 'PaymentsValidationError',
+      target: 'PaymentsModuleOptions',
+      errors: [expect.objectContaining({ field: 'inject', rule: 'isStatic' })],
+    });
   });
 
   it('runs over PaymentsTestingModule with a journal, as a unit test of your payroll would', async () => {

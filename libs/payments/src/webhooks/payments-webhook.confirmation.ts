@@ -22,7 +22,12 @@ import {
   MAX_HELD_DELIVERIES_PER_CALL,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
 } from './payments-webhook.constants';
-import { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
+import {
+  DEFAULT_REGISTRATION_NAME,
+  PAYMENTS_REGISTRATION_NAME,
+  PAYMENTS_WEBHOOK_OPTIONS,
+} from '../payments.constants';
+import { SecretRedactor } from '../secret-redactor';
 import {
   PaymentWebhookBudgetError,
   PaymentWebhookConfirmationError,
@@ -36,6 +41,7 @@ import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 import { forLog, ThrottledWarnings } from './payments-webhook.logging';
 import { type LookupBudgetName, PaymentsWebhookLookups } from './payments-webhook.lookups';
 import { moduleOptionError } from '../known-options';
+import { PaymentsValidationError } from '../errors';
 
 /** The record's status, fit for a log line. */
 function shownStatus(record: TransactionStatus): string {
@@ -136,8 +142,15 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
   );
   /** The registration's look-ups, which confirm events. */
   private transactions?: TransactionsService;
-  /** The runners of every registration in the app: a delivery is redacted of each's credentials. */
-  private redactors: readonly OperationRunner[] = [];
+  /**
+   * The redactor of every registration's credentials, and the runners it was made of: made again
+   * when they change (a registration loaded lazily after boot).
+   */
+  private redaction: { runners: readonly OperationRunner[]; redactor?: SecretRedactor } = {
+    runners: [],
+  };
+  /** Registrations whose credentials cannot be redacted from deliveries, already logged. */
+  private readonly unredactable = new Set<string>();
   /** Records being watched until final, by budget and reference: see `watch`. */
   private readonly watches = new Map<string, Promise<WatchedRecord>>();
   /** The reconciler of the same registration, when it has a journal: confirmed events settle it. */
@@ -192,6 +205,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       this.inFlightHoldMs = hold as number;
     }
     const { account } = this.options;
+    const confirming = this.options.confirm !== false;
     try {
       this.transactions = registrationProvider<TransactionsService>(
         this.moduleRef,
@@ -199,17 +213,14 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
         getTransactionsToken(account),
         account,
       );
-    } catch {
-      // None: confirmation fails the boot below.
+    } catch (error) {
+      // A registration that is there but request-scoped says so itself; none: confirmation fails
+      // the boot below.
+      if (error instanceof PaymentsValidationError && (confirming || account !== undefined)) {
+        throw error;
+      }
     }
-    try {
-      // Every registration's: one route may receive the callbacks of several accounts, and what
-      // `account` names is only the one that confirms.
-      this.redactors = this.moduleRef.get(OperationRunner, { strict: false, each: true });
-    } catch {
-      // No PaymentsModule in the app: no credentials to redact.
-    }
-    const confirming = this.options.confirm !== false;
+    this.redactorNow();
     // Confirmation needs the registration; without it, an account the app lacks is a typo.
     if (this.transactions === undefined && (confirming || account !== undefined)) {
       const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
@@ -257,9 +268,47 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
    * `_raw` and the app's handlers and logs.
    */
   redacted(body: unknown): unknown {
-    let redacted = body;
-    for (const runner of this.redactors) redacted = runner.redactCredentials(redacted);
-    return redacted;
+    const redactor = this.redactorNow();
+    return redactor === undefined ? body : redactor.value(body);
+  }
+
+  /**
+   * One redactor of the credentials of every registration in the app now: one route may receive
+   * the callbacks of several accounts, and what `account` names is only the one that confirms.
+   * Found in the modules, not by `moduleRef.get(..., { each: true })`, which throws for all when
+   * one registration is request-scoped. Such a registration has no credentials until a request
+   * comes: its deliveries cannot be redacted of them, which is logged once at error level.
+   */
+  private redactorNow(): SecretRedactor | undefined {
+    const runners: OperationRunner[] = [];
+    for (const module of this.modules.values()) {
+      const wrapper = module.providers.get(OperationRunner);
+      if (wrapper === undefined) continue;
+      if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
+        const name: unknown = module.providers.get(PAYMENTS_REGISTRATION_NAME)?.instance;
+        this.warnUnredactable(typeof name === 'string' ? name : DEFAULT_REGISTRATION_NAME);
+      } else if (wrapper.instance instanceof OperationRunner) {
+        runners.push(wrapper.instance);
+      }
+    }
+    const known = this.redaction.runners;
+    if (runners.length !== known.length || runners.some((runner, at) => runner !== known[at])) {
+      this.redaction = {
+        runners,
+        redactor: SecretRedactor.combining(runners.map((runner) => runner.credentialsRedactor)),
+      };
+    }
+    return this.redaction.redactor;
+  }
+
+  private warnUnredactable(registration: string): void {
+    if (this.unredactable.has(registration)) return;
+    this.unredactable.add(registration);
+    this.logger.error(
+      `The PaymentsModule registration "${registration}" is request-scoped or transient: its ` +
+        'credentials are made per request, and webhook deliveries cannot be redacted of them ' +
+        "(an echo of its password would reach the handlers). Other registrations' are.",
+    );
   }
 
   /**
@@ -489,13 +538,20 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     idempotencyKey: string,
     ms: number,
   ): Promise<PaymentsJournalEntry | undefined | typeof HOLD_ENDED> {
+    // One listener on the shutdown signal per read, removed with it: a signal made by
+    // `AbortSignal.any()` of the app-long one would be kept by it after the read (Node 20).
     const read = new AbortController();
-    const timedOut = wait<typeof HOLD_ENDED>(ms, HOLD_ENDED, {
-      signal: AbortSignal.any([this.closing.signal, read.signal]),
-    }).catch((): typeof HOLD_ENDED => HOLD_ENDED);
+    const endRead = (): void => read.abort();
+    const { signal: closing } = this.closing;
+    if (closing.aborted) return HOLD_ENDED;
+    closing.addEventListener('abort', endRead, { once: true });
+    const timedOut = wait<typeof HOLD_ENDED>(ms, HOLD_ENDED, { signal: read.signal }).catch(
+      (): typeof HOLD_ENDED => HOLD_ENDED,
+    );
     try {
       return await Promise.race([reconciler.get(idempotencyKey), timedOut]);
     } finally {
+      closing.removeEventListener('abort', endRead);
       read.abort();
     }
   }

@@ -1,4 +1,5 @@
 import kenyaSuccess from '../../spec-support/real-service/webhooks/kenya-success.json';
+import { getEventListeners } from 'node:events';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
@@ -11,6 +12,7 @@ import { PaymentsModule } from '../payments.module';
 import { PayoutsService } from '../payouts.service';
 import { OnPaymentEvent } from './on-payment-event.decorator';
 import type { PaymentDuplicateEvent, PaymentWebhookEvent } from './payment-webhook-event';
+import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import { PaymentsWebhookModule } from './payments-webhook.module';
 
 const PAYOUT = OPERATION_CASES.find((c) => c.operation === 'payouts.mpesa')!.request as {
@@ -454,6 +456,29 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     }
     await call;
     expect((await delivery).status).toBe(200);
+  });
+
+  it('leaves nothing of its reads on the shutdown signal, which lives as long as the app', async () => {
+    const { app, delivery, release, call, reads } = await payoutBeingSent({
+      inFlightHoldMs: 60_000,
+    });
+    try {
+      // A dozen polls of the journal, each read raced against its own timer.
+      await waitFor(() => (reads() >= 12 ? true : undefined), 'a dozen polls');
+    } finally {
+      release();
+    }
+    await call;
+    expect((await delivery).status).toBe(200);
+    const confirmation: unknown = app.get(PaymentsWebhookConfirmation);
+    const { signal } = (confirmation as { closing: AbortController }).closing;
+    expect(getEventListeners(signal, 'abort')).toEqual([]);
+    // Node 20 keeps every signal `AbortSignal.any()` made of this one in a set of its own, for the
+    // signal's life: none may be made per read.
+    const dependants = Object.getOwnPropertySymbols(signal)
+      .filter((symbol) => symbol.description === 'kDependantSignals')
+      .map((symbol) => (signal as unknown as Record<symbol, { size: number }>)[symbol]);
+    expect(dependants.map((set) => set.size).filter((size) => size > 0)).toEqual([]);
   });
 
   it('holds a few deliveries of one call being sent; a flood of more is answered 503 at once', async () => {

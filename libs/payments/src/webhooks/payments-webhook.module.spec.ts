@@ -13,6 +13,7 @@ import {
   type DynamicModule,
   type Provider,
 } from '@nestjs/common';
+import { LazyModuleLoader, REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { PaymentsModule } from '../payments.module';
 import { PaymentsValidationError } from '../errors';
@@ -840,6 +841,81 @@ describe('PaymentsWebhookModule', () => {
       expect((await deliver(echoing)).status).toBe(200);
       expect(handlers.collections[0]._raw).toMatchObject({
         remarks: 'kes [REDACTED] usd [REDACTED]',
+      });
+    });
+
+    it("with confirm: false, redacts the whole of a password that holds another account's", async () => {
+      const { deliver, handlers } = await boot([
+        paymentsModule(),
+        PaymentsModule.forRoot({
+          name: 'usd',
+          apiUsername: 'usd-user',
+          apiPassword: `${API_PASSWORD}-usd-2026`,
+          baseUrl: status.url,
+          maxRetries: 0,
+        }),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+
+      const echoing = { ...EXAMPLES.kenyaSuccess, remarks: `usd ${API_PASSWORD}-usd-2026` };
+      expect((await deliver(echoing)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'usd [REDACTED]' });
+    });
+
+    it("with confirm: false, redacts the other accounts beside a request-scoped one, and says it cannot redact that one's", async () => {
+      const { deliver, handlers, logger } = await boot([
+        paymentsModule(),
+        PaymentsModule.forRootAsync({
+          name: 'tenant',
+          inject: [REQUEST],
+          useFactory: () => ({ apiUsername: 'tenant-user', apiPassword: 'tenant-password-1' }),
+        }),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+
+      const echoing = { ...EXAMPLES.kenyaSuccess, remarks: `tok ${API_PASSWORD}` };
+      expect((await deliver(echoing)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
+      expect(logger.of('error').join('\n')).toMatch(
+        /registration "tenant" is request-scoped or transient: its credentials are made per request/,
+      );
+    });
+
+    it('with confirm: false, redacts the credentials of a registration loaded lazily after boot', async () => {
+      @Module({
+        imports: [
+          PaymentsModule.forRoot({
+            name: 'lazy',
+            apiUsername: 'lazy-user',
+            apiPassword: 'lazy-account-password',
+            baseUrl: status.url,
+          }),
+        ],
+      })
+      class LazyPaymentsModule {}
+      const { app, deliver, handlers } = await boot([
+        paymentsModule(),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+      await app.get(LazyModuleLoader).load(() => LazyPaymentsModule);
+
+      const echoing = { ...EXAMPLES.kenyaSuccess, remarks: 'tok lazy-account-password' };
+      expect((await deliver(echoing)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
+    });
+
+    it('fails at boot, saying why, when the registration to confirm with is request-scoped', async () => {
+      await expect(
+        boot([
+          PaymentsModule.forRootAsync({
+            inject: [REQUEST],
+            useFactory: () => ({ apiUsername: 'tenant-user', apiPassword: 'tenant-password-1' }),
+          }),
+          PaymentsWebhookModule.forRoot(),
+        ]),
+      ).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [expect.objectContaining({ field: 'inject', rule: 'isStatic' })],
       });
     });
 
