@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, type INestApplication, Module } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { getPayoutsToken } from '../payments.decorators';
@@ -49,6 +49,17 @@ async function overTheFake(runs: DynamicModule, ...others: DynamicModule[]) {
     ],
   }).compile();
   return moduleRef.createNestApplication({ logger: false }).init();
+}
+
+/** Runs {@link ONE_ITEM} in `app` until the service accepted it. */
+async function payOneItem(app: INestApplication): Promise<void> {
+  const runs = app.get(PayoutRunsService);
+  const { runId } = await runs.create({ items: ONE_ITEM });
+  await waitFor(
+    async () => ((await runs.get(runId)).counts.accepted === 1 ? true : undefined),
+    'the item accepted',
+    10_000,
+  );
 }
 
 describe('PayoutRunsModule at boot', () => {
@@ -167,13 +178,7 @@ describe('PayoutRunsModule at boot', () => {
       }),
     );
     try {
-      const runs = app.get(PayoutRunsService);
-      const { runId } = await runs.create({ items: ONE_ITEM });
-      await waitFor(
-        async () => ((await runs.get(runId)).counts.accepted === 1 ? true : undefined),
-        'the item accepted',
-        10_000,
-      );
+      await payOneItem(app);
       expect(app.get<FakePayments>(getFakePaymentsToken('usd')).calls).toEqual([]);
     } finally {
       await app.close();
@@ -209,13 +214,7 @@ describe('PayoutRunsModule at boot', () => {
     }).compile();
     const app = await moduleRef.createNestApplication({ logger: false }).init();
     try {
-      const runs = app.get(PayoutRunsService);
-      const { runId } = await runs.create({ items: ONE_ITEM });
-      await waitFor(
-        async () => ((await runs.get(runId)).counts.accepted === 1 ? true : undefined),
-        'the item accepted',
-        10_000,
-      );
+      await payOneItem(app);
       const operations = (fake: FakePayments) => fake.calls.map((call) => call.operation);
       expect({
         unnamed: operations(app.get<FakePayments>(getFakePaymentsToken())),
