@@ -65,6 +65,31 @@ describe('the options of the journals, stores and engines an app constructs', ()
       'isExclusive',
     ],
     [
+      'RedisPaymentsJournal',
+      // A number read from a config file: a key prefix of keys, not a number.
+      () => new RedisPaymentsJournal({ url, keyPrefix: 7 as never }),
+      'keyPrefix',
+      'isString',
+    ],
+    [
+      'RedisPaymentsWebhookStore',
+      () => new RedisPaymentsWebhookStore({ url, keyPrefix: 7 as never }),
+      'keyPrefix',
+      'isString',
+    ],
+    [
+      'RedisPayoutRunStore',
+      () => new RedisPayoutRunStore({ url, keyPrefix: 7 as never }),
+      'keyPrefix',
+      'isString',
+    ],
+    [
+      'BullMQPayoutRunEngine',
+      () => bullmqPayoutRunEngine({ url, prefix: 7 as never }),
+      'prefix',
+      'isString',
+    ],
+    [
       'RedisPaymentsWebhookStore',
       () => new RedisPaymentsWebhookStore({ url, doneTtlMs: -1 }),
       'doneTtlMs',

@@ -56,3 +56,13 @@ export function wholeNumberOption(
     `${field} must be ${min === 1 ? 'a positive integer' : 'a whole number, 0 or more'}${unit}`,
   );
 }
+
+/**
+ * `value` when it is a string or not given, else the error naming the option of `owner`.
+ * @throws PaymentsValidationError (`isString`).
+ * @internal
+ */
+export function textOption(owner: string, field: string, value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  throw moduleOptionError(owner, field, 'isString', `${field} must be a string`);
+}

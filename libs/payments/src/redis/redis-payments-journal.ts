@@ -20,7 +20,7 @@ import {
   replicatedWrites,
 } from './redis-replication';
 import { printsAsNameOnly } from '../secret-holders';
-import { assertKnownOptions, wholeNumberOption } from '../known-options';
+import { assertKnownOptions, textOption, wholeNumberOption } from '../known-options';
 
 /** Options of {@link RedisPaymentsJournal}: a client, or what to connect with. */
 export interface RedisPaymentsJournalOptions
@@ -155,7 +155,8 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
 
   constructor(options: RedisPaymentsJournalOptions = {}) {
     assertKnownOptions('RedisPaymentsJournal', options, OPTION_NAMES);
-    this.prefix = options.keyPrefix ?? 'malipo:journal:';
+    this.prefix =
+      textOption('RedisPaymentsJournal', 'keyPrefix', options.keyPrefix) ?? 'malipo:journal:';
     this.ttlMs = wholeNumberOption('RedisPaymentsJournal', 'ttlMs', options.ttlMs ?? 30 * DAY_MS, {
       min: 1,
       unit: ' (ms)',

@@ -8,7 +8,7 @@ import {
   REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
 } from './redis-connection';
-import { assertKnownOptions, wholeNumberOption } from '../known-options';
+import { assertKnownOptions, textOption, wholeNumberOption } from '../known-options';
 import {
   MAX_REFERENCES_PER_KEY,
   type PaymentsWebhookClaim,
@@ -108,7 +108,8 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
 
   constructor(options: RedisPaymentsWebhookStoreOptions = {}) {
     assertKnownOptions('RedisPaymentsWebhookStore', options, OPTION_NAMES);
-    this.prefix = options.keyPrefix ?? 'malipo:webhook:';
+    this.prefix =
+      textOption('RedisPaymentsWebhookStore', 'keyPrefix', options.keyPrefix) ?? 'malipo:webhook:';
     this.doneTtlMs = ttlOption('doneTtlMs', options.doneTtlMs ?? 30 * DAY_MS);
     this.journalTtlMs = ttlOption('journalTtlMs', options.journalTtlMs ?? 30 * DAY_MS);
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(

@@ -287,7 +287,12 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
         const name: unknown = module.providers.get(PAYMENTS_REGISTRATION_NAME)?.instance;
         this.warnUnredactable(typeof name === 'string' ? name : DEFAULT_REGISTRATION_NAME);
-      } else if (wrapper.instance instanceof OperationRunner) {
+      } else if (
+        wrapper.instance instanceof OperationRunner &&
+        // A registration being loaded lazily holds a bare prototype until its options resolve:
+        // it has no credentials yet, and is taken once it has (the runners differ then).
+        wrapper.instance.credentialsRedactor instanceof SecretRedactor
+      ) {
         runners.push(wrapper.instance);
       }
     }

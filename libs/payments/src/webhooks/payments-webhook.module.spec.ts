@@ -13,8 +13,9 @@ import {
   type DynamicModule,
   type Provider,
 } from '@nestjs/common';
-import { LazyModuleLoader, REQUEST } from '@nestjs/core';
+import { LazyModuleLoader, ModulesContainer, REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
+import { waitFor } from '../../spec-support/wait-for';
 import { PaymentsModule } from '../payments.module';
 import { PaymentsValidationError } from '../errors';
 import { OnPaymentEvent } from './on-payment-event.decorator';
@@ -902,6 +903,47 @@ describe('PaymentsWebhookModule', () => {
       const echoing = { ...EXAMPLES.kenyaSuccess, remarks: 'tok lazy-account-password' };
       expect((await deliver(echoing)).status).toBe(200);
       expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
+    });
+
+    it('answers deliveries while a registration is being loaded lazily, its options not resolved yet', async () => {
+      let resolveOptions!: () => void;
+      const vault = new Promise<void>((resolve) => (resolveOptions = resolve));
+      @Module({
+        imports: [
+          PaymentsModule.forRootAsync({
+            name: 'lazy',
+            // Options read from a vault, which takes a moment.
+            useFactory: async () => {
+              await vault;
+              return { apiUsername: 'lazy-user', apiPassword: 'lazy-account-password' };
+            },
+          }),
+        ],
+      })
+      class LazyPaymentsModule {}
+      const { app, deliver, handlers } = await boot([
+        paymentsModule(),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+      const modules = app.get(ModulesContainer);
+      const before = modules.size;
+      const loading = app.get(LazyModuleLoader).load(() => LazyPaymentsModule);
+      // Its modules are in the app, its providers not built: their options wait for the vault.
+      await waitFor(() => (modules.size > before ? true : undefined), 'the lazy modules scanned');
+
+      const during = { ...EXAMPLES.kenyaSuccess, remarks: `tok ${API_PASSWORD}` };
+      expect((await deliver(during)).status).toBe(200);
+      expect(handlers.collections[0]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
+      resolveOptions();
+      await loading;
+      const after = {
+        ...EXAMPLES.kenyaSuccess,
+        // Another transaction: the first is handled already.
+        transaction_reference: '9BD103739850eR',
+        remarks: 'tok lazy-account-password',
+      };
+      expect((await deliver(after)).status).toBe(200);
+      expect(handlers.collections[1]._raw).toMatchObject({ remarks: 'tok [REDACTED]' });
     });
 
     it('fails at boot, saying why, when the registration to confirm with is request-scoped', async () => {

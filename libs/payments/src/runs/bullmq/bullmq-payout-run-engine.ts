@@ -4,7 +4,12 @@ import type { ConnectionOptions, Job } from 'bullmq';
 import type { Redis, RedisOptions } from 'ioredis';
 import { createHash, randomUUID } from 'node:crypto';
 import { PAYMENTS_LOGGER_CONTEXT } from '../../payments.constants';
-import { assertKnownOptions, moduleOptionError, wholeNumberOption } from '../../known-options';
+import {
+  assertKnownOptions,
+  moduleOptionError,
+  textOption,
+  wholeNumberOption,
+} from '../../known-options';
 import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import type {
@@ -176,6 +181,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     private readonly context: PayoutRunEngineContext,
     private readonly options: BullMQPayoutRunEngineOptions = {},
   ) {
+    checkEngineOptions(options);
     this.prefix = options.prefix ?? 'malipo-runs';
     // ioredis 6 types `retryStrategy` as possibly null, which BullMQ's own copy of the options
     // type does not list; ioredis takes null at run time (no reconnecting).
@@ -776,7 +782,7 @@ function checkEngineOptions(options: BullMQPayoutRunEngineOptions): void {
     }
   }
   // BullMQ joins its keys with ':'; one in the prefix would mix runs of two prefixes.
-  if (options.prefix !== undefined && options.prefix.includes(':')) {
+  if (textOption('BullMQPayoutRunEngine', 'prefix', options.prefix)?.includes(':')) {
     throw moduleOptionError('BullMQPayoutRunEngine', 'prefix', 'matches', 'prefix cannot hold ":"');
   }
 }

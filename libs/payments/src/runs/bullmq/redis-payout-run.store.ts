@@ -32,7 +32,7 @@ import type {
   PayoutRunSummary,
 } from '../payout-run.store';
 import { printsAsNameOnly } from '../../secret-holders';
-import { assertKnownOptions, wholeNumberOption } from '../../known-options';
+import { assertKnownOptions, textOption, wholeNumberOption } from '../../known-options';
 
 /** Options of {@link RedisPayoutRunStore}: a client, or what to connect with. */
 export interface RedisPayoutRunStoreOptions
@@ -358,7 +358,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
 
   constructor(options: RedisPayoutRunStoreOptions = {}) {
     assertKnownOptions('RedisPayoutRunStore', options, OPTION_NAMES);
-    this.prefix = options.keyPrefix ?? 'malipo:runs:';
+    this.prefix =
+      textOption('RedisPayoutRunStore', 'keyPrefix', options.keyPrefix) ?? 'malipo:runs:';
     this.finishedRunTtlSeconds = wholeNumberOption(
       'RedisPayoutRunStore',
       'finishedRunTtlSeconds',
