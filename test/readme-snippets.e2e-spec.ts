@@ -26,11 +26,21 @@ function snippets(): { document: string; code: string }[] {
 }
 
 /**
- * The modules of "your" app that snippets import: the app a snippet bootstraps, and the journal
+ * The modules of "your" app that snippets import: the app a snippet bootstraps, its orders, and the journal
  * store on your own database that docs/journal.md runs the conformance cases on.
  */
 const APP_FILES: Record<string, string> = {
   'app.module.ts': 'export class AppModule {}\n',
+  // The Orders of the README's "Use", as its webhook handler ("After a crash") calls it.
+  'orders.ts': [
+    'export class Orders {',
+    '  async paymentFailed(orderId: string, attempt: number): Promise<void> {',
+    '    void orderId;',
+    '    void attempt;',
+    '  }',
+    '}',
+    '',
+  ].join('\n'),
   'postgres-payments-journal.ts': [
     "import { InMemoryPaymentsJournal } from '@malipo/nestjs';",
     'export class PostgresPaymentsJournal extends InMemoryPaymentsJournal {',

@@ -66,7 +66,8 @@ export class PaymentsValidationError extends PaymentsError {
  *
  * With a journal ({@link PaymentsJournalError}, nothing sent by this call):
  * - `IN_DOUBT`: an earlier call under this key may have executed and its outcome is not known;
- * - `IN_PROGRESS`: a call under this key is being sent now (here or by another instance);
+ * - `IN_PROGRESS`: a call under this key is being sent now (here or by another instance), or its
+ *   process died mid-send and its deadline has not passed;
  * - `ALREADY_FAILED`: the call under this key failed at the service: a new attempt needs a new key;
  * - `ALREADY_REFUSED`: the key was held for a payout-run takeover and a person settled it refused:
  *   nothing goes out under it again unless the caller passes `{ resend: true }`;

@@ -463,10 +463,13 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(1);
     expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
     const stopped = results.find((result) => result.status === 'rejected');
-    expect((stopped as PromiseRejectedResult).reason).toMatchObject({
-      code: 'IN_PROGRESS',
-      mayHaveExecuted: true,
-    });
+    const { reason } = stopped as PromiseRejectedResult;
+    expect(reason).toMatchObject({ code: 'IN_PROGRESS', mayHaveExecuted: true });
+    // After a crash the same entry stops a retry: the error says until when.
+    const { deadlineAt } = (reason as PaymentsJournalError).entry!;
+    expect((reason as Error).message).toContain(
+      `or its process died mid-send: it counts as in doubt after its deadline (${deadlineAt})`,
+    );
   });
 
   it('sends nothing when the journal cannot be written: JOURNAL_UNAVAILABLE, not executed', async () => {

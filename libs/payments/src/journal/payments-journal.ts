@@ -1331,7 +1331,11 @@ export class PaymentsJournal {
     const why: Record<PaymentsJournalErrorCode, string> = {
       IN_DOUBT:
         'an earlier call under this idempotencyKey may have executed and its outcome is not known: wait for its webhook or reconcile(); pass { resend: true } only if you know it did not execute',
-      IN_PROGRESS: 'a call under this idempotencyKey is being sent now',
+      // A process that died mid-send leaves the same entry: said, with when it stops counting.
+      IN_PROGRESS:
+        'a call under this idempotencyKey is being sent now, or its process died mid-send: it ' +
+        `counts as in doubt after its deadline${entry === undefined ? '' : ` (${entry.deadlineAt})`}, ` +
+        'when reconcile() or a retry finds out more',
       ALREADY_FAILED:
         'the call under this idempotencyKey failed at the service: a new attempt needs a new idempotencyKey',
       ALREADY_REFUSED:

@@ -175,6 +175,11 @@ export interface RedisServerChecks {
   readonly whenEvicted: string;
   /** Whether this process's clock is compared with Redis's (times written by one instance are read by another). */
   readonly clock?: boolean;
+  /**
+   * What a restart of a Redis without AOF costs, for the log line, when the store must outlive one
+   * (the journal); not checked without it.
+   */
+  readonly whenRestarted?: string;
 }
 
 /** How far this process's clock may be from Redis's before it is logged. */
@@ -204,6 +209,21 @@ export async function checkRedisServer(
     }
   } catch {
     // Not judged: a server or proxy that refuses INFO.
+  }
+  if (checks.whenRestarted !== undefined) {
+    try {
+      // RDB snapshots alone keep what was written up to the last one, at best (INFO cannot say
+      // whether any are configured): a warning, not an error, for a choice that may be deliberate.
+      if (/^aof_enabled:0\b/m.test(await client.info('persistence'))) {
+        logger.warn(
+          `Redis runs without AOF (appendonly no): a restart of Redis loses what it wrote since its ` +
+            `last snapshot, or everything without snapshots, and ${checks.whenRestarted}. Set ` +
+            'appendonly yes (docs/journal.md, "The two stores")',
+        );
+      }
+    } catch {
+      // Not judged: a server or proxy that refuses INFO.
+    }
   }
   if (!checks.clock) return;
   try {

@@ -180,6 +180,7 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsJournal', {
       whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",
+      whenRestarted: 'the journal forgets calls that may have executed: their keys are sent again',
       clock: true,
     });
     const startedAtMs = Date.parse(entry.startedAt);

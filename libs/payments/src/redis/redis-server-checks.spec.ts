@@ -68,6 +68,37 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     },
   );
 
+  it('warns of a journal on a Redis without AOF, once, and says nothing once AOF is on', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const warned = () => warnings.mock.calls.map(([message]) => String(message)).join('\n');
+    // The test's Redis runs with appendonly no, as many do by default.
+    const journal = new RedisPaymentsJournal({ url: server.url });
+    const webhooks = new RedisPaymentsWebhookStore({ url: server.url });
+    stores.push(journal, webhooks);
+    await journal.create(journalEntry('no-aof-1'));
+    await journal.create(journalEntry('no-aof-2'));
+    await webhooks.claim('no-aof', 1000);
+    await waitFor(() => (warned().includes('without AOF') ? true : undefined), 'the warning');
+    await journal.client.ping();
+    await webhooks.client.ping();
+    // The journal's alone (a webhook store's loss runs handlers again, said of eviction), once.
+    expect(warned().split('without AOF')).toHaveLength(2);
+    expect(warned()).toContain('the journal forgets calls that may have executed');
+
+    await admin.config('SET', 'appendonly', 'yes');
+    try {
+      warnings.mockClear();
+      const durable = new RedisPaymentsJournal({ url: server.url });
+      stores.push(durable);
+      await durable.create(journalEntry('aof-1'));
+      await durable.client.ping();
+      await durable.client.ping();
+      expect(warned()).not.toContain('without AOF');
+    } finally {
+      await admin.config('SET', 'appendonly', 'no');
+    }
+  });
+
   it.each([
     [3 * 60_000, 'ahead of'],
     [-3 * 60_000, 'behind'],

@@ -32,7 +32,7 @@ export function checkPaymentsWebhookOptions(options: PaymentsWebhookModuleOption
     'PaymentsWebhookModule',
     options,
     OPTION_NAMES,
-    '; path is given to forRoot beside them',
+    '; path is given beside them to forRoot, and beside useFactory to forRootAsync',
   );
   for (const [name, allowed] of Object.entries(CHOICES)) {
     const value: unknown = options[name as keyof PaymentsWebhookModuleOptions];
