@@ -83,7 +83,9 @@ function contradiction(
   if (event.succeeded !== (outcome === 'succeeded')) {
     return [
       'outcome-mismatch',
-      `the event ${event.succeeded ? 'succeeded' : 'failed'}, the record has ${shownStatus(record)}`,
+      // Not "failed": an event whose result_code or success is a string is no success either.
+      `the event ${event.succeeded ? 'succeeded' : 'is no success (result_code 0 and success true)'}, ` +
+        `the record has ${shownStatus(record)}`,
     ];
   }
   const sent: unknown = event._raw[WEBHOOK_WIRE_FIELDS.amount.key];

@@ -639,6 +639,18 @@ describe('PaymentsWebhookModule', () => {
       expect(warnings).not.toMatch(/0712345678|\+254700000000/);
     });
 
+    it('says an event whose result_code and success are strings is no success, not that it failed', async () => {
+      status.settle('9BD103739849eR', 'success', 10);
+      const { deliver, handlers, logger } = await standard();
+
+      const stringly = { ...EXAMPLES.kenyaSuccess, result_code: '0', success: 'true' };
+      expect((await deliver(stringly)).status).toBe(409);
+      expect(handlers.all).toEqual([]);
+      const warnings = logger.of('warn').join('\n');
+      expect(warnings).toContain('the event is no success (result_code 0 and success true)');
+      expect(warnings).not.toContain('the event failed');
+    });
+
     it.each(['success', 'pending'])(
       'answers 503 and runs no handler when the look-up answers a %s record of another reference',
       async (recordStatus) => {
