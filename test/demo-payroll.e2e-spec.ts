@@ -135,6 +135,11 @@ describe('demo payroll: a CSV file paid as a payout run, with the sandbox', () =
       ['RENT', 'succeeded'],
       ['SUP-7', 'succeeded'],
     ]);
+    // Why E3 failed, in the service's words from its record, for the people paying the run.
+    const reason = header.indexOf('reason');
+    expect(lines.find((cells) => cells[0] === 'E3')?.[reason]).toMatch(
+      /^failed: (webhook|status), status failed: Transaction failed with message: \[DS timeout user cannot be reached\]$/,
+    );
   });
 
   it('refuses a file with one invalid row, naming line, field and rule; nothing is sent', async () => {

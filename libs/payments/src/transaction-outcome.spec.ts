@@ -1,4 +1,5 @@
-import { amountsDiffer } from './transaction-outcome';
+import type { TransactionStatus } from './dto/lookups';
+import { amountsDiffer, recordFigures } from './transaction-outcome';
 
 describe('amountsDiffer', () => {
   it.each([
@@ -17,5 +18,41 @@ describe('amountsDiffer', () => {
   ] as const)('in %s, %p and %p differ: %p', (currency, a, b, differ) => {
     expect(amountsDiffer(a, b, currency)).toBe(differ);
     expect(amountsDiffer(b, a, currency)).toBe(differ);
+  });
+});
+
+describe('recordFigures', () => {
+  /** The service's record of a payout to 0712345678 (Ada Obi) with `status` and `reason`. */
+  const record = (status: string, reason: unknown) =>
+    ({
+      code: '9BD000000001eW',
+      type: 'withdrawal',
+      amount: 100,
+      currency: 'KES',
+      transactionDetails: {
+        status,
+        reason,
+        phoneNumber: '+254712345678',
+        accountNumber: '',
+        receiver: 'Ada Obi',
+        payer: '',
+      },
+    }) as unknown as TransactionStatus;
+
+  it("keeps the reason of a failure, the payee's number and name masked", () => {
+    expect(
+      recordFigures(record('failed', ' Payout to 0712345678 (Ada Obi) failed: DS timeout ')).reason,
+    ).toBe('Payout to [personal data] ([personal data]) failed: DS timeout');
+  });
+
+  it('keeps no reason of a success, an empty one, or one that is not text', () => {
+    expect(recordFigures(record('success', 'Sent to Ada')).reason).toBeUndefined();
+    expect(recordFigures(record('failed', '  ')).reason).toBeUndefined();
+    expect(recordFigures(record('failed', 42)).reason).toBeUndefined();
+  });
+
+  it('keeps at most 200 characters of it', () => {
+    const kept = recordFigures(record('failed', 'x'.repeat(500))).reason;
+    expect(kept).toBe(`${'x'.repeat(200)}…`);
   });
 });

@@ -1,5 +1,6 @@
 import type { TransactionStatus } from './dto/lookups';
 import { ServiceAPIError } from './errors';
+import { maskPersonalData } from './journal/personal-data';
 import { minorUnitDigits } from './money';
 
 /**
@@ -59,17 +60,53 @@ const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
   'expired',
 ]);
 
-/** What of the service's record the journal compares with an entry, where the record has it. */
+/** The most of the service's reason for a failure that the journal keeps. */
+const MAX_KEPT_REASON_LENGTH = 200;
+
+/**
+ * The service's reason for a failed transaction (`transaction_details.reason`: "DS timeout user
+ * cannot be reached"), with the record's phone number, account number and payee's name masked as
+ * the journal masks an answer, cut to {@link MAX_KEPT_REASON_LENGTH} characters; undefined for a
+ * record that is not failed or gives none.
+ */
+function failureReason(record: TransactionStatus): string | undefined {
+  if (recordOutcome(record) !== 'failed') return undefined;
+  const details: Partial<TransactionStatus['transactionDetails']> = record.transactionDetails ?? {};
+  const given: unknown = details.reason;
+  if (typeof given !== 'string' || given.trim() === '') return undefined;
+  const kept: Record<string, unknown> = { reason: given.trim() };
+  maskPersonalData(
+    kept,
+    {
+      phoneNumber: details.phoneNumber,
+      accountNumber: details.accountNumber,
+      accountHolderName: record.type === 'receipt' ? details.payer : details.receiver,
+    },
+    ['reason'],
+  );
+  const characters = Array.from(String(kept.reason));
+  return characters.length > MAX_KEPT_REASON_LENGTH
+    ? `${characters.slice(0, MAX_KEPT_REASON_LENGTH).join('')}…`
+    : characters.join('');
+}
+
+/**
+ * What of the service's record the journal compares with an entry, where the record has it, and
+ * the reason it keeps of a failure.
+ */
 export function recordFigures(record: TransactionStatus): {
   amount?: number;
   currency?: string;
   createdAt?: string;
   status?: string;
   phoneNumber?: string;
+  reason?: string;
 } {
   const status: unknown = record.transactionDetails?.status;
   const phoneNumber: unknown = record.transactionDetails?.phoneNumber;
+  const reason = failureReason(record);
   return {
+    ...(reason === undefined ? {} : { reason }),
     ...(typeof record.amount === 'number' ? { amount: record.amount } : {}),
     ...(typeof record.currency === 'string' ? { currency: record.currency } : {}),
     ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),

@@ -109,6 +109,12 @@ export interface PaymentsJournalEntry {
    */
   readonly settledBy?: 'webhook' | 'status' | 'manual';
   readonly settledStatus?: string;
+  /**
+   * The service's reason for a failure, from its record (`transaction_details.reason`: "DS
+   * timeout user cannot be reached"), with the record's phone number, account number and payee's
+   * name masked, at most 200 characters.
+   */
+  readonly settledReason?: string;
   /** What the person who resolved it by hand wrote (who, what they checked). */
   readonly note?: string;
   /** When a person resolved it (ISO 8601); the confirmation window runs from it. */

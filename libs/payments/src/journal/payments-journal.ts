@@ -159,6 +159,8 @@ export interface JournalSettlement {
   readonly status?: string;
   /** The phone number of the service's record (`transaction_details.phone_number`). */
   readonly phoneNumber?: string;
+  /** The service's reason for a failure, masked (`transaction_details.reason`). */
+  readonly reason?: string;
 }
 
 /**
@@ -851,6 +853,9 @@ export class PaymentsJournal {
         reference: settlement.reference,
         settledBy: settlement.by,
         ...(settlement.status === undefined ? {} : { settledStatus: settlement.status }),
+        ...(settlement.outcome === 'failed' && settlement.reason !== undefined
+          ? { settledReason: settlement.reason }
+          : {}),
       });
       if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
       const reread = await this.entryUnder(entry.idempotencyKey);
@@ -1507,13 +1512,15 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
 }
 
 /**
- * `entry` without what settled it (`settledBy`, `settledStatus`, and a person's `unconfirmed`;
- * their `note` and `resolvedAt` stay, for the auditors): it is open again, or settled anew.
+ * `entry` without what settled it (`settledBy`, `settledStatus`, `settledReason`, and a person's
+ * `unconfirmed`; their `note` and `resolvedAt` stay, for the auditors): it is open again, or
+ * settled anew.
  */
 function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
   const {
     settledBy: _settledBy,
     settledStatus: _settledStatus,
+    settledReason: _settledReason,
     unconfirmed: _unconfirmed,
     ...open
   } = entry;

@@ -306,6 +306,19 @@ describe('payout-run item steps', () => {
     });
   });
 
+  it("gives a failed item the service's own reason, as the journal kept it", async () => {
+    const { store, context } = await world('accepted', {
+      state: 'failed',
+      settledBy: 'status',
+      settledStatus: 'failed',
+      settledReason: 'Transaction failed with message: [DS timeout user cannot be reached]',
+    });
+    await followPayoutRunItem(context, 'r', 'a');
+    expect((await store.getItem('r', 'a'))?.reason).toBe(
+      'failed: status, status failed: Transaction failed with message: [DS timeout user cannot be reached]',
+    );
+  });
+
   it.each([
     ['refused', { state: 'refused', reason: 'HTTP 400' }],
     ['absent', undefined],

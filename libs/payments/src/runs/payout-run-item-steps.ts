@@ -243,7 +243,8 @@ export function reasonOfEntry(
   if (state !== 'failed') return undefined;
   const by = entry.settledBy ?? 'the journal';
   const note = entry.settledBy === 'manual' && entry.note ? ` (${entry.note})` : '';
-  return `failed: ${by}${entry.settledStatus ? `, status ${entry.settledStatus}` : ''}${note}`;
+  const said = entry.settledReason ? `: ${entry.settledReason}` : '';
+  return `failed: ${by}${entry.settledStatus ? `, status ${entry.settledStatus}` : ''}${said}${note}`;
 }
 
 /**
