@@ -45,6 +45,27 @@ describe('recordFigures', () => {
     ).toBe('Payout to [personal data] ([personal data]) failed: DS timeout');
   });
 
+  it('masks what else names someone: an email address, either party, a number the record lacks', () => {
+    const withoutPhone: TransactionStatus = {
+      ...record('failed', ''),
+      transactionDetails: {
+        ...record('failed', '').transactionDetails,
+        phoneNumber: '',
+        payer: 'Jane Wanjiru',
+        reason: 'Payer Jane Wanjiru (jw.1987@mail.example) paid 254 712 345 678: declined',
+      },
+    };
+    expect(recordFigures(withoutPhone).reason).toBe(
+      'Payer [personal data] [personal data] ([personal data]) paid [personal data]: declined',
+    );
+  });
+
+  it("makes spaces of what a request's text may not hold: escapes, NUL, bidi overrides", () => {
+    expect(recordFigures(record('failed', 'DS timeout\u001b[2J\u0000\u202Eevil')).reason).toBe(
+      'DS timeout [2J  evil',
+    );
+  });
+
   it('keeps no reason of a success, an empty one, or one that is not text', () => {
     expect(recordFigures(record('success', 'Sent to Ada')).reason).toBeUndefined();
     expect(recordFigures(record('failed', '  ')).reason).toBeUndefined();

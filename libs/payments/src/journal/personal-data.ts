@@ -110,3 +110,22 @@ function escapeRegExp(text: string): string {
     .replace(/'/gu, `[${APOSTROPHES}]`)
     .replace(/[iIİı]\u0307?/gu, '(?:[iIİı]\u0307?)');
 }
+
+/** An email address in free text. */
+const EMAIL_ADDRESS = /[^\s@<>()[\]{},;:"'`]+@[^\s@<>()[\]{},;:"'`]+\.\p{L}{2,}/gu;
+
+/**
+ * Nine digits or more, with the marks phone and account numbers are written with (`+254 712
+ * 345-678`, `(0712) 345.678`): a phone or account number, whoever's it is.
+ */
+const LONG_NUMBER = /\+?\p{Nd}(?:[ \-.()]*\p{Nd}){8,}/gu;
+
+/**
+ * `text` with every email address and every number of nine digits or more masked: for the
+ * service's own free text about a transaction, which may name someone the request did not (a
+ * record without the payee's phone number, or with the payer's email address).
+ * @internal
+ */
+export function maskContactDetails(text: string): string {
+  return text.replace(EMAIL_ADDRESS, MASK).replace(LONG_NUMBER, MASK);
+}

@@ -64,6 +64,18 @@ function sharedBy<T>(running: Map<string, Promise<T>>, key: string, start: () =>
 }
 
 /**
+ * What an event that is no success says, in its own values: a failure (`result_code 1`, `success
+ * false`), or values of another type (`"0"`, `"true"`), which are no success either.
+ */
+function noSuccess(event: PaymentWebhookEvent): string {
+  const shown = (key: string): string => forLog(JSON.stringify(event._raw[key]) ?? 'none', 24);
+  return (
+    `is no success (result_code ${shown(WEBHOOK_WIRE_FIELDS.resultCode.key)}, success ` +
+    `${shown(WEBHOOK_WIRE_FIELDS.success.key)}; a success has result_code 0 and success true)`
+  );
+}
+
+/**
  * What of the record contradicts the event, if anything. A record that is not final (`outcome`
  * undefined) contradicts only by its reference: its outcome and amount are judged once it settled.
  */
@@ -83,9 +95,7 @@ function contradiction(
   if (event.succeeded !== (outcome === 'succeeded')) {
     return [
       'outcome-mismatch',
-      // Not "failed": an event whose result_code or success is a string is no success either.
-      `the event ${event.succeeded ? 'succeeded' : 'is no success (result_code 0 and success true)'}, ` +
-        `the record has ${shownStatus(record)}`,
+      `the event ${event.succeeded ? 'succeeded' : noSuccess(event)}, the record has ${shownStatus(record)}`,
     ];
   }
   const sent: unknown = event._raw[WEBHOOK_WIRE_FIELDS.amount.key];

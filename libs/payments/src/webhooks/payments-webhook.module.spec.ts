@@ -639,7 +639,7 @@ describe('PaymentsWebhookModule', () => {
       expect(warnings).not.toMatch(/0712345678|\+254700000000/);
     });
 
-    it('says an event whose result_code and success are strings is no success, not that it failed', async () => {
+    it('says in its own values why an event whose result_code and success are strings is no success', async () => {
       status.settle('9BD103739849eR', 'success', 10);
       const { deliver, handlers, logger } = await standard();
 
@@ -647,8 +647,20 @@ describe('PaymentsWebhookModule', () => {
       expect((await deliver(stringly)).status).toBe(409);
       expect(handlers.all).toEqual([]);
       const warnings = logger.of('warn').join('\n');
-      expect(warnings).toContain('the event is no success (result_code 0 and success true)');
+      expect(warnings).toContain(
+        'the event is no success (result_code "0", success "true"; a success has result_code 0 and success true)',
+      );
       expect(warnings).not.toContain('the event failed');
+    });
+
+    it('says in its own values why a failure is no success, where the record says success', async () => {
+      status.settle(EXAMPLES.kenyaFailure.transaction_reference, 'success', 10);
+      const { deliver, logger } = await standard();
+
+      expect((await deliver({ ...EXAMPLES.kenyaFailure, amount: 10 })).status).toBe(409);
+      expect(logger.of('warn').join('\n')).toContain(
+        'the event is no success (result_code 1, success false; a success has result_code 0 and success true)',
+      );
     });
 
     it.each(['success', 'pending'])(
