@@ -189,14 +189,15 @@ export const MAX_CLOCK_OFFSET_MS = 2_000;
  * Once per store, in the background: logs at error level a Redis that may evict keys
  * (`maxmemory-policy` other than `noeviction`: managed Redis often defaults to `volatile-lru`),
  * and, with `clock`, a process clock more than {@link MAX_CLOCK_OFFSET_MS} from Redis's
- * (docs/journal.md, "The two stores"). A server that does not answer `INFO` or `TIME` (a proxy that
- * forbids them) is not judged. Never rejects.
+ * (docs/journal.md, "The two stores"). A server that refuses `INFO` or `TIME` (a proxy that
+ * forbids them) is not judged. Never rejects: resolves `false` when Redis did not answer at all
+ * (down at the first write), for the store to ask again at its next one.
  */
 export async function checkRedisServer(
   client: Redis,
   owner: string,
   checks: RedisServerChecks,
-): Promise<void> {
+): Promise<boolean> {
   const logger = new Logger(owner);
   try {
     const info = await client.info('memory');
@@ -207,8 +208,9 @@ export async function checkRedisServer(
           `short, and ${checks.whenEvicted}. Set maxmemory-policy to noeviction (docs/journal.md, "The two stores")`,
       );
     }
-  } catch {
-    // Not judged: a server or proxy that refuses INFO.
+  } catch (error) {
+    // Not judged: a server or proxy that refuses INFO; asked again when none answered.
+    if (!isRefusal(error)) return false;
   }
   if (checks.whenRestarted !== undefined) {
     try {
@@ -225,7 +227,7 @@ export async function checkRedisServer(
       // Not judged: a server or proxy that refuses INFO.
     }
   }
-  if (!checks.clock) return;
+  if (!checks.clock) return true;
   try {
     const before = Date.now();
     const [seconds, micros] = await client.time();
@@ -244,4 +246,10 @@ export async function checkRedisServer(
   } catch {
     // Not judged: a server or proxy that refuses TIME.
   }
+  return true;
+}
+
+/** An answer of Redis (or a proxy) refusing a command, not a failure to reach it. */
+function isRefusal(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError';
 }

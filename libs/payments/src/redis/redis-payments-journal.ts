@@ -182,6 +182,9 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",
       whenRestarted: 'the journal forgets calls that may have executed: their keys are sent again',
       clock: true,
+    }).then((judged) => {
+      // Redis did not answer (down at this write): asked again at the next one.
+      if (!judged) this.serverChecked = undefined;
     });
     const startedAtMs = Date.parse(entry.startedAt);
     const references = this.referenceKeys(entry);

@@ -122,6 +122,9 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   async claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
     this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsWebhookStore', {
       whenEvicted: "an evicted delivery's record lets its handlers run again",
+    }).then((judged) => {
+      // Redis did not answer (down at this claim): asked again at the next one.
+      if (!judged) this.serverChecked = undefined;
     });
     const eventKey = this.eventKey(key);
     for (let attempt = 1; ; attempt += 1) {

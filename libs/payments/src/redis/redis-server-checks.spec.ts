@@ -99,6 +99,41 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     }
   });
 
+  it('judges the server at a later write when its first INFO got no answer', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const warned = () => warnings.mock.calls.map(([message]) => String(message)).join('\n');
+    const journal = new RedisPaymentsJournal({ url: server.url });
+    stores.push(journal);
+    // Connected first: ioredis's own ready check asks INFO too.
+    await journal.client.ping();
+    // The connection dropped as the first check asked (ioredis rejects what it had sent).
+    const info = jest
+      .spyOn(journal.client, 'info')
+      .mockRejectedValueOnce(new Error('Connection is closed.'));
+    await journal.create(journalEntry('unjudged-1'));
+    await journal.client.ping();
+    expect(warned()).not.toContain('without AOF');
+
+    await journal.create(journalEntry('unjudged-2'));
+    await waitFor(() => (warned().includes('without AOF') ? true : undefined), 'the warning');
+    expect(info.mock.calls.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('does not ask again a server that refused INFO (a proxy that forbids it)', async () => {
+    const journal = new RedisPaymentsJournal({ url: server.url });
+    stores.push(journal);
+    await journal.client.ping();
+    const refusal = Object.assign(new Error('ERR unknown command'), { name: 'ReplyError' });
+    const info = jest.spyOn(journal.client, 'info').mockRejectedValue(refusal);
+    await journal.create(journalEntry('refused-1'));
+    await journal.client.ping();
+    const asked = info.mock.calls.length;
+    expect(asked).toBeGreaterThan(0);
+    await journal.create(journalEntry('refused-2'));
+    await journal.client.ping();
+    expect(info).toHaveBeenCalledTimes(asked);
+  });
+
   it.each([
     [3 * 60_000, 'ahead of'],
     [-3 * 60_000, 'behind'],
