@@ -104,10 +104,10 @@ export async function sendPayoutRunItem(
   const { request } = item;
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);
   let response;
-  // Sends of this item that never went out while the journal failed: kept on the item for the
-  // next sender, which may be another instance (docs/payout-runs.md, "Run states").
-  const unsentCallIds = [...(item.unsentCallIds ?? [])];
-  const knownUnsent = unsentCallIds.length;
+  // Sends of this call that never went out while the journal failed: kept on the item, beside
+  // the earlier ones, for the next sender, which may be another instance (docs/payout-runs.md,
+  // "Run states").
+  const notSent: string[] = [];
   try {
     // A failure that may have executed is not retried: the item goes in doubt, since the service
     // may not honour Idempotency-Key (docs/payout-runs.md, "Exactly once per item").
@@ -116,7 +116,7 @@ export async function sendPayoutRunItem(
       retryAmbiguous: false,
       [UNSENT_SENDS]: {
         callIds: item.unsentCallIds ?? [],
-        notSent: (callId: string) => unsentCallIds.push(callId),
+        notSent: (callId: string) => notSent.push(callId),
       },
       ...(onWire === undefined ? {} : { [ON_WIRE]: onWire }),
     };
@@ -125,9 +125,14 @@ export async function sendPayoutRunItem(
     const failure = classifySendFailure(error, request);
     if (failure.kind === 'requeue') {
       const change: PayoutRunItemChange =
-        unsentCallIds.length === knownUnsent
+        notSent.length === 0
           ? { state: 'queued' }
-          : { state: 'queued', unsentCallIds: unsentCallIds.slice(-MAX_UNSENT_CALL_IDS) };
+          : {
+              state: 'queued',
+              unsentCallIds: [...(item.unsentCallIds ?? []), ...notSent].slice(
+                -MAX_UNSENT_CALL_IDS,
+              ),
+            };
       await store.updateItem(runId, itemId, change, ['sending']);
       if (failure.pauseRun !== undefined) {
         await pauseRun(
