@@ -8,6 +8,7 @@ import {
 } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import { moduleOptionError } from './known-options';
+import { registrationNameOf } from './registration-lookup';
 import { printsAsNameOnly } from './secret-holders';
 
 /** What tells one account at the service from another. */
@@ -54,7 +55,7 @@ export class PaymentsRegistrationCheck implements OnModuleInit {
       const other = providers.get(PAYMENTS_RESOLVED_OPTIONS)?.instance as
         ResolvedPaymentsOptions | undefined;
       if (!other || other === this.options) continue;
-      if (providers.get(PAYMENTS_REGISTRATION_NAME)?.instance !== this.name) continue;
+      if (registrationNameOf(module) !== this.name) continue;
       // Names of the options only: their values are credentials.
       const differing = ACCOUNT_OPTIONS.filter(
         (option) => accountOption(other, option) !== accountOption(this.options, option),

@@ -7,6 +7,24 @@ type AppModule = ReturnType<ModulesContainer['values']> extends Iterator<infer M
 type ProviderWrapper = NonNullable<ReturnType<AppModule['providers']['get']>>;
 
 /**
+ * The name of the `PaymentsModule` registration `module` is (`default` for the unnamed one), or
+ * undefined for any other module.
+ * @internal
+ */
+export function registrationNameOf(module: AppModule): unknown {
+  return module.providers.get(PAYMENTS_REGISTRATION_NAME)?.instance;
+}
+
+/**
+ * Whether the provider of `wrapper` is made once, at boot: not request-scoped nor transient (its
+ * instance is then Nest's placeholder, never built).
+ * @internal
+ */
+export function isBuiltAtBoot(wrapper: ProviderWrapper): boolean {
+  return !wrapper.isTransient && wrapper.isDependencyTreeStatic();
+}
+
+/**
  * The provider `token` of the `PaymentsModule` registration named `account`, or of the unnamed one
  * (`token` is then the service's class), from anywhere in the app, for the modules that act for a
  * registration (webhooks, payout runs).
@@ -32,7 +50,7 @@ export function registrationProvider<T>(
   for (const module of modules.values()) {
     const wrapper = module.providers.get(token);
     if (wrapper === undefined) continue;
-    const name: unknown = module.providers.get(PAYMENTS_REGISTRATION_NAME)?.instance;
+    const name = registrationNameOf(module);
     if (name === registration) return builtAtBoot<T>(wrapper, token, registration);
     if (name === undefined) double ??= wrapper;
   }
@@ -43,7 +61,7 @@ export function registrationProvider<T>(
 
 /** The instance of `wrapper`, which must be one made once, at boot. */
 function builtAtBoot<T>(wrapper: ProviderWrapper, token: InjectionToken, registration: string): T {
-  if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
+  if (!isBuiltAtBoot(wrapper)) {
     throw moduleOptionError(
       'PaymentsModule',
       'inject',

@@ -10,7 +10,7 @@ import { neverExecuted } from '../journal/payments-journal';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import { OperationRunner } from '../operation-runner';
-import { registrationProvider } from '../registration-lookup';
+import { isBuiltAtBoot, registrationNameOf, registrationProvider } from '../registration-lookup';
 import type { TransactionsService } from '../transactions.service';
 import type { PaymentWebhookEvent } from './payment-webhook-event';
 import { WEBHOOK_WIRE_FIELDS } from './payment-webhook.wire';
@@ -22,11 +22,7 @@ import {
   MAX_HELD_DELIVERIES_PER_CALL,
   PAYMENTS_WEBHOOK_LOGGER_CONTEXT,
 } from './payments-webhook.constants';
-import {
-  DEFAULT_REGISTRATION_NAME,
-  PAYMENTS_REGISTRATION_NAME,
-  PAYMENTS_WEBHOOK_OPTIONS,
-} from '../payments.constants';
+import { DEFAULT_REGISTRATION_NAME, PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 import { SecretRedactor } from '../secret-redactor';
 import {
   PaymentWebhookBudgetError,
@@ -296,8 +292,8 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     for (const module of this.modules.values()) {
       const wrapper = module.providers.get(OperationRunner);
       if (wrapper === undefined) continue;
-      if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
-        const name: unknown = module.providers.get(PAYMENTS_REGISTRATION_NAME)?.instance;
+      if (!isBuiltAtBoot(wrapper)) {
+        const name = registrationNameOf(module);
         this.warnUnredactable(typeof name === 'string' ? name : DEFAULT_REGISTRATION_NAME);
       } else if (
         wrapper.instance instanceof OperationRunner &&
