@@ -16,7 +16,7 @@ import {
 import { IsHttpUrl, readField } from './request-rules';
 import { PaymentsFieldError, PaymentsValidationError } from './errors';
 import { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { credentialsRedactor, MIN_REDACTED_PASSWORD_LENGTH } from './secret-redactor';
+import { MIN_REDACTED_PASSWORD_LENGTH, redactsNumbers } from './secret-redactor';
 import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
 import {
   PaymentsDefaults,
@@ -330,7 +330,7 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     );
   }
   // Asked of the redactor the calls use: a password trimmed of its newline, or the proxy's.
-  if (credentialsRedactor(schema).redactsNumbers) {
+  if (redactsNumbers(schema)) {
     new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
       "A password of this client (apiPassword, or the proxy's) is all digits, once trimmed: it " +
         'is redacted wherever that number appears, so an answer or a webhook whose amount equals it reads as [REDACTED] (an ' +

@@ -14,17 +14,52 @@ export interface BasicCredentials {
   readonly password: string;
 }
 
+/** The credentials of a client's options. */
+interface ClientCredentials {
+  readonly apiUsername: string;
+  readonly apiPassword: string;
+  readonly proxy?: { readonly auth?: BasicCredentials } | undefined;
+}
+
 /**
  * The redactor of a client's credentials: the API's, and an explicit proxy's, whose password a
  * proxy may echo back (a 407's body, a debug header) as the service may echo the API's.
  */
-export function credentialsRedactor(options: {
-  readonly apiUsername: string;
-  readonly apiPassword: string;
-  readonly proxy?: { readonly auth?: BasicCredentials } | undefined;
-}): SecretRedactor {
+export function credentialsRedactor(options: ClientCredentials): SecretRedactor {
   const proxy = options.proxy?.auth;
   return new SecretRedactor(options.apiUsername, options.apiPassword, proxy ? [proxy] : []);
+}
+
+/**
+ * Whether {@link credentialsRedactor} of `options` redacts a number wherever it appears (a
+ * password of digits only, once trimmed too): an amount equal to it then reads as `[REDACTED]`.
+ * Asked without building the redactor.
+ */
+export function redactsNumbers(options: ClientCredentials): boolean {
+  const proxy = options.proxy?.auth;
+  const given = [{ username: options.apiUsername, password: options.apiPassword }];
+  return withTrimmedPasswords(proxy ? [...given, proxy] : given).some(({ password }) =>
+    isNumericSecret(password),
+  );
+}
+
+/**
+ * `credentials`, then each whose password has surrounding whitespace again, trimmed: a secret read
+ * from a file or a vault often ends in a newline (or a BOM, a no-break space), and the service, a
+ * proxy or a log pipeline that trims it echoes the account's real password.
+ */
+function withTrimmedPasswords(credentials: readonly BasicCredentials[]): BasicCredentials[] {
+  const all = [...credentials];
+  for (const { username, password } of credentials) {
+    const trimmed = password.trim();
+    if (trimmed !== password && trimmed !== '') all.push({ username, password: trimmed });
+  }
+  return all;
+}
+
+/** Whether `password` is redacted as a number too: echoed as a JSON number (`"pin":84726193`). */
+function isNumericSecret(password: string): boolean {
+  return password.length >= MIN_REDACTED_PASSWORD_LENGTH && /^\d+$/.test(password);
 }
 
 /** The `Authorization` header value for HTTP Basic authentication (section 5). */
@@ -219,14 +254,6 @@ export class SecretRedactor {
   private readonly escapeMarks: readonly string[];
   /** The passwords of digits only, as the numbers JSON would read them as. */
   private readonly numericSecrets: ReadonlySet<number>;
-  /**
-   * Whether a number is redacted wherever it appears (a password of digits only, once trimmed
-   * too): an amount equal to it reads as `[REDACTED]`. @internal
-   */
-  get redactsNumbers(): boolean {
-    return this.numericSecrets.size > 0;
-  }
-
   /** The credentials it was made of, for {@link SecretRedactor.combining}. */
   private readonly credentials: readonly BasicCredentials[];
 
@@ -251,15 +278,8 @@ export class SecretRedactor {
     const encoded: string[] = [];
     const caseless: string[] = [];
     let spaced = false;
-    const credentials = [{ username: apiUsername, password: apiPassword }, ...others];
-    this.credentials = [...credentials];
-    // A secret read from a file or a vault often ends in a newline (or a BOM, a no-break space):
-    // the service, a proxy or a log pipeline that trims it echoes the account's real password.
-    for (const { username, password } of [...credentials]) {
-      const trimmed = password.trim();
-      if (trimmed !== password && trimmed !== '') credentials.push({ username, password: trimmed });
-    }
-    for (const { username, password } of credentials) {
+    this.credentials = [{ username: apiUsername, password: apiPassword }, ...others];
+    for (const { username, password } of withTrimmedPasswords(this.credentials)) {
       const token = basicAuthorization(username, password).slice('Basic '.length);
       const tokenHex = Buffer.from(token, 'utf8').toString('hex');
       forms.push(token, token.replace(/=+$/, ''), encodeURIComponent(token));
@@ -295,8 +315,8 @@ export class SecretRedactor {
         ...unicodeEscapes(password),
         ...utf16Forms(password),
       );
-      // Echoed as a JSON number (`"pin":84726193051`), beyond the digits a double holds too.
-      if (/^\d+$/.test(password)) numeric.add(Number(password));
+      // Beyond the digits a double holds too (`"pin":84726193051`).
+      if (isNumericSecret(password)) numeric.add(Number(password));
     }
     this.numericSecrets = numeric;
     this.escapeMarks = spaced ? ['%', '&', '+'] : ['%', '&'];
