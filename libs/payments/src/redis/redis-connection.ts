@@ -169,7 +169,7 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
   });
 }
 
-/** What {@link checkRedisServer} looks at. */
+/** What {@link redisServerCheck} looks at. */
 export interface RedisServerChecks {
   /** What an eviction costs, for the log line (e.g. `an evicted entry's key is sent again`). */
   readonly whenEvicted: string;
@@ -186,14 +186,29 @@ export interface RedisServerChecks {
 export const MAX_CLOCK_OFFSET_MS = 2_000;
 
 /**
- * Once per store, in the background: logs at error level a Redis that may evict keys
- * (`maxmemory-policy` other than `noeviction`: managed Redis often defaults to `volatile-lru`),
- * and, with `clock`, a process clock more than {@link MAX_CLOCK_OFFSET_MS} from Redis's
- * (docs/journal.md, "The two stores"). A server that refuses `INFO` or `TIME` (a proxy that
- * forbids them) is not judged. Never rejects: resolves `false` when Redis did not answer at all
- * (down at the first write), for the store to ask again at its next one.
+ * A store's check of its server, to call at each write: in the background, once, it logs at error
+ * level a Redis that may evict keys (`maxmemory-policy` other than `noeviction`: managed Redis
+ * often defaults to `volatile-lru`), with `clock` a process clock more than
+ * {@link MAX_CLOCK_OFFSET_MS} from Redis's, and with `whenRestarted` a Redis without AOF at warn
+ * level (docs/journal.md, "The two stores"). A server that refuses `INFO` or `TIME` (a proxy that
+ * forbids them) is not judged; one that did not answer at all (down at that write) is judged at a
+ * later write.
  */
-export async function checkRedisServer(
+export function redisServerCheck(
+  client: Redis,
+  owner: string,
+  checks: RedisServerChecks,
+): () => void {
+  let judging: Promise<void> | undefined;
+  return () => {
+    judging ??= judgeRedisServer(client, owner, checks).then((judged) => {
+      if (!judged) judging = undefined;
+    });
+  };
+}
+
+/** {@link redisServerCheck}'s one pass. Never rejects: `false` when Redis did not answer. */
+async function judgeRedisServer(
   client: Redis,
   owner: string,
   checks: RedisServerChecks,

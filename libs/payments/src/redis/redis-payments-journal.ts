@@ -7,11 +7,11 @@ import {
   type PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
 import {
-  checkRedisServer,
   connectRedis,
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
+  redisServerCheck,
 } from './redis-connection';
 import {
   REDIS_REPLICATION_OPTION_NAMES,
@@ -150,8 +150,8 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   private readonly prefix: string;
   private readonly ttlMs: number;
   private closing?: Promise<void>;
-  /** The check of Redis's eviction policy and clock, made on the first `create`. */
-  private serverChecked?: Promise<void>;
+  /** The check of Redis's eviction policy, persistence and clock, at the first `create`. */
+  private readonly checkServer: () => void;
 
   constructor(options: RedisPaymentsJournalOptions = {}) {
     assertKnownOptions('RedisPaymentsJournal', options, OPTION_NAMES);
@@ -173,19 +173,17 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     this.client.defineCommand('malipoJournalReplace', { lua: REPLACE_SCRIPT });
     this.commands = this.client as unknown as JournalCommands;
     this.replicated = replicated(this.client);
+    this.checkServer = redisServerCheck(this.client, 'RedisPaymentsJournal', {
+      whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",
+      whenRestarted: 'the journal forgets calls that may have executed: their keys are sent again',
+      clock: true,
+    });
   }
 
   async create(
     entry: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
-    this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsJournal', {
-      whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",
-      whenRestarted: 'the journal forgets calls that may have executed: their keys are sent again',
-      clock: true,
-    }).then((judged) => {
-      // Redis did not answer (down at this write): asked again at the next one.
-      if (!judged) this.serverChecked = undefined;
-    });
+    this.checkServer();
     const startedAtMs = Date.parse(entry.startedAt);
     const references = this.referenceKeys(entry);
     const [created, json] = await this.replicated(

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import {
-  checkRedisServer,
   connectRedis,
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
+  redisServerCheck,
 } from './redis-connection';
 import { assertKnownOptions, textOption, wholeNumberOption } from '../known-options';
 import {
@@ -97,8 +97,8 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
   /** The client; made by the store unless given as `client`. */
   readonly client: Redis;
   private readonly ownsClient: boolean;
-  /** The check of Redis's eviction policy, made on the first `claim`. */
-  private serverChecked?: Promise<void>;
+  /** The check of Redis's eviction policy, at the first `claim`. */
+  private readonly checkServer: () => void;
   private readonly prefix: string;
   private readonly doneTtlMs: number;
   private readonly journalTtlMs: number;
@@ -117,15 +117,13 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
       'RedisPaymentsWebhookStore',
       'webhook deliveries are answered 503',
     ));
+    this.checkServer = redisServerCheck(this.client, 'RedisPaymentsWebhookStore', {
+      whenEvicted: "an evicted delivery's record lets its handlers run again",
+    });
   }
 
   async claim(key: string, leaseMs: number): Promise<PaymentsWebhookClaim> {
-    this.serverChecked ??= checkRedisServer(this.client, 'RedisPaymentsWebhookStore', {
-      whenEvicted: "an evicted delivery's record lets its handlers run again",
-    }).then((judged) => {
-      // Redis did not answer (down at this claim): asked again at the next one.
-      if (!judged) this.serverChecked = undefined;
-    });
+    this.checkServer();
     const eventKey = this.eventKey(key);
     for (let attempt = 1; ; attempt += 1) {
       const token = randomUUID();
