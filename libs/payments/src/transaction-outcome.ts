@@ -1,6 +1,6 @@
 import type { TransactionStatus } from './dto/lookups';
 import { ServiceAPIError } from './errors';
-import { maskContactDetails, maskPersonalData } from './journal/personal-data';
+import { keptText, maskContactDetails, maskPersonalData } from './journal/personal-data';
 import { REQUEST_RULES } from './request-rules';
 import { minorUnitDigits } from './money';
 
@@ -92,10 +92,7 @@ function failureReason(record: TransactionStatus): string | undefined {
     },
     ['reason'],
   );
-  const characters = Array.from(maskContactDetails(String(kept.reason)));
-  return characters.length > MAX_KEPT_REASON_LENGTH
-    ? `${characters.slice(0, MAX_KEPT_REASON_LENGTH).join('')}…`
-    : characters.join('');
+  return keptText(maskContactDetails(String(kept.reason)), MAX_KEPT_REASON_LENGTH);
 }
 
 /**

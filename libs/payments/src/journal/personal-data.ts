@@ -129,3 +129,13 @@ const LONG_NUMBER = /\+?\p{Nd}(?:[ \-.()]*\p{Nd}){8,}/gu;
 export function maskContactDetails(text: string): string {
   return text.replace(EMAIL_ADDRESS, MASK).replace(LONG_NUMBER, MASK);
 }
+
+/**
+ * The service's free `text` as kept where people read it (a journal entry, an item's reason): at
+ * most `max` characters, whole ones (never half a surrogate pair), `…` marking a cut.
+ * @internal
+ */
+export function keptText(text: string, max: number): string {
+  const characters = Array.from(text);
+  return characters.length > max ? `${characters.slice(0, max).join('')}…` : text;
+}

@@ -1,6 +1,6 @@
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
-import { maskPersonalData } from '../journal/personal-data';
+import { keptText, maskPersonalData } from '../journal/personal-data';
 import type { PayoutRunItemState } from './payout-run.interfaces';
 
 /**
@@ -57,10 +57,7 @@ function serviceSaid(error: ServiceAPIError, request: object | undefined): strin
   if (!message) return undefined;
   const kept: Record<string, unknown> = { message };
   if (request !== undefined) maskPersonalData(kept, request, ['message']);
-  const characters = Array.from(String(kept.message));
-  return characters.length > MAX_SERVICE_MESSAGE_LENGTH
-    ? `${characters.slice(0, MAX_SERVICE_MESSAGE_LENGTH).join('')}…`
-    : characters.join('');
+  return keptText(String(kept.message), MAX_SERVICE_MESSAGE_LENGTH);
 }
 
 /** HTTP 429 under either the HTTP status or the service's body status. */
