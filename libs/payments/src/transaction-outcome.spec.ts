@@ -1,5 +1,6 @@
 import type { TransactionStatus } from './dto/lookups';
 import { amountsDiffer, recordFigures } from './transaction-outcome';
+import { keptServiceText } from './journal/personal-data';
 
 describe('amountsDiffer', () => {
   it.each([
@@ -56,7 +57,7 @@ describe('recordFigures', () => {
       },
     };
     expect(recordFigures(withoutPhone).reason).toBe(
-      'Payer [personal data] [personal data] ([personal data]) paid [personal data]: declined',
+      'Payer [personal data] ([personal data]) paid [personal data]: declined',
     );
   });
 
@@ -75,5 +76,65 @@ describe('recordFigures', () => {
   it('keeps at most 200 characters of it', () => {
     const kept = recordFigures(record('failed', 'x'.repeat(500))).reason;
     expect(kept).toBe(`${'x'.repeat(200)}…`);
+  });
+
+  it("masks each party's name whole when both are given, a name of short words too", () => {
+    const both: TransactionStatus = {
+      ...record('failed', ''),
+      transactionDetails: {
+        ...record('failed', '').transactionDetails,
+        payer: 'Li Na',
+        reason: 'Payment from Li Na to Ada Obi failed',
+      },
+    };
+    expect(recordFigures(both).reason).toBe(
+      'Payment from [personal data] to [personal data] failed',
+    );
+  });
+
+  it('masks a number the record lacks whatever marks stand between its digits', () => {
+    for (const written of [
+      '0733\u00a0111\u00a0222',
+      '0733\u2013111\u2013222',
+      '0733/111/222',
+      '0733_111_222',
+      '0733,111,222',
+      '0733\t111\t222',
+      '٠٧٣٣١١١٢٢٢',
+    ]) {
+      expect(recordFigures(record('failed', `Payout to ${written} failed`)).reason).toBe(
+        'Payout to [personal data] failed',
+      );
+    }
+  });
+
+  it('makes spaces of bidi marks, zero-width characters and line or paragraph separators', () => {
+    expect(
+      recordFigures(record('failed', 'DS\u200ftimeout\u200e\u061c\u2028user\u2029gone\u200b'))
+        .reason,
+    ).toBe('DS timeout   user gone');
+  });
+
+  it("reads a long reason's first 1,000 characters only, less the word they cut", () => {
+    const reason = `${'DS timeout '.repeat(90)}user 0733 111 2${'2'.repeat(10_000)} jw@mail.example`;
+    const kept = recordFigures(record('failed', reason)).reason ?? '';
+    expect(kept).toBe(`${'DS timeout '.repeat(90).slice(0, 200)}…`);
+    // What the cut leaves of a number ends with it: no part of one is kept at the end.
+    const cutInNumber = `${'a'.repeat(990)} 0733 111 2${'2'.repeat(100)}`;
+    expect(recordFigures(record('failed', cutInNumber)).reason).toBe(`${'a'.repeat(200)}…`);
+    expect(keptServiceText(cutInNumber, {}, 2_000)).toBe(`${'a'.repeat(990)}…`);
+  });
+
+  it('keeps a reason when the record names parties with texts far longer than the reason', () => {
+    const hostile: TransactionStatus = {
+      ...record('failed', ''),
+      transactionDetails: {
+        ...record('failed', '').transactionDetails,
+        payer: 'Ali '.repeat(3_000),
+        accountNumber: 'i'.repeat(20_000),
+        reason: 'DS timeout Ali',
+      },
+    };
+    expect(recordFigures(hostile).reason).toBe('DS timeout [personal data]');
   });
 });

@@ -1,7 +1,6 @@
 import type { TransactionStatus } from './dto/lookups';
 import { ServiceAPIError } from './errors';
-import { keptText, maskContactDetails, maskPersonalData } from './journal/personal-data';
-import { REQUEST_RULES } from './request-rules';
+import { keptServiceText } from './journal/personal-data';
 import { minorUnitDigits } from './money';
 
 /**
@@ -64,35 +63,26 @@ const RECORD_FAILURE_STATUSES: ReadonlySet<string> = new Set([
 /** The most of the service's reason for a failure that the journal keeps. */
 const MAX_KEPT_REASON_LENGTH = 200;
 
-/** What a request's text may not hold (control characters, bidi overrides), anywhere in a text. */
-const FORBIDDEN_IN_TEXT = new RegExp(REQUEST_RULES.textForbidden.source, 'gu');
-
 /**
  * The service's reason for a failed transaction (`transaction_details.reason`: "DS timeout user
- * cannot be reached"), kept in the journal and shown in reports: with what a request's text may not
- * hold (a terminal's escape codes, NUL) made spaces; the record's phone number, account number
- * and both parties' names masked as the journal masks an answer, and any other email address or
- * number of nine digits or more; cut to {@link MAX_KEPT_REASON_LENGTH} characters. Undefined for
- * a record that is not failed or gives none.
+ * cannot be reached"), kept in the journal and shown in reports as {@link keptServiceText} keeps
+ * it, with the record's phone number, account number and both parties' names masked; at most
+ * {@link MAX_KEPT_REASON_LENGTH} characters. Undefined for a record that is not failed or gives
+ * none.
  */
 function failureReason(record: TransactionStatus): string | undefined {
   if (recordOutcome(record) !== 'failed') return undefined;
   const details: Partial<TransactionStatus['transactionDetails']> = record.transactionDetails ?? {};
-  const given: unknown = details.reason;
-  if (typeof given !== 'string' || given.trim() === '') return undefined;
-  const kept: Record<string, unknown> = { reason: given.replace(FORBIDDEN_IN_TEXT, ' ').trim() };
-  const names = [details.payer, details.receiver].filter((name) => typeof name === 'string');
-  maskPersonalData(
-    kept,
+  return keptServiceText(
+    details.reason,
     {
       phoneNumber: details.phoneNumber,
       accountNumber: details.accountNumber,
-      // One text of both parties' names: each word of either is masked, in one pass.
-      accountHolderName: names.join(' '),
+      // Each party's name whole, and each word of either.
+      accountHolderName: [details.payer, details.receiver],
     },
-    ['reason'],
+    MAX_KEPT_REASON_LENGTH,
   );
-  return keptText(maskContactDetails(String(kept.reason)), MAX_KEPT_REASON_LENGTH);
 }
 
 /**

@@ -671,6 +671,32 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(posts()).toHaveLength(1);
   });
 
+  it("settles an entry failed from a record whose parties' names are far longer than its reason", async () => {
+    const payments = client();
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-11' });
+    const failed = statusRecord(PAYOUT_REFERENCE, 'failed', PAYOUT.amount);
+    server.fallback = () => ({
+      status: 200,
+      body: {
+        ...failed,
+        transaction_details: {
+          ...failed.transaction_details,
+          payer: 'Ali '.repeat(3_000),
+          receiver: 'i'.repeat(12_000),
+          reason: 'DS timeout: Ali (ali@mail.example) cannot be reached',
+        },
+      },
+    });
+    await expect(payments.reconciler.reconcile()).resolves.toMatchObject({
+      checked: 1,
+      changed: 1,
+    });
+    expect(await store.get('salary-11')).toMatchObject({
+      state: 'failed',
+      settledReason: 'DS timeout: [personal data] ([personal data]) cannot be reached',
+    });
+  });
+
   it('tells a second execution of a call from a forger’s mix of two calls', async () => {
     const payments = client();
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-11' });

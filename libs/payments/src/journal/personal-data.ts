@@ -26,55 +26,92 @@ const APOSTROPHES = "'\u2018\u2019\u02BC`";
 const APOSTROPHE = new RegExp(`[${APOSTROPHES}]`, 'gu');
 
 /**
+ * An email address in free text (the service's, about someone the request did not name), from the
+ * start of a word: a match is tried once per word, so a long text without spaces costs its length,
+ * not its square.
+ */
+const EMAIL_ADDRESS =
+  /(?<![^\s@<>()[\]{},;:"'`])[^\s@<>()[\]{},;:"'`]+@[^\s@<>()[\]{},;:"'`]+\.\p{L}{2,}/u.source;
+
+/**
+ * Nine digits or more, with up to three marks between two of them as phone and account numbers
+ * are written (`+254 712 345-678`, `(0712) 345.678`, `0712 – 345 – 678`, `0712/345/678`, a
+ * no-break space): a phone or account number, whoever's it is.
+ */
+const LONG_NUMBER = /\+?\p{Nd}(?:[^\p{L}\p{M}\p{N}]{0,3}\p{Nd}){8,}/u.source;
+
+/**
  * Masks, in place, the request's personal data in `answer[key]` for each of `keys` that is text:
  * its phone number (and an account number that is one) however its national digits are written
  * (`0712345678`, `+254 (0)712 345 678`, `254-712-345-678`), the account number in any case (also
- * inside longer text), and the holder's name and each word of it as whole words in any case and
- * Unicode form. The journal keeps an accepting answer's free-text fields to answer a repeated
- * call: a service that echoes the payee ("Sent to 0712345678") must not put a phone number or
- * name in it in clear. One pattern, one pass per field: a mask is never searched again (a name of
- * the mask's words would grow the text without end).
+ * inside longer text), and the holder's name (or each of several names) and each word of it as
+ * whole words in any case and Unicode form. The journal keeps an accepting answer's free-text
+ * fields to answer a repeated call: a service that echoes the payee ("Sent to 0712345678") must
+ * not put a phone number or name in it in clear. One pattern, one pass per field: a mask is never
+ * searched again (a name of the mask's words would grow the text without end).
  * @internal
  */
 export function maskPersonalData(
   answer: Record<string, unknown>,
   request: object,
   keys: readonly string[],
+  /** Also any email address and any number of nine digits or more, whoever's they are. */
+  contactDetails = false,
 ): void {
+  const texts = new Map<string, string>();
+  let longest = 0;
+  for (const key of keys) {
+    const value = answer[key];
+    if (typeof value !== 'string' || value === '') continue;
+    // NFKC: full-width digits (`０７１２…`) and other compatibility forms read as what they stand for.
+    const text = value.normalize('NFKC');
+    texts.set(key, text);
+    longest = Math.max(longest, text.length);
+  }
+  if (texts.size === 0) return;
+  // A text more than twice as long as every field cannot be in one (an `i̇` of two characters
+  // matches one `İ`): left out, so that no record's text, however long, makes the pattern too big.
+  const fits = (text: string): boolean => text.length <= 2 * longest;
   const phones = new Set<string>();
   // By their lower case, so that `ADA ada Ada` takes one of the 64 places of a name's words.
   const literals = new Map<string, string>();
   const words = new Map<string, string>();
   for (const field of PERSONAL_REQUEST_FIELDS) {
     const value: unknown = (request as Record<string, unknown>)[field];
-    if (typeof value !== 'string') continue;
-    // Not lower-cased: the pattern ignores case, and `İ` lower-cased is two characters that an
-    // `İLKER` in the answer would not match.
-    const text = value.trim().normalize('NFKC').replace(APOSTROPHE, "'");
-    if (field === 'accountHolderName') {
-      if (text.length >= MIN_MASKED_LENGTH) literals.set(text.toLowerCase(), text);
-      for (const word of text.split(/[^\p{L}\p{M}\p{N}']+/u)) {
-        if (word.length >= MIN_MASKED_LENGTH && words.size < MAX_MASKED_WORDS) {
-          words.set(word.toLowerCase(), word);
+    const given = Array.isArray(value) ? (value as unknown[]) : [value];
+    for (const each of given) {
+      if (typeof each !== 'string') continue;
+      // Not lower-cased: the pattern ignores case, and `İ` lower-cased is two characters that an
+      // `İLKER` in the answer would not match.
+      const text = each.trim().normalize('NFKC').replace(APOSTROPHE, "'");
+      if (field === 'accountHolderName') {
+        if (text.length >= MIN_MASKED_LENGTH && fits(text)) literals.set(text.toLowerCase(), text);
+        for (const word of text.split(/[^\p{L}\p{M}\p{N}']+/u)) {
+          if (word.length >= MIN_MASKED_LENGTH && fits(word) && words.size < MAX_MASKED_WORDS) {
+            words.set(word.toLowerCase(), word);
+          }
         }
+        continue;
       }
-      continue;
+      const national = nationalNumber(text);
+      if (national !== undefined) phones.add(national);
+      else if (text.length >= MIN_MASKED_LENGTH && fits(text)) {
+        literals.set(text.toLowerCase(), text);
+      }
     }
-    const national = nationalNumber(text);
-    if (national !== undefined) phones.add(national);
-    else if (text.length >= MIN_MASKED_LENGTH) literals.set(text.toLowerCase(), text);
   }
-  if (phones.size === 0 && literals.size === 0 && words.size === 0) return;
-  const onlyDigits = literals.size === 0 && words.size === 0;
+  if (!contactDetails && phones.size === 0 && literals.size === 0 && words.size === 0) return;
+  const onlyDigits = !contactDetails && literals.size === 0 && words.size === 0;
   let pattern: RegExp | undefined;
-  for (const key of keys) {
-    const value = answer[key];
-    if (typeof value !== 'string' || value === '') continue;
-    // NFKC: full-width digits (`０７１２…`) and other compatibility forms read as what they stand for.
-    const text = value.normalize('NFKC');
+  for (const [key, text] of texts) {
     // The common case, an M-Pesa call's "Processed successfully", builds no pattern.
     if (onlyDigits && !/\d/u.test(text)) continue;
-    pattern ??= personalPattern(phones, [...literals.values()], [...words.values()]);
+    pattern ??= personalPattern(
+      phones,
+      [...literals.values()],
+      [...words.values()],
+      contactDetails,
+    );
     const masked = text.replace(pattern, MASK);
     // The service's own words stay as it wrote them unless something in them was masked.
     if (masked !== text) answer[key] = masked;
@@ -86,8 +123,11 @@ function personalPattern(
   phones: ReadonlySet<string>,
   literals: readonly string[],
   words: readonly string[],
+  contactDetails: boolean,
 ): RegExp {
   const alternatives = [
+    // First: a name's word at the start of an email address would leave its domain in clear.
+    ...(contactDetails ? [EMAIL_ADDRESS] : []),
     // An optional trunk `0` or `(0)` before the national digits, any separators between them.
     ...[...phones].map((digits) => `(?:\\(?0\\)?${SEPARATOR})?${[...digits].join(SEPARATOR)}`),
     // Longest first: a whole name is masked before one of its words would break it up.
@@ -96,6 +136,7 @@ function personalPattern(
       .sort((a, b) => b.length - a.length)
       // Whole words only: the name "Success" must not mask "successfully".
       .map((word) => `${WORD_START}${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])`),
+    ...(contactDetails ? [LONG_NUMBER] : []),
   ];
   return new RegExp(alternatives.join('|'), 'giu');
 }
@@ -111,23 +152,49 @@ function escapeRegExp(text: string): string {
     .replace(/[iIİı]\u0307?/gu, '(?:[iIİı]\u0307?)');
 }
 
-/** An email address in free text. */
-const EMAIL_ADDRESS = /[^\s@<>()[\]{},;:"'`]+@[^\s@<>()[\]{},;:"'`]+\.\p{L}{2,}/gu;
-
 /**
- * Nine digits or more, with the marks phone and account numbers are written with (`+254 712
- * 345-678`, `(0712) 345.678`): a phone or account number, whoever's it is.
+ * The most of the service's free text that is read: a text from a hostile or broken service may
+ * be megabytes long, and what is kept of it is far shorter.
  */
-const LONG_NUMBER = /\+?\p{Nd}(?:[ \-.()]*\p{Nd}){8,}/gu;
+const MAX_READ_SERVICE_TEXT = 1_000;
 
 /**
- * `text` with every email address and every number of nine digits or more masked: for the
- * service's own free text about a transaction, which may name someone the request did not (a
- * record without the payee's phone number, or with the payer's email address).
+ * What the service's free text may not hold where people read it: control characters (a
+ * terminal's escape codes, NUL, tabs and line breaks), format characters (bidi marks and
+ * overrides, zero-width ones) and line or paragraph separators, which a CSV cell does not quote.
+ */
+const UNREADABLE_IN_TEXT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * The service's free `text` about a transaction (a failure's reason, a refusal's message) as kept
+ * where people read it (a journal entry, an item's reason, a report): unreadable characters made
+ * spaces; the `personal` data (`phoneNumber`, `accountNumber`, `accountHolderName`: a name or a
+ * list of names) masked as {@link maskPersonalData} masks it, and any other email address or
+ * number of nine digits or more; at most `max` characters. Only the first
+ * {@link MAX_READ_SERVICE_TEXT} characters are read, less the word they cut and the marks and
+ * digits before it, so that no part of a number is kept. Undefined for no text, or for a text
+ * that could not be masked: nothing is kept that might hold what it should not.
  * @internal
  */
-export function maskContactDetails(text: string): string {
-  return text.replace(EMAIL_ADDRESS, MASK).replace(LONG_NUMBER, MASK);
+export function keptServiceText(text: unknown, personal: object, max: number): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  const cut = text.length > MAX_READ_SERVICE_TEXT;
+  const read = cut
+    ? text
+        .slice(0, MAX_READ_SERVICE_TEXT)
+        .replace(/\S*$/u, '')
+        .replace(/[^\p{L}]+$/u, '')
+    : text;
+  const readable = read.replace(UNREADABLE_IN_TEXT, ' ').trim();
+  if (readable === '') return undefined;
+  const kept: Record<string, unknown> = { text: readable };
+  try {
+    maskPersonalData(kept, personal, ['text'], true);
+    const masked = keptText(String(kept.text), max);
+    return cut && !masked.endsWith('…') ? `${masked}…` : masked;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
-import { keptText, maskPersonalData } from '../journal/personal-data';
+import { keptServiceText } from '../journal/personal-data';
 import type { PayoutRunItemState } from './payout-run.interfaces';
 
 /**
@@ -49,15 +49,11 @@ const MAX_SERVICE_MESSAGE_LENGTH = 200;
 
 /**
  * What the service said of a refused item (`invalid network code`), so that a person sees why
- * without the logs: its own message, the request's phone numbers, account and name masked as the
- * journal masks them in a kept answer, cut to {@link MAX_SERVICE_MESSAGE_LENGTH} characters.
+ * without the logs: its own message as {@link keptServiceText} keeps it, with the request's phone
+ * number, account and name masked; at most {@link MAX_SERVICE_MESSAGE_LENGTH} characters.
  */
 function serviceSaid(error: ServiceAPIError, request: object | undefined): string | undefined {
-  const message = error.serviceMessage?.trim();
-  if (!message) return undefined;
-  const kept: Record<string, unknown> = { message };
-  if (request !== undefined) maskPersonalData(kept, request, ['message']);
-  return keptText(String(kept.message), MAX_SERVICE_MESSAGE_LENGTH);
+  return keptServiceText(error.serviceMessage, request ?? {}, MAX_SERVICE_MESSAGE_LENGTH);
 }
 
 /** HTTP 429 under either the HTTP status or the service's body status. */

@@ -220,6 +220,21 @@ describe('payout-run item steps', () => {
     expect(Array.from(item?.reason ?? '').length).toBeLessThan(260);
   });
 
+  it("cleans a refused item's message as a failure's reason: escapes, bidi marks, emails, numbers", async () => {
+    const { store, context } = await world('queued');
+    (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>
+      Promise.reject(
+        refusedWith400(
+          '\u001b[2J\u202edenied:\u2028payer jw.1987@mail.example, 0733 111 222 barred',
+        ),
+      );
+    await sendPayoutRunItem(context, 'r', 'a');
+    const item = await store.getItem('r', 'a');
+    expect(item?.reason).toBe(
+      'SERVICE_ERROR (HTTP 400): not executed: [2J denied: payer [personal data], [personal data] barred',
+    );
+  });
+
   it('puts in doubt, never refused, an item whose key the journal holds with another request', async () => {
     const { store, context } = await world('queued');
     (context.payments.payouts as unknown as { mpesa: () => Promise<unknown> }).mpesa = () =>
