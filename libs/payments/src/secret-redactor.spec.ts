@@ -339,3 +339,28 @@ describe('SecretRedactor.text', () => {
     });
   });
 });
+
+describe('SecretRedactor.combining', () => {
+  // Two registrations whose passwords start alike: the webhook module redacts both at once.
+  const kes = new SecretRedactor('shop-kes', 'Sunflower2024');
+  const usd = new SecretRedactor('shop-usd', 'Sunflower2024!Xq9');
+
+  it.each([
+    ['upper-cased', 'SUNFLOWER2024!XQ9'],
+    ['percent-encoded where needed', 'Sunflower2024%21Xq9'],
+    ['percent-encoded anywhere', '%53unflower2024!Xq9'],
+    ['with a JSON escape', 'Sunflower2024\\u0021Xq9'],
+    ['HTML-escaped', 'Sunflower2024&#33;Xq9'],
+    ['plain', 'Sunflower2024!Xq9'],
+  ])('redacts the longer password whole, %s, whichever registration comes first', (_, echo) => {
+    for (const combined of [
+      SecretRedactor.combining([kes, usd])!,
+      SecretRedactor.combining([usd, kes])!,
+    ]) {
+      expect(combined.text(`denied: ${echo} for shop-usd`)).toBe('denied: [REDACTED] for shop-usd');
+    }
+    expect(SecretRedactor.combining([kes, usd])!.text('denied: Sunflower2024.')).toBe(
+      'denied: [REDACTED].',
+    );
+  });
+});

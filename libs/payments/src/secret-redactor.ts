@@ -275,7 +275,10 @@ export class SecretRedactor {
   ) {
     const forms: string[] = [];
     const numeric = new Set<number>();
-    const encoded: string[] = [];
+    /** Each form's pattern, by the length of the form, so that the longest is tried first. */
+    const encoded: { length: number; pattern: string }[] = [];
+    const encode = (form: string, charset?: 'latin1') =>
+      encoded.push({ length: form.length, pattern: encodedPattern(form, charset) });
     const caseless: string[] = [];
     let spaced = false;
     this.credentials = [{ username: apiUsername, password: apiPassword }, ...others];
@@ -286,22 +289,22 @@ export class SecretRedactor {
       forms.push(Buffer.from(token, 'base64').toString('base64url'), ...base64Cores(token));
       // A header dump in hex holds the token's hex whole: it decodes to the username and password.
       forms.push(tokenHex, tokenHex.toUpperCase(), ...utf16Forms(token.replace(/=+$/, '')));
-      encoded.push(encodedPattern(token));
+      encode(token);
       // Without its padding, which a token cut or re-encoded in another case often loses.
       caseless.push(token.replace(/=+$/, ''));
       if (password.length < MIN_REDACTED_PASSWORD_LENGTH) continue;
       caseless.push(password);
-      encoded.push(encodedPattern(password));
+      encode(password);
       spaced ||= password.includes(' ');
       const utf8 = Buffer.from(password, 'utf8');
       // In errors and log lines, hex in any case (`4A6f...`).
       caseless.push(utf8.toString('hex'));
       const misread = charsetForms(password);
-      encoded.push(...misread.map((form) => encodedPattern(form)));
+      for (const form of misread) encode(form);
       const latin1 = latin1Bytes(password);
       if (latin1 !== undefined) {
         // Its percent-encoding as a pattern, its hex in any case too.
-        encoded.push(encodedPattern(password, 'latin1'));
+        encode(password, 'latin1');
         caseless.push(latin1.toString('hex'));
       }
       forms.push(
@@ -321,13 +324,24 @@ export class SecretRedactor {
     this.numericSecrets = numeric;
     this.escapeMarks = spaced ? ['%', '&', '+'] : ['%', '&'];
     this.caselessForms = caseless.map((form) => form.toLowerCase());
+    // Longest first: a pattern takes the first alternative that matches, and a password that
+    // starts another account's would otherwise leave the longer one's tail.
     this.caselessPattern = new RegExp(
-      caseless.map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'),
+      [...caseless]
+        .sort((a, b) => b.length - a.length)
+        .map((form) => form.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'))
+        .join('|'),
       'gi',
     );
     // In any case: a server that upper-cases an answer upper-cases its escapes with it
     // (`SUP3R%24ECRET`), and `%2f`, `&#X2F;` are the same escapes.
-    this.escapedPattern = new RegExp(encoded.join('|'), 'gi');
+    this.escapedPattern = new RegExp(
+      encoded
+        .sort((a, b) => b.length - a.length)
+        .map((form) => form.pattern)
+        .join('|'),
+      'gi',
+    );
     // With escaped slashes, as JSON encoders such as PHP's write them, inside a body that is not
     // JSON as a whole (so parsing cannot undo the escape).
     forms.push(...forms.filter((s) => s.includes('/')).map((s) => s.replaceAll('/', '\\/')));
@@ -342,16 +356,21 @@ export class SecretRedactor {
     );
   }
 
-  /** `text` with every secret replaced by `[REDACTED]`. */
+  /**
+   * `text` with every secret replaced by `[REDACTED]`. The escaped and disguised forms go before
+   * the plain ones: a plain password cut out of another's escaped form (`Sunflower2024` of
+   * `Sunflower2024%21Xq9`, two accounts) would leave the longer one's tail and hide the rest.
+   */
   text(text: string): string {
     let result = text;
-    for (const secret of this.secrets) {
-      if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    }
     if (this.mayBeEscaped(result)) {
       result = result.replace(this.escapedPattern, REDACTED);
     }
-    return this.withoutDisguised(result);
+    result = this.withoutDisguised(result);
+    for (const secret of this.secrets) {
+      if (result.includes(secret)) result = result.split(secret).join(REDACTED);
+    }
+    return result;
   }
 
   /**
