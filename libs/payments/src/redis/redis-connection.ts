@@ -199,69 +199,92 @@ export function redisServerCheck(
   owner: string,
   checks: RedisServerChecks,
 ): () => void {
+  const logger = new Logger(owner);
+  // Each check is asked until Redis answers or refuses it: one that got no answer (Redis down or
+  // stalled at that write) is asked again at a later write, the others not.
+  const pending = SERVER_CHECKS.filter((check) => check.applies(checks));
   let judging: Promise<void> | undefined;
   return () => {
-    judging ??= judgeRedisServer(client, owner, checks).then((judged) => {
-      if (!judged) judging = undefined;
+    if (pending.length === 0) return;
+    judging ??= judgeRedisServer(client, logger, checks, pending).finally(() => {
+      judging = undefined;
     });
   };
 }
 
-/** {@link redisServerCheck}'s one pass. Never rejects: `false` when Redis did not answer. */
-async function judgeRedisServer(
-  client: Redis,
-  owner: string,
-  checks: RedisServerChecks,
-): Promise<boolean> {
-  const logger = new Logger(owner);
-  try {
-    const info = await client.info('memory');
-    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-    if (policy !== undefined && policy !== 'noeviction') {
-      logger.error(
-        `Redis maxmemory-policy is ${policy}: Redis may evict this store's keys when memory runs ` +
-          `short, and ${checks.whenEvicted}. Set maxmemory-policy to noeviction (docs/journal.md, "The two stores")`,
-      );
-    }
-  } catch (error) {
-    // Not judged: a server or proxy that refuses INFO; asked again when none answered.
-    if (!isRefusal(error)) return false;
-  }
-  if (checks.whenRestarted !== undefined) {
-    try {
+/** One of {@link redisServerCheck}'s checks. `run` rejects when Redis did not answer or refused. */
+interface ServerCheck {
+  applies(checks: RedisServerChecks): boolean;
+  run(client: Redis, logger: Logger, checks: RedisServerChecks): Promise<void>;
+}
+
+const SERVER_CHECKS: readonly ServerCheck[] = [
+  {
+    applies: () => true,
+    async run(client, logger, checks) {
+      const policy = /^maxmemory_policy:(\S+)/m.exec(await client.info('memory'))?.[1];
+      if (policy !== undefined && policy !== 'noeviction') {
+        logger.error(
+          `Redis maxmemory-policy is ${policy}: Redis may evict this store's keys when memory runs ` +
+            `short, and ${checks.whenEvicted}. Set maxmemory-policy to noeviction (docs/journal.md, "The two stores")`,
+        );
+      }
+    },
+  },
+  {
+    applies: (checks) => checks.whenRestarted !== undefined,
+    async run(client, logger, checks) {
       // RDB snapshots alone keep what was written up to the last one, at best (INFO cannot say
       // whether any are configured): a warning, not an error, for a choice that may be deliberate.
       if (/^aof_enabled:0\b/m.test(await client.info('persistence'))) {
         logger.warn(
           `Redis runs without AOF (appendonly no): a restart of Redis loses what it wrote since its ` +
-            `last snapshot, or everything without snapshots, and ${checks.whenRestarted}. Set ` +
+            `last snapshot, or everything without snapshots, and ${checks.whenRestarted ?? ''}. Set ` +
             'appendonly yes (docs/journal.md, "The two stores")',
         );
       }
-    } catch {
-      // Not judged: a server or proxy that refuses INFO.
+    },
+  },
+  {
+    applies: (checks) => checks.clock === true,
+    async run(client, logger) {
+      const before = Date.now();
+      const [seconds, micros] = await client.time();
+      const after = Date.now();
+      const redisMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      // Redis read its clock somewhere within the round trip.
+      const offset = redisMs - (before + after) / 2;
+      if (Math.abs(offset) - (after - before) / 2 > MAX_CLOCK_OFFSET_MS) {
+        const apart = Math.abs(offset / 1000).toFixed(1);
+        logger.error(
+          `This process's clock is ${apart} s ${offset < 0 ? 'ahead of' : 'behind'} Redis's: the ` +
+            "instances sharing this store must keep their clocks in step (NTP), or one instance's " +
+            'send in flight reads as overdue (in doubt) to another (docs/journal.md, "The two stores")',
+        );
+      }
+    },
+  },
+];
+
+/**
+ * {@link redisServerCheck}'s one pass over the checks still `pending`, which it takes out of the
+ * list once judged. Never rejects. Stops at the first that got no answer: Redis is down or stalled.
+ */
+async function judgeRedisServer(
+  client: Redis,
+  logger: Logger,
+  checks: RedisServerChecks,
+  pending: ServerCheck[],
+): Promise<void> {
+  for (const check of [...pending]) {
+    try {
+      await check.run(client, logger, checks);
+    } catch (error) {
+      // Not judged: a server or proxy that refuses the command is not asked again.
+      if (!isRefusal(error)) return;
     }
+    pending.splice(pending.indexOf(check), 1);
   }
-  if (!checks.clock) return true;
-  try {
-    const before = Date.now();
-    const [seconds, micros] = await client.time();
-    const after = Date.now();
-    const redisMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    // Redis read its clock somewhere within the round trip.
-    const offset = redisMs - (before + after) / 2;
-    if (Math.abs(offset) - (after - before) / 2 > MAX_CLOCK_OFFSET_MS) {
-      const seconds = Math.abs(offset / 1000).toFixed(1);
-      logger.error(
-        `This process's clock is ${seconds} s ${offset < 0 ? 'ahead of' : 'behind'} Redis's: the ` +
-          "instances sharing this store must keep their clocks in step (NTP), or one instance's " +
-          'send in flight reads as overdue (in doubt) to another (docs/journal.md, "The two stores")',
-      );
-    }
-  } catch {
-    // Not judged: a server or proxy that refuses TIME.
-  }
-  return true;
 }
 
 /** An answer of Redis (or a proxy) refusing a command, not a failure to reach it. */

@@ -119,6 +119,35 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     expect(info.mock.calls.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('asks again at a later write only what got no answer: persistence and the clock, not memory', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const warned = () => warnings.mock.calls.map(([message]) => String(message)).join('\n');
+    const journal = new RedisPaymentsJournal({ url: server.url });
+    stores.push(journal);
+    await journal.client.ping();
+    // INFO memory answered, then Redis stalled before INFO persistence and TIME.
+    const info = jest.spyOn(journal.client, 'info');
+    info.mockImplementation(((section: string) =>
+      section === 'memory'
+        ? Promise.resolve('maxmemory_policy:noeviction\r\n')
+        : Promise.reject(new Error('Command timed out'))) as typeof journal.client.info);
+    const time = jest
+      .spyOn(journal.client, 'time')
+      .mockRejectedValue(new Error('Command timed out'));
+    await journal.create(journalEntry('stalled-1'));
+    await journal.client.ping();
+    expect(warned()).not.toContain('without AOF');
+
+    info.mockRestore();
+    time.mockRestore();
+    const askedAgain = jest.spyOn(journal.client, 'info');
+    const timeAgain = jest.spyOn(journal.client, 'time');
+    await journal.create(journalEntry('stalled-2'));
+    await waitFor(() => (warned().includes('without AOF') ? true : undefined), 'the warning');
+    await waitFor(() => (timeAgain.mock.calls.length > 0 ? true : undefined), 'TIME asked');
+    expect(askedAgain.mock.calls.map(([section]) => section)).toEqual(['persistence']);
+  });
+
   it('does not ask again a server that refused INFO (a proxy that forbids it)', async () => {
     const journal = new RedisPaymentsJournal({ url: server.url });
     stores.push(journal);
