@@ -90,6 +90,19 @@ describe('the options of the journals, stores and engines an app constructs', ()
       'isString',
     ],
     [
+      'RedisPaymentsJournal',
+      // An env var set to nothing: the keys would sit beside every other app's.
+      () => new RedisPaymentsJournal({ url, keyPrefix: '' }),
+      'keyPrefix',
+      'isNotEmpty',
+    ],
+    [
+      'RedisPayoutRunStore',
+      () => new RedisPayoutRunStore({ url, keyPrefix: '' }),
+      'keyPrefix',
+      'isNotEmpty',
+    ],
+    [
       'RedisPaymentsWebhookStore',
       () => new RedisPaymentsWebhookStore({ url, doneTtlMs: -1 }),
       'doneTtlMs',

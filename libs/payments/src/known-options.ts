@@ -58,11 +58,15 @@ export function wholeNumberOption(
 }
 
 /**
- * `value` when it is a string or not given, else the error naming the option of `owner`.
- * @throws PaymentsValidationError (`isString`).
+ * `value` when it is a string, not empty, or not given, else the error naming the option of `owner`.
+ * @throws PaymentsValidationError (`isString`, `isNotEmpty`).
  * @internal
  */
 export function textOption(owner: string, field: string, value: unknown): string | undefined {
+  if (value === '') {
+    // An empty prefix (an env var set to nothing) puts the keys beside every other app's.
+    throw moduleOptionError(owner, field, 'isNotEmpty', `${field} must not be empty`);
+  }
   if (value === undefined || typeof value === 'string') return value;
   throw moduleOptionError(owner, field, 'isString', `${field} must be a string`);
 }
