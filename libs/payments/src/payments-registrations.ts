@@ -7,6 +7,7 @@ import {
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
+import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 import { moduleOptionError } from './known-options';
 import { registrationNameOf } from './registration-lookup';
 import { printsAsNameOnly } from './secret-holders';
@@ -24,6 +25,32 @@ function accountOption(
 }
 
 /**
+ * How two registrations of one account keep their calls apart, or undefined when they share a
+ * journal: one with a journal and one without, two in-memory journals, journals of two kinds, or
+ * one journal fingerprinting with two keys (a retry through the other would be refused as
+ * another request). Two stores of one kind otherwise (two `RedisPaymentsJournal` on one Redis,
+ * a feature module each) are taken for one.
+ */
+function journalsApart(
+  one: ResolvedPaymentsOptions,
+  other: ResolvedPaymentsOptions,
+): string | undefined {
+  const [a, b] = [one.journal, other.journal];
+  if (a === undefined && b === undefined) return undefined;
+  if (a === undefined || b === undefined) return 'a journal in one and none in the other';
+  if (a !== b && a instanceof InMemoryPaymentsJournal && b instanceof InMemoryPaymentsJournal) {
+    return 'an InMemoryPaymentsJournal each';
+  }
+  if (a.constructor !== b.constructor) {
+    return `journals of two kinds (${a.constructor.name} and ${b.constructor.name})`;
+  }
+  if (one.journalFingerprintSecret !== other.journalFingerprintSecret) {
+    return 'journalFingerprintSecret set differently';
+  }
+  return undefined;
+}
+
+/**
  * Nest's container of the app's modules, named only when Nest injects it: the main entry point
  * must not load `@nestjs/core` (scripts/verify-package.js), which the app has loaded by then.
  */
@@ -37,7 +64,7 @@ const MODULES_CONTAINER = forwardRef(
  * neither has one) but another account: the journal files calls under the name, and the webhook
  * and runs modules find a registration's services by it, so one account's calls would be looked up,
  * settled or sent with the other's credentials. The same account twice (a feature module each) is
- * fine.
+ * fine, with one journal: a call journaled by one and not by the other would be sent twice.
  * @internal
  */
 @Injectable()
@@ -60,7 +87,20 @@ export class PaymentsRegistrationCheck implements OnModuleInit {
       const differing = ACCOUNT_OPTIONS.filter(
         (option) => accountOption(other, option) !== accountOption(this.options, option),
       );
-      if (differing.length === 0) continue;
+      if (differing.length === 0) {
+        const apart = journalsApart(other, this.options);
+        if (apart === undefined) continue;
+        throw moduleOptionError(
+          'PaymentsModule',
+          'journal',
+          'isShared',
+          `Two PaymentsModule registrations of one account are named "${this.name}"` +
+            `${this.name === DEFAULT_REGISTRATION_NAME ? ' (or have no name)' : ''}, with ${apart}: ` +
+            'a call journaled through one is unknown to the other, which would send its key again. ' +
+            'Register the account once (isGlobal: true, or a module that exports it), or give both ' +
+            'the same journal.',
+        );
+      }
       throw moduleOptionError(
         'PaymentsModule',
         'name',

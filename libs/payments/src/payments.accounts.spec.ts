@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
 import { CollectionsService } from './collections.service';
+import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 import { PaymentsClient } from './payments-client';
 import { PaymentsModule } from './payments.module';
 import type { PaymentsModuleOptions } from './payments-options.interface';
@@ -189,6 +190,47 @@ describe('several Payments accounts in one app (named registrations)', () => {
           }),
         ),
       ).rejects.toThrow(/named "kes" with different accounts \(baseUrl, apiUsername differ\)/);
+    });
+
+    it('fails the boot when the same account keeps two journals, or one journal and none', async () => {
+      const shared = new InMemoryPaymentsJournal();
+      const withJournal = (journal?: InMemoryPaymentsJournal, journalFingerprintSecret?: string) =>
+        PaymentsModule.forRootAsync({
+          useFactory: () => ({
+            apiUsername: 'billing',
+            apiPassword: 'billing-secret',
+            journal,
+            journalFingerprintSecret,
+          }),
+        });
+      @Module({
+        imports: [
+          PaymentsModule.forRoot({
+            apiUsername: 'billing',
+            apiPassword: 'billing-secret',
+            journal: shared,
+          }),
+        ],
+      })
+      class JournaledBillingModule {}
+
+      for (const [other, apart] of [
+        [withJournal(new InMemoryPaymentsJournal()), /an InMemoryPaymentsJournal each/],
+        [withJournal(undefined), /a journal in one and none in the other/],
+        [withJournal(shared, 'another-secret-of-the-journal'), /journalFingerprintSecret set differently/],
+      ] as const) {
+        const booting = boot(JournaledBillingModule, other);
+        await expect(booting).rejects.toThrow(apart);
+        await booting.catch((error: Error) => {
+          expect(error.message).toMatch(/would send its key again/);
+          expect(error.message).not.toMatch(/billing-secret|another-secret-of-the-journal/);
+          expect(error).toMatchObject({
+            name: 'PaymentsValidationError',
+            errors: [expect.objectContaining({ field: 'journal', rule: 'isShared' })],
+          });
+        });
+      }
+      await expect(boot(JournaledBillingModule, withJournal(shared))).resolves.toBeUndefined();
     });
 
     it('boots with the same account in two feature modules, or two accounts under two names', async () => {
