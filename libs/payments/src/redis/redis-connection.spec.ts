@@ -8,6 +8,7 @@ import { PaymentsJournalError, PaymentsValidationError } from '../errors';
 import { connectRedis } from './redis-connection';
 import { RedisPaymentsJournal } from './redis-payments-journal';
 import { RedisPaymentsWebhookStore } from './redis-payments-webhook.store';
+import { RedisPayoutRunStore } from '../runs/bullmq/redis-payout-run.store';
 
 const PASSWORD = 'right-redis-password-41';
 const WRONG = 'Wr0ng-Redis-Pass-777';
@@ -150,5 +151,41 @@ describe('Redis connections of the library: a refused password stays out of ever
     });
     expect(shown(thrown)).toContain('percent-encode');
     expect(shown(thrown)).not.toContain(WRONG);
+  });
+
+  it.each([
+    // A password `Xy7@Kq9#Tr` not encoded: the URL reads, with the host `Kq9`, which the logs
+    // of the failed connection would name.
+    ['an @ then a #', `redis://:Xy7@Kq9-${WRONG}#Tr@127.0.0.1:6379`],
+    ['an @ then a /', `redis://:Xy7@Kq9-${WRONG}/Tr@127.0.0.1:6379`],
+    ['another scheme', `http://:${WRONG}@127.0.0.1:6379`],
+  ])('refuses a URL that reads, but not as meant (%s), without repeating it', (_, url) => {
+    let thrown: unknown;
+    try {
+      new RedisPaymentsJournal({ url });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ errors: [{ field: 'url', rule: 'isUrl' }] });
+    expect(shown(thrown)).not.toContain(WRONG);
+  });
+
+  it('refuses no url, client or connection: ioredis would take 127.0.0.1:6379', () => {
+    const config = new Map<string, string>(); // REDIS_URL unset
+    for (const make of [
+      () => new RedisPaymentsJournal({ url: config.get('REDIS_URL') }),
+      () => new RedisPaymentsWebhookStore({}),
+      () => new RedisPayoutRunStore({ url: config.get('REDIS_URL') }),
+    ]) {
+      expect(make).toThrow(
+        expect.objectContaining({
+          name: 'PaymentsValidationError',
+          errors: [expect.objectContaining({ field: 'url', rule: 'isDefined' })],
+        }) as Error,
+      );
+    }
+    // A database number is a path a Redis URL may have.
+    const journal = new RedisPaymentsJournal({ url: `redis://127.0.0.1:${server.port}/2` });
+    return journal.close();
   });
 });

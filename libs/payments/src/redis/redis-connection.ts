@@ -52,6 +52,16 @@ export function connectRedis(
     redactCommandErrors(options.client);
     return { client: options.client, ownsClient: false };
   }
+  if (options.url === undefined && options.connection === undefined) {
+    // `{ url: config.get('REDIS_URL') }` with the variable unset: ioredis would quietly take
+    // 127.0.0.1:6379, whatever Redis that is.
+    throw moduleOptionError(
+      owner,
+      'url',
+      'isDefined',
+      'give url (or client, or connection): without one, ioredis connects to 127.0.0.1:6379',
+    );
+  }
   if (options.url !== undefined) checkUrl(options.url, owner);
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
@@ -64,18 +74,29 @@ export function connectRedis(
 /**
  * Refuses a URL that is not one, without repeating it: Node's URL error carries the whole URL as
  * `input`, and a URL ioredis reads leniently is printed whole in a deprecation warning; both hold
- * the password.
+ * the password. Also a URL that reads, but not as meant: a Redis URL has no `#`, and no path but a
+ * database number, so either is a password's character left unencoded (`:Xy7@Kq9#Tr@host` reads
+ * as the host `Kq9`, which the logs of a failed connection would then name).
  */
 function checkUrl(url: string, owner: string): void {
+  let parsed: URL | undefined;
   try {
-    new URL(url);
+    parsed = new URL(url);
   } catch {
+    // Refused below.
+  }
+  if (
+    parsed === undefined ||
+    !['redis:', 'rediss:'].includes(parsed.protocol) ||
+    url.includes('#') ||
+    !/^\/?\d*$/.test(parsed.pathname)
+  ) {
     throw moduleOptionError(
       owner,
       'url',
       'isUrl',
-      'url is not a valid Redis URL (percent-encode the characters of the password that a URL ' +
-        'reserves, such as # / ? @ %)',
+      'url is not a valid Redis URL (redis:// or rediss://, then percent-encode the characters of ' +
+        'the password that a URL reserves, such as # / ? @ %)',
     );
   }
 }
