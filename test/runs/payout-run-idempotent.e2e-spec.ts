@@ -204,6 +204,11 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     expect(run.totals.byState.succeeded).toEqual({
       KES: { count: 9, amount: 100 + 101 + 102 + 103 + 104 + 105 + 106 + 107 + 108 },
     });
+    // A format chosen at run time (a query parameter) compiles, and answers in its kind.
+    for (const format of ['json', 'csv'] as ('json' | 'csv')[]) {
+      const either = await harness.runs.report(runId, format);
+      expect(typeof either).toBe(format === 'csv' ? 'string' : 'object');
+    }
   });
 
   it('validates without sending: every problem at once, then the balance check', async () => {

@@ -497,6 +497,8 @@ export class PayoutRunsService {
    */
   report(runId: string, format: 'json'): Promise<PayoutRunReport>;
   report(runId: string, format: 'csv'): Promise<string>;
+  /** A format chosen at run time (a query parameter): branch on the answer's type. */
+  report(runId: string, format: 'json' | 'csv'): Promise<PayoutRunReport | string>;
   report(runId: string, format: 'json' | 'csv'): Promise<PayoutRunReport | string> {
     const refused = runIdRefusal(runId, 'report');
     if (refused) return Promise.reject(refused);
