@@ -624,6 +624,20 @@ describe('transport: retries, errors, debug logging', () => {
       expect(response._raw).toEqual(body);
     });
 
+    it('answers a payout amount the service gives as 0 as it was sent: 100.1 * 3 as 300.3', async () => {
+      server.reply({
+        status: 200,
+        body: { success: true, correlator_id: '9BD100000002eW', status: '200', amount: 0 },
+      });
+      const payments = client();
+      const request = { ...(MPESA_PAYOUT.request as { amount: number }), amount: 100.1 * 3 };
+
+      const response = await payments.payouts.mpesa(request);
+
+      expect((server.requests[0].json as { amount: number }).amount).toBe(300.3);
+      expect(response.amount).toBe(300.3);
+    });
+
     it.each([
       ['a numeric status', { status: 400, success: false, message: 'Insufficient float' }],
       ['a string status', { success: false, message: 'Insufficient float', status: 'REJECTED' }],

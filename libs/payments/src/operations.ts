@@ -123,8 +123,18 @@ function requestFieldsOf(
 function defineOperation<TRequest extends object, TResponse>(
   operation: Omit<PaymentsOperation<TRequest, TResponse>, 'requestFields'>,
 ): PaymentsOperation<TRequest, TResponse> {
+  const { response } = operation;
+  // An amount answered from the request is answered as its body sent it.
+  const sentAmount = operation.body?.find(
+    (entry): entry is ReturnType<typeof amountOf> =>
+      typeof entry === 'object' && 'decimals' in entry && entry.field === 'amount',
+  );
   return {
     ...operation,
+    response:
+      response.kind === 'acceptance' && response.amountFromRequest === true && sentAmount
+        ? { ...response, amountDecimals: sentAmount.decimals }
+        : response,
     requestFields: requestFieldsOf(operation) as (RequestField & keyof TRequest)[],
   };
 }

@@ -273,6 +273,11 @@ export interface AcceptanceDecoding {
   readonly required?: readonly ResponseField[];
   /** A payout's `amount`: the wire's when positive, else the request's (the wire sends 0). */
   readonly amountFromRequest?: boolean;
+  /**
+   * The places the request's amount went on the wire with (its body's `decimals`): the request's
+   * amount is answered as sent (`100.1 * 3` as 300.3), as the ledger and the status record say.
+   */
+  readonly amountDecimals?: number;
 }
 
 /** A look-up's answer: the camelCase form of its wire keys, checked against a shape. */
@@ -468,7 +473,7 @@ export function decodeAcceptanceByTable(
     if (decoding.fields.includes(field) && !isPresent(record[field])) record[field] = '';
   }
   if (decoding.amountFromRequest && !(typeof record.amount === 'number' && record.amount > 0)) {
-    record.amount = (request as { amount?: unknown }).amount;
+    record.amount = amountAsSent((request as { amount?: unknown }).amount, decoding.amountDecimals);
   }
   const missing = (decoding.required ?? []).filter(
     (field) => !isPresent(record[field]) || record[field] === '',
@@ -532,8 +537,12 @@ function generatedAcceptanceDecoder(decoding: AcceptanceDecoding): AcceptanceDec
     lines.push(`if (${value} === undefined || ${value} === null) ${value} = '';`);
   }
   if (Object.hasOwn(decoding, 'amountFromRequest') && decoding.amountFromRequest) {
+    bindings.amountAsSent = amountAsSent;
+    bindings.AMOUNT_DECIMALS = Object.hasOwn(decoding, 'amountDecimals')
+      ? decoding.amountDecimals
+      : undefined;
     lines.push(
-      `if (!(typeof record.amount === 'number' && record.amount > 0)) record.amount = request.amount;`,
+      `if (!(typeof record.amount === 'number' && record.amount > 0)) record.amount = amountAsSent(request.amount, AMOUNT_DECIMALS);`,
     );
   }
   const required = Object.hasOwn(decoding, 'required') ? (decoding.required ?? []) : [];
@@ -614,6 +623,11 @@ function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: objec
     record[alias] = record[field];
   record._raw = body;
   return { ok: true, record };
+}
+
+/** A request's `amount` as it went on the wire, with `decimals` places (`asDecimal`). */
+function amountAsSent(amount: unknown, decimals: number | undefined): unknown {
+  return typeof amount === 'number' && decimals !== undefined ? asDecimal(amount, decimals) : amount;
 }
 
 /** The response record of a 2xx JSON object answer, or what makes it unusable. */
