@@ -10,6 +10,7 @@ import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 import { retryDelay } from './http-payments-wire';
 import { basicAuthorization } from './secret-redactor';
 import type { PaymentsModuleOptions } from './payments-options.interface';
+import type { MpesaPayoutRequest } from './dto/payout-requests';
 
 const PASSWORD = 'S3cr3t-pässword"quoted';
 const BASIC_TOKEN = Buffer.from(`api-user:${PASSWORD}`).toString('base64');
@@ -630,7 +631,7 @@ describe('transport: retries, errors, debug logging', () => {
         body: { success: true, correlator_id: '9BD100000002eW', status: '200', amount: 0 },
       });
       const payments = client();
-      const request = { ...(MPESA_PAYOUT.request as { amount: number }), amount: 100.1 * 3 };
+      const request = { ...(MPESA_PAYOUT.request as MpesaPayoutRequest), amount: 100.1 * 3 };
 
       const response = await payments.payouts.mpesa(request);
 

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
 import { waitFor } from '../../spec-support/wait-for';
 import type { PayoutRunEngineContext } from './payout-run-engine';
@@ -258,5 +259,70 @@ describe('InProcessPayoutRunEngine', () => {
     } finally {
       await engine.close();
     }
+  });
+});
+
+describe('InProcessPayoutRunEngine at shutdown', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('says which run it stopped, what it never sent, and how to go on after the restart', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const store = new InMemoryPayoutRunStore();
+    const ids = Array.from({ length: 20 }, (_, index) => `emp-${index}`);
+    await store.createRun(
+      runRecord('payroll-11', { ratePerSecond: 100, concurrency: 2 }),
+      ids.map((itemId) => itemRecord('payroll-11', itemId)),
+    );
+    let answer: (() => void) | undefined;
+    const sent: string[] = [];
+    const payments = {
+      payouts: {
+        // The first two sends wait for the shutdown; the others never start.
+        mpesa: (_request: object, options: InternalCallOptions & { idempotencyKey: string }) => {
+          sent.push(options.idempotencyKey);
+          options[ON_WIRE]?.();
+          return new Promise((resolve) => {
+            const earlier = answer;
+            answer = () => {
+              earlier?.();
+              resolve({ transactionReference: 'REF' });
+            };
+          });
+        },
+      },
+      reconciler: { get: () => Promise.resolve(undefined) },
+    } as unknown as PayoutRunsPayments;
+    const engine = engineOf(store, payments);
+    await engine.start('payroll-11');
+    await waitFor(() => (sent.length === 2 ? true : undefined), 'two sends under way');
+    const closed = engine.close();
+    answer?.();
+    await closed;
+
+    const said = warnings.mock.calls.map(([message]) => String(message)).join('\n');
+    expect(said).toContain('Payout run payroll-11 stopped at shutdown');
+    expect(said).toMatch(/\b18 item\(s\) never sent, [12] sent and not settled yet/);
+    expect(said).toContain('create() it again with the same runId and items');
+  });
+
+  it('says nothing of a run that finished', async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('done', { ratePerSecond: 100 }), [itemRecord('done', 'a')]);
+    const payments = {
+      payouts: { mpesa: () => Promise.resolve({ transactionReference: 'REF' }) },
+      // Its webhook came: the journal holds it settled.
+      reconciler: {
+        get: (key: string) => Promise.resolve({ idempotencyKey: key, state: 'succeeded' }),
+      },
+    } as unknown as PayoutRunsPayments;
+    const engine = engineOf(store, payments, { settlementPollMs: 10 });
+    await engine.start('done');
+    await waitFor(
+      async () => ((await store.getRun('done'))?.finishedAt === undefined ? undefined : true),
+      'the run finished',
+    );
+    await engine.close();
+    expect(warnings.mock.calls.join('\n')).not.toContain('stopped at shutdown');
   });
 });

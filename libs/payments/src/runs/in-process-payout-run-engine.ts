@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
+import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import {
   finishPayoutRunIfDone,
@@ -200,6 +201,30 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     this.progress.cancel();
     for (const run of this.runs.values()) run.pacer.stop();
     await Promise.all([...this.runs.values()].flatMap((run) => [...run.sending]));
+    for (const run of this.runs.values()) this.logLeftAtShutdown(run);
+  }
+
+  /**
+   * Says what a run left undone at shutdown, so that a payroll stopped by a redeploy is not found
+   * out from the bank: items never sent, and sends not settled yet; and how to go on.
+   */
+  private logLeftAtShutdown(run: ActiveRun): void {
+    if (run.finished || run.state === 'cancelled') return;
+    const unsent = run.queue.length;
+    const unsettled = run.watched.size + run.recovering.size;
+    if (unsent === 0 && unsettled === 0) return;
+    const lost = this.deps.store instanceof InMemoryPayoutRunStore;
+    this.logger.warn(
+      `Payout run ${run.runId} stopped at shutdown, unfinished: ${unsent} item(s) never sent, ` +
+        `${unsettled} sent and not settled yet. ` +
+        (lost
+          ? 'Its in-memory store loses it: after the restart, create() it again with the same ' +
+            'runId and items, and the journal answers what was sent while only what never went ' +
+            'out is sent'
+          : 'create() it again with the same runId after the restart, and this process takes it ' +
+            'over') +
+        ' (docs/payout-runs.md, "The embedded engine and crashes")',
+    );
   }
 
   /** Starts sends while the run is running, has items and the pacer lets them go. */
