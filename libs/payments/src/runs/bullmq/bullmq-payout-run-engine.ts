@@ -46,8 +46,9 @@ export interface BullMQPayoutRunEngineOptions {
   prefix?: string;
   /**
    * How long a worker holds an item's job without renewing (ms): after a worker died, its items
-   * are taken over (and resolved through the journal, never re-sent) within about this plus
-   * `stalledIntervalMs`. Default 30,000 (BullMQ's).
+   * are taken over (and resolved through the journal, never re-sent) after this, one or two
+   * `stalledIntervalMs` and a free place in the run (88 and 104 s measured with the defaults,
+   * docs/payout-runs.md, "Crashes with BullMQ"). Default 30,000 (BullMQ's).
    */
   lockDurationMs?: number;
   /** How often workers look for jobs of dead workers (ms). Default 30,000 (BullMQ's). */
