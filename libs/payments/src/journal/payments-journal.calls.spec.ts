@@ -1544,5 +1544,14 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       client({ password: 'another-password-1' }).payouts.mpesa(PAYOUT, { idempotencyKey: 'fp-1' }),
     );
     expect(error).toMatchObject({ errors: [expect.objectContaining({ rule: 'reused' })] });
+    // The same request journaled by an instance of another password (a typo in one deploy):
+    // the refusal says so, where another request under the key does not.
+    expect((error as PaymentsValidationError).message).toContain(
+      'journaled by an instance whose apiPassword or journalFingerprintSecret differs',
+    );
+    const other = await rejection(
+      client().payouts.mpesa({ ...PAYOUT, amount: PAYOUT.amount + 1 }, { idempotencyKey: 'fp-1' }),
+    );
+    expect((other as PaymentsValidationError).message).not.toContain('apiPassword');
   });
 });

@@ -303,6 +303,24 @@ export class PaymentsJournal {
   }
 
   /**
+   * Why a fingerprint may differ for the same request: `held` was fingerprinted with another key
+   * (its payee's key id is not this journal's), by an instance with another `apiPassword` (a typo,
+   * a rotation) or `journalFingerprintSecret`. Empty when that cannot be told.
+   */
+  private anotherKeyHint(held: PaymentsJournalEntry, fresh: PaymentsJournalEntry): string {
+    const keyIdOf = (payee: string | undefined) => payee?.split('.', 1)[0];
+    const theirs = keyIdOf(held.payee);
+    if (theirs === undefined || keyIdOf(fresh.payee) === undefined || theirs === this.payeeKeyId) {
+      return '';
+    }
+    return (
+      '; or the same request, journaled by an instance whose apiPassword or ' +
+      "journalFingerprintSecret differs from this one's: fingerprints are keyed by it " +
+      '(docs/journal.md, "The fingerprint")'
+    );
+  }
+
+  /**
    * The entry as it stands now: a `started` entry whose deadline passed is `in_doubt` (the
    * process that sent it died, or its outcome could not be written).
    */
@@ -507,7 +525,8 @@ export class PaymentsJournal {
             field: 'idempotencyKey',
             rule: 'reused',
             message:
-              'idempotencyKey was already used for a different request (payments journal): a new request needs a new idempotencyKey (reuse a key only to retry the same request)',
+              'idempotencyKey was already used for a different request (payments journal): a new request needs a new idempotencyKey (reuse a key only to retry the same request)' +
+              this.anotherKeyHint(held, fresh),
           },
         ]);
       }
