@@ -217,7 +217,10 @@ describe('several Payments accounts in one app (named registrations)', () => {
       for (const [other, apart] of [
         [withJournal(new InMemoryPaymentsJournal()), /an InMemoryPaymentsJournal each/],
         [withJournal(undefined), /a journal in one and none in the other/],
-        [withJournal(shared, 'another-secret-of-the-journal'), /journalFingerprintSecret set differently/],
+        [
+          withJournal(shared, 'another-secret-of-the-journal'),
+          /journalFingerprintSecret set differently/,
+        ],
       ] as const) {
         const booting = boot(JournaledBillingModule, other);
         await expect(booting).rejects.toThrow(apart);

@@ -627,7 +627,9 @@ function decodeRecord(body: JsonObject, decoding: RecordDecoding, request: objec
 
 /** A request's `amount` as it went on the wire, with `decimals` places (`asDecimal`). */
 function amountAsSent(amount: unknown, decimals: number | undefined): unknown {
-  return typeof amount === 'number' && decimals !== undefined ? asDecimal(amount, decimals) : amount;
+  return typeof amount === 'number' && decimals !== undefined
+    ? asDecimal(amount, decimals)
+    : amount;
 }
 
 /** The response record of a 2xx JSON object answer, or what makes it unusable. */
