@@ -5,6 +5,7 @@ import { runInNewContext } from 'node:vm';
 import { executedMoreThanOnce } from '../../spec-support/journal-entries';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
+import { waitFor } from '../../spec-support/wait-for';
 import type { RecordedRequest } from '../../spec-support/recording-server';
 import { createPaymentsClient } from '../create-payments-client';
 import {
@@ -1404,6 +1405,55 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
     await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'no-journal' });
     expect(posts()).toHaveLength(2);
+  });
+
+  it("records an answered call's end once the store is back, after its caller was answered: the reference is not lost", async () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    let down = false;
+    const flaky: PaymentsJournalStore = {
+      create: (entry) => store.create(entry),
+      get: (key) => store.get(key),
+      // Redis gone as the answer came, for longer than the caller's attempts (about 1.25 s).
+      replace: (entry) =>
+        down ? Promise.reject(new Error('connection lost')) : store.replace(entry),
+      findByReference: (reference) => store.findByReference(reference),
+      list: (query) => store.list(query),
+    };
+    const payments = client({ journal: flaky });
+    server.fallback = () => {
+      down = true;
+      return { status: 200, body: successBody('payout') };
+    };
+    const answered = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'late-1' });
+    expect(answered.transactionReference).toBe(PAYOUT_REFERENCE);
+    expect(await store.get('late-1')).toMatchObject({ state: 'started' });
+    expect(warnings.mock.calls.join('\n')).toContain('tries again in the background');
+
+    down = false;
+    await waitFor(
+      async () => ((await store.get('late-1'))?.state === 'accepted' ? true : undefined),
+      'the late write',
+    );
+    expect(await store.get('late-1')).toMatchObject({ reference: PAYOUT_REFERENCE });
+  });
+
+  it("stops recording a send's end in the background at close", async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const replaced: string[] = [];
+    const down: PaymentsJournalStore = {
+      create: (entry) => store.create(entry),
+      get: (key) => store.get(key),
+      replace: (entry) => (replaced.push(entry.idempotencyKey), Promise.reject(new Error('down'))),
+      findByReference: (reference) => store.findByReference(reference),
+      list: (query) => store.list(query),
+    };
+    const payments = client({ journal: down });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'late-2' });
+    const tried = replaced.length;
+    await payments.close();
+    // Its schedule (about 107 s) was stopped, not sat out: no write after the close.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(replaced.length).toBeLessThanOrEqual(tried + 1);
   });
 
   it('stops the undo of a failed write-ahead at close: nothing reaches the store after it closed', async () => {

@@ -59,8 +59,16 @@ const MAX_CALLS_PER_ENTRY = 20;
 /** Rounds of read-and-replace before a write that keeps losing to other writers gives up. */
 const MAX_REPLACE_ROUNDS = 8;
 
-/** Waits between attempts to record a send's end when the store fails. */
+/** Waits between attempts to record a send's end when the store fails, while the caller waits. */
 const END_RETRY_DELAYS_MS = [50, 200, 1000];
+
+/**
+ * Waits between the attempts that go on, the caller answered, to record a send's end the store
+ * refused meanwhile: about the default deadline of a call (docs/journal.md), so that a Redis
+ * down for seconds or a minute does not turn an answered call, reference and all, into one in
+ * doubt that a person must look up.
+ */
+const LATE_END_RETRY_DELAYS_MS = [2_000, 5_000, 10_000, 20_000, 30_000, 40_000];
 
 /**
  * Waits between attempts to mark a send whose write before sending (a create, or a retry's
@@ -68,6 +76,11 @@ const END_RETRY_DELAYS_MS = [50, 200, 1000];
  * held lands then.
  */
 const UNDO_RETRY_DELAYS_MS = [250, 1000, 3000];
+
+/** The sum of `values`. */
+function sumOf(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0);
+}
 
 /**
  * Deferred events kept per entry: a forger who knows the key can spend them, but only while the
@@ -229,7 +242,10 @@ export class PaymentsJournal {
    * process recognises it as its own unsent call when the key comes again.
    */
   private readonly unsent = new Set<string>();
-  /** Undos of failed creates still retrying: {@link close} stops them and waits for each. */
+  /**
+   * Writes still retrying that nobody awaits (undos of failed creates, sends' ends recorded late):
+   * {@link close} stops their waits and waits for each.
+   */
   private readonly undos = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   /**
@@ -274,9 +290,10 @@ export class PaymentsJournal {
   }
 
   /**
-   * Stops the undos of failed creates still retrying, once the write each has under way ended, so
-   * that nothing is written after the store closes. An undo stopped so leaves its entry as a
-   * process that died would: in doubt after its deadline.
+   * Stops the writes still retrying in the background (undos of failed creates, sends' ends
+   * recorded late), once the write each has under way ended, so that nothing is written after the
+   * store closes. A write stopped so leaves its entry as a process that died would: in doubt after
+   * its deadline.
    */
   async close(): Promise<void> {
     this.closing.abort();
@@ -1208,6 +1225,8 @@ export class PaymentsJournal {
     /** The entry after the send's end, written at `at` as `version`. */
     change: (entry: PaymentsJournalEntry, at: string, version: number) => PaymentsJournalEntry,
     undo = false,
+    /** Going on in the background after the caller's attempts failed. */
+    late = false,
   ): Promise<void> {
     const { idempotencyKey, callId } = sent;
     // The entry as this process wrote it before sending: most sends end with one write and no
@@ -1227,25 +1246,48 @@ export class PaymentsJournal {
         throw new Error('the entry kept changing');
       } catch (error) {
         if (attempt >= retryDelaysMs.length) {
+          const why = error instanceof Error ? error.message : 'error';
+          if (!undo && !late && !this.closing.signal.aborted) {
+            this.logger.warn(
+              `The payments journal could not record yet that the call ${idempotencyKey} ended ` +
+                `(${outcome}): ${why}; it tries again in the background for about ` +
+                `${Math.round(sumOf(LATE_END_RETRY_DELAYS_MS) / 1000)} s`,
+            );
+            this.inBackground(
+              this.endSend(
+                { idempotencyKey, callId },
+                outcome,
+                LATE_END_RETRY_DELAYS_MS,
+                change,
+                false,
+                true,
+              ),
+            );
+            return;
+          }
           this.logger.error(
             `The payments journal could not record that the call ${idempotencyKey} ended ` +
-              `(${outcome}): ${error instanceof Error ? error.message : 'error'}; the entry ` +
-              'counts as in doubt after its deadline',
+              `(${outcome}): ${why}; the entry counts as in doubt after its deadline`,
           );
           return;
         }
       }
       const waitMs = retryDelaysMs[attempt];
       try {
-        // Nobody awaits an undo: close() stops its waits rather than sit out its schedule.
-        await delay(waitMs, undefined, undo ? { signal: this.closing.signal } : undefined);
+        // Nobody awaits an undo or a late attempt: close() stops their waits rather than sit out
+        // their schedule.
+        await delay(waitMs, undefined, undo || late ? { signal: this.closing.signal } : undefined);
       } catch {
         // Most failed writes never landed (Redis refused the password, or was down): only one
         // that landed anyway leaves an entry behind.
         this.logger.warn(
-          `The payments journal stopped at close trying to mark the call ${idempotencyKey} ` +
-            'unsent: if its failed write landed anyway, its entry counts as in doubt after its ' +
-            'deadline',
+          undo
+            ? `The payments journal stopped at close trying to mark the call ${idempotencyKey} ` +
+                'unsent: if its failed write landed anyway, its entry counts as in doubt after its ' +
+                'deadline'
+            : `The payments journal stopped at close trying to record that the call ` +
+                `${idempotencyKey} ended (${outcome}): its entry counts as in doubt after its ` +
+                'deadline',
         );
         return;
       }
@@ -1324,8 +1366,13 @@ export class PaymentsJournal {
       }),
       { retryDelaysMs: UNDO_RETRY_DELAYS_MS, undo: true },
     );
-    this.undos.add(undo);
-    void undo.then(() => this.undos.delete(undo));
+    this.inBackground(undo);
+  }
+
+  /** A write nobody awaits, which close() waits for once it stopped its waits. */
+  private inBackground(write: Promise<void>): void {
+    this.undos.add(write);
+    void write.then(() => this.undos.delete(write));
   }
 
   /**
