@@ -364,3 +364,12 @@ describe('SecretRedactor.combining', () => {
     );
   });
 });
+
+describe('SecretRedactor.text, a password holding a backslash', () => {
+  it('redacts it whole beside a Basic token, which makes the text be decoded', () => {
+    const password = 'Kq9\\Tr7Xy-2026';
+    const redacts = new SecretRedactor('merchant', password);
+    const echoed = `Authorization: ${basicAuthorization('merchant', password)} body={pw: ${password}}`;
+    expect(redacts.text(echoed)).toBe('Authorization: Basic [REDACTED] body={pw: [REDACTED]}');
+  });
+});

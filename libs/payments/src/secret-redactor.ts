@@ -236,6 +236,8 @@ function utf16Forms(value: string): string[] {
  */
 export class SecretRedactor {
   private readonly secrets: readonly string[];
+  /** The {@link secrets} that hold a backslash, longest first. */
+  private readonly backslashedSecrets: readonly string[];
   /**
    * The forms that can stand in JSON text without a backslash, none containing another: if the
    * text holds none of them and no backslash, no string parsed from it can hold any secret.
@@ -349,6 +351,7 @@ export class SecretRedactor {
     this.secrets = [...new Set(forms)]
       .filter((s) => s.length > 0)
       .sort((a, b) => b.length - a.length);
+    this.backslashedSecrets = this.secrets.filter((secret) => secret.includes('\\'));
     const unescaped = this.secrets.filter((secret) => !secret.includes('\\'));
     // A form containing a shorter one is found whenever it is: checking the shorter one suffices.
     this.unescapedForms = unescaped.filter(
@@ -365,6 +368,13 @@ export class SecretRedactor {
     let result = text;
     if (this.mayBeEscaped(result)) {
       result = result.replace(this.escapedPattern, REDACTED);
+    }
+    // The forms with a backslash (a password holding one, its `\u` escapes) before decoding, which
+    // would take their backslashes and leave them to be found by nothing.
+    if (result.includes('\\')) {
+      for (const secret of this.backslashedSecrets) {
+        if (result.includes(secret)) result = result.split(secret).join(REDACTED);
+      }
     }
     result = this.withoutDisguised(result);
     for (const secret of this.secrets) {

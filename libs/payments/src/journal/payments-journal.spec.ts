@@ -159,6 +159,32 @@ describe('PaymentsJournal', () => {
       return begun;
     }
 
+    it("keeps in doubt a send's answer written after a later resend ended in doubt (the store down meanwhile)", async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await sentPastItsDeadline('late-1');
+      const resent = await journal.begin(payoutIntent('late-1', { resend: true }));
+      if (!resent.send) throw new Error('the resend was not sent');
+      await journal.failed(
+        resent,
+        new ServiceAPIError('timeout', {
+          operation: 'payouts.mpesa',
+          idempotencyKey: 'late-1',
+          code: 'TIMEOUT',
+          attempts: 1,
+          mayHaveExecuted: true,
+        }),
+      );
+      // The first send's answer, written only now.
+      await acceptedAs(journal, decision, 'FIRST0000001eW');
+      const entry = await store.get('late-1');
+      expect(entry).toMatchObject({ state: 'in_doubt', reference: 'FIRST0000001eW' });
+      expect(entry?.reason).toContain('more than one transaction may have executed');
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('late-1'));
+      await expect(journal.begin(payoutIntent('late-1', { resend: true }))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+    });
+
     it('keeps the second reference when two sends are accepted, found by it, through settlements and the resolution', async () => {
       jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await stalledAndResent('twice-1', 'SECOND000001eW');

@@ -685,6 +685,26 @@ export class PaymentsJournal {
           calls,
         };
       }
+      // A later send under the key (a resend, the entry read in doubt) ended as one that may have
+      // executed before this answer was written (late, the store down meanwhile): this call
+      // executed, and that one may have too.
+      const laterInDoubt = entry.calls
+        .slice(entry.calls.findIndex((other) => other.callId === callId) + 1)
+        .find((other) => other.outcome === 'in_doubt' || other.mayHaveExecuted === true);
+      if (laterInDoubt !== undefined && entry.reference === undefined) {
+        const twice =
+          `accepted with the reference ${reference}, and a later send under the key ended in ` +
+          'doubt before that answer was written: more than one transaction may have executed, ' +
+          'look it up';
+        this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${twice}`);
+        return {
+          ...moreThanOnce({ ...entry, reference }, twice),
+          version,
+          updatedAt: at,
+          answer,
+          calls,
+        };
+      }
       // Two sends under one key both accepted, each with its own reference (a service that
       // ignored the key after a send was taken for never executed): two transactions, of which
       // the entry follows the first and lists the other. Left in doubt for a person, naming both,
