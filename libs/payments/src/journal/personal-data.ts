@@ -22,7 +22,7 @@ const SEPARATOR = '(?:[^\\p{L}\\p{M}\\p{N}]|%[0-9A-Fa-f]{2}){0,4}';
 const WORD_START = '(?:(?<=%[0-9A-Fa-f]{2})|(?<![\\p{L}\\p{M}\\p{N}]))';
 
 /** The apostrophes of a name (`O'Brien`, `O’Brien`, `Ng'ang'a`): any one stands for the others. */
-const APOSTROPHES = "'\u2018\u2019\u02BC`";
+const APOSTROPHES = "'\u2018\u2019\u02BC\u0060";
 const APOSTROPHE = new RegExp(`[${APOSTROPHES}]`, 'gu');
 
 /**
@@ -31,7 +31,8 @@ const APOSTROPHE = new RegExp(`[${APOSTROPHES}]`, 'gu');
  * not its square.
  */
 const EMAIL_ADDRESS =
-  /(?<![^\s@<>()[\]{},;:"'`])[^\s@<>()[\]{},;:"'`]+@[^\s@<>()[\]{},;:"'`]+\.\p{L}{2,}/u.source;
+  /(?<![^\s@<>()[\]{},;:"'\u0060])[^\s@<>()[\]{},;:"'\u0060]+@[^\s@<>()[\]{},;:"'\u0060]+\.\p{L}{2,}/u
+    .source;
 
 /**
  * Nine digits or more, with up to three marks between two of them as phone and account numbers
