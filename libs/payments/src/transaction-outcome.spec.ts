@@ -78,6 +78,18 @@ describe('recordFigures', () => {
     expect(kept).toBe(`${'x'.repeat(200)}…`);
   });
 
+  it('masks an email address whole when a name runs up to it', () => {
+    const named: TransactionStatus = {
+      ...record('failed', ''),
+      transactionDetails: {
+        ...record('failed', '').transactionDetails,
+        payer: 'Mr Ali',
+        reason: 'Refused for Mr Ali@mail.example, try later',
+      },
+    };
+    expect(recordFigures(named).reason).toBe('Refused for Mr [personal data], try later');
+  });
+
   it("masks each party's name whole when both are given, a name of short words too", () => {
     const both: TransactionStatus = {
       ...record('failed', ''),

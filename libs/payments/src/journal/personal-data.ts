@@ -126,17 +126,22 @@ function personalPattern(
   words: readonly string[],
   contactDetails: boolean,
 ): RegExp {
+  // With contact details, a name that runs up to an `@` (`Mr Ali@mail.example`) is left to the
+  // email address that starts within it, which would otherwise keep its domain in clear.
+  const notBeforeAt = contactDetails ? '(?!@)' : '';
   const alternatives = [
     // First: a name's word at the start of an email address would leave its domain in clear.
     ...(contactDetails ? [EMAIL_ADDRESS] : []),
     // An optional trunk `0` or `(0)` before the national digits, any separators between them.
     ...[...phones].map((digits) => `(?:\\(?0\\)?${SEPARATOR})?${[...digits].join(SEPARATOR)}`),
     // Longest first: a whole name is masked before one of its words would break it up.
-    ...[...literals].sort((a, b) => b.length - a.length).map(escapeRegExp),
+    ...[...literals]
+      .sort((a, b) => b.length - a.length)
+      .map((literal) => `${escapeRegExp(literal)}${notBeforeAt}`),
     ...[...words]
       .sort((a, b) => b.length - a.length)
       // Whole words only: the name "Success" must not mask "successfully".
-      .map((word) => `${WORD_START}${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])`),
+      .map((word) => `${WORD_START}${escapeRegExp(word)}(?![\\p{L}\\p{M}\\p{N}])${notBeforeAt}`),
     ...(contactDetails ? [LONG_NUMBER] : []),
   ];
   return new RegExp(alternatives.join('|'), 'giu');
