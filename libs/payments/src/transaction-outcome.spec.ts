@@ -40,6 +40,12 @@ describe('recordFigures', () => {
       },
     }) as unknown as TransactionStatus;
 
+  /** A failed record of that payout, with `details` over its transaction details. */
+  const failedWith = (details: Partial<TransactionStatus['transactionDetails']>) => {
+    const failed = record('failed', '');
+    return { ...failed, transactionDetails: { ...failed.transactionDetails, ...details } };
+  };
+
   it("keeps the reason of a failure, the payee's number and name masked", () => {
     expect(
       recordFigures(record('failed', ' Payout to 0712345678 (Ada Obi) failed: DS timeout ')).reason,
@@ -47,15 +53,11 @@ describe('recordFigures', () => {
   });
 
   it('masks what else names someone: an email address, either party, a number the record lacks', () => {
-    const withoutPhone: TransactionStatus = {
-      ...record('failed', ''),
-      transactionDetails: {
-        ...record('failed', '').transactionDetails,
-        phoneNumber: '',
-        payer: 'Jane Wanjiru',
-        reason: 'Payer Jane Wanjiru (jw.1987@mail.example) paid 254 712 345 678: declined',
-      },
-    };
+    const withoutPhone = failedWith({
+      phoneNumber: '',
+      payer: 'Jane Wanjiru',
+      reason: 'Payer Jane Wanjiru (jw.1987@mail.example) paid 254 712 345 678: declined',
+    });
     expect(recordFigures(withoutPhone).reason).toBe(
       'Payer [personal data] ([personal data]) paid [personal data]: declined',
     );
@@ -79,26 +81,18 @@ describe('recordFigures', () => {
   });
 
   it('masks an email address whole when a name runs up to it', () => {
-    const named: TransactionStatus = {
-      ...record('failed', ''),
-      transactionDetails: {
-        ...record('failed', '').transactionDetails,
-        payer: 'Mr Ali',
-        reason: 'Refused for Mr Ali@mail.example, try later',
-      },
-    };
+    const named = failedWith({
+      payer: 'Mr Ali',
+      reason: 'Refused for Mr Ali@mail.example, try later',
+    });
     expect(recordFigures(named).reason).toBe('Refused for Mr [personal data], try later');
   });
 
   it("masks each party's name whole when both are given, a name of short words too", () => {
-    const both: TransactionStatus = {
-      ...record('failed', ''),
-      transactionDetails: {
-        ...record('failed', '').transactionDetails,
-        payer: 'Li Na',
-        reason: 'Payment from Li Na to Ada Obi failed',
-      },
-    };
+    const both = failedWith({
+      payer: 'Li Na',
+      reason: 'Payment from Li Na to Ada Obi failed',
+    });
     expect(recordFigures(both).reason).toBe(
       'Payment from [personal data] to [personal data] failed',
     );
@@ -138,15 +132,11 @@ describe('recordFigures', () => {
   });
 
   it('keeps a reason when the record names parties with texts far longer than the reason', () => {
-    const hostile: TransactionStatus = {
-      ...record('failed', ''),
-      transactionDetails: {
-        ...record('failed', '').transactionDetails,
-        payer: 'Ali '.repeat(3_000),
-        accountNumber: 'i'.repeat(20_000),
-        reason: 'DS timeout Ali',
-      },
-    };
+    const hostile = failedWith({
+      payer: 'Ali '.repeat(3_000),
+      accountNumber: 'i'.repeat(20_000),
+      reason: 'DS timeout Ali',
+    });
     expect(recordFigures(hostile).reason).toBe('DS timeout [personal data]');
   });
 });
