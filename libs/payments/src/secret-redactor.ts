@@ -227,6 +227,15 @@ function utf16Forms(value: string): string[] {
   return [characters.join('\0'), characters.join('\\u0000')];
 }
 
+/** `text` with each of `forms` (longest first) replaced by `[REDACTED]`. */
+function withoutForms(text: string, forms: readonly string[]): string {
+  let result = text;
+  for (const form of forms) {
+    if (result.includes(form)) result = result.split(form).join(REDACTED);
+  }
+  return result;
+}
+
 /**
  * Removes the credentials from text leaving the library (log lines, error messages, error
  * bodies, `_raw`), in case a service or proxy echoes them back, in any of the encodings a server
@@ -372,15 +381,9 @@ export class SecretRedactor {
     // The forms with a backslash (a password holding one, its `\u` escapes) before decoding, which
     // would take their backslashes and leave them to be found by nothing.
     if (result.includes('\\')) {
-      for (const secret of this.backslashedSecrets) {
-        if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-      }
+      result = withoutForms(result, this.backslashedSecrets);
     }
-    result = this.withoutDisguised(result);
-    for (const secret of this.secrets) {
-      if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    }
-    return result;
+    return withoutForms(this.withoutDisguised(result), this.secrets);
   }
 
   /**
@@ -392,11 +395,7 @@ export class SecretRedactor {
     const decoded = text.includes('\\') ? decodeEscapes(text) : text;
     const lower = decoded.toLowerCase();
     if (!this.caselessForms.some((form) => lower.includes(form))) return text;
-    let result = decoded;
-    for (const secret of this.secrets) {
-      if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    }
-    return result.replace(this.caselessPattern, REDACTED);
+    return withoutForms(decoded, this.secrets).replace(this.caselessPattern, REDACTED);
   }
 
   /** Whether `text` may hold the password percent-encoded (then the pattern is run). */
