@@ -234,7 +234,7 @@ export class PaymentsReconciler {
         assertEntryKey(idempotencyKey, 'PaymentsReconciler.get');
         const journal = this.journal();
         const entry = await journal.entryUnder(idempotencyKey);
-        return entry && journal.view(entry);
+        return entry && journal.shown(journal.view(entry));
       },
       idempotencyKey,
     );
@@ -260,7 +260,9 @@ export class PaymentsReconciler {
       ...(stored ? { states: stored } : {}),
     });
     const viewed = listed.map((entry) => journal.view(entry));
-    return states ? viewed.filter((entry) => states.has(entry.state)) : viewed;
+    return (states ? viewed.filter((entry) => states.has(entry.state)) : viewed).map((entry) =>
+      journal.shown(entry),
+    );
   }
 
   /** Entries that may have executed with no known outcome: they need a look before paying again. */
@@ -359,7 +361,9 @@ export class PaymentsReconciler {
       lookupFailures,
       totals,
       byOperation,
-      inDoubt: all.filter((entry) => entry.state === 'in_doubt'),
+      inDoubt: all
+        .filter((entry) => entry.state === 'in_doubt')
+        .map((entry) => journal.shown(entry)),
     };
   }
 
@@ -385,7 +389,7 @@ export class PaymentsReconciler {
   ): Promise<PaymentsJournalEntry> {
     return typedFailure(
       'resolve',
-      () => this.resolveNow(idempotencyKey, resolution),
+      async () => this.journal().shown(await this.resolveNow(idempotencyKey, resolution)),
       idempotencyKey,
     );
   }

@@ -8,6 +8,7 @@ import {
 } from './payments.constants';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
+import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
 import { moduleOptionError } from './known-options';
 import { registrationNameOf } from './registration-lookup';
 import { printsAsNameOnly } from './secret-holders';
@@ -24,12 +25,16 @@ function accountOption(
   return option === 'baseUrl' && URL.canParse(value) ? new URL(value).href : value;
 }
 
+/** Where a store keeps its entries, when it says (an in-memory journal does not). */
+const locationOf = (store: PaymentsJournalStore): string | undefined => store.location;
+
 /**
  * How two registrations of one account keep their calls apart, or undefined when they share a
  * journal: one with a journal and one without, two in-memory journals, journals of two kinds, or
  * one journal fingerprinting with two keys (a retry through the other would be refused as
- * another request). Two stores of one kind otherwise (two `RedisPaymentsJournal` on one Redis,
- * a feature module each) are taken for one.
+ * another request), or two stores of one kind naming two locations. Two stores of one kind
+ * otherwise (two `RedisPaymentsJournal` on one Redis and prefix, a feature module each) are taken
+ * for one.
  */
 function journalsApart(
   one: ResolvedPaymentsOptions,
@@ -43,6 +48,10 @@ function journalsApart(
   }
   if (a.constructor !== b.constructor) {
     return `journals of two kinds (${a.constructor.name} and ${b.constructor.name})`;
+  }
+  const [here, there] = [locationOf(a), locationOf(b)];
+  if (here !== undefined && there !== undefined && here !== there) {
+    return `journals in two places (${here} and ${there})`;
   }
   if (one.journalFingerprintSecret !== other.journalFingerprintSecret) {
     return 'journalFingerprintSecret set differently';

@@ -4,6 +4,10 @@ import { OPERATION_CASES, successBody } from '../spec-support/operation-cases';
 import { RecordingServer } from '../spec-support/recording-server';
 import { CollectionsService } from './collections.service';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
+import type {
+  PaymentsJournalEntry,
+  PaymentsJournalStore,
+} from './journal/payments-journal.interfaces';
 import { PaymentsClient } from './payments-client';
 import { PaymentsModule } from './payments.module';
 import type { PaymentsModuleOptions } from './payments-options.interface';
@@ -234,6 +238,53 @@ describe('several Payments accounts in one app (named registrations)', () => {
         });
       }
       await expect(boot(JournaledBillingModule, withJournal(shared))).resolves.toBeUndefined();
+    });
+
+    it('fails the boot when the same account keeps two stores of one kind in two places', async () => {
+      /** A store of one kind, as a team's own on its database would be, naming where it keeps. */
+      class TableJournal implements PaymentsJournalStore {
+        private readonly rows = new InMemoryPaymentsJournal();
+        constructor(readonly location?: string) {}
+        create(entry: PaymentsJournalEntry) {
+          return this.rows.create(entry);
+        }
+        replace(next: PaymentsJournalEntry) {
+          return this.rows.replace(next);
+        }
+        get(idempotencyKey: string) {
+          return this.rows.get(idempotencyKey);
+        }
+        findByReference(reference: string) {
+          return this.rows.findByReference(reference);
+        }
+        list() {
+          return this.rows.list();
+        }
+      }
+      const withStore = (journal: TableJournal) =>
+        PaymentsModule.forRootAsync({
+          useFactory: () => ({ apiUsername: 'billing', apiPassword: 'billing-secret', journal }),
+        });
+      const boots = (one: TableJournal, other: TableJournal) =>
+        boot(withStore(one), withStore(other));
+
+      const booting = boots(new TableJournal('db-1 journal'), new TableJournal('db-2 journal'));
+      await expect(booting).rejects.toThrow(
+        /with journals in two places \(db-[12] journal and db-[12] journal\).*send its key again/,
+      );
+      await booting.catch((error: Error) => {
+        expect(error.message).not.toMatch(/billing-secret/);
+        expect(error).toMatchObject({
+          errors: [expect.objectContaining({ field: 'journal', rule: 'isShared' })],
+        });
+      });
+      // One place, or a place that cannot be told, is one store as far as the boot can know.
+      await expect(
+        boots(new TableJournal('db-1 journal'), new TableJournal('db-1 journal')),
+      ).resolves.toBeUndefined();
+      await expect(
+        boots(new TableJournal('db-1 journal'), new TableJournal()),
+      ).resolves.toBeUndefined();
     });
 
     it('boots with the same account in two feature modules, or two accounts under two names', async () => {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
-import { executedMoreThanOnce } from '../../spec-support/journal-entries';
+import { executedMoreThanOnce, journalEntry } from '../../spec-support/journal-entries';
 import { OPERATION_CASES, successBody } from '../../spec-support/operation-cases';
 import { RecordingServer } from '../../spec-support/recording-server';
 import { waitFor } from '../../spec-support/wait-for';
@@ -27,6 +27,8 @@ const CARD = OPERATION_CASES.find((c) => c.operation === 'collections.card')!;
 const MPESA_COLLECTION = OPERATION_CASES.find((c) => c.operation === 'collections.mpesa')!;
 const PAYOUT = MPESA_PAYOUT.request as { phoneNumber: string; amount: number; narration: string };
 const PAYOUT_REFERENCE = '9BD141203407eW';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The rejection of `promise`, which must reject. */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -535,6 +537,111 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     await expect(payments.reconciler.get(`${prefix}-2`)).rejects.toMatchObject({
       code: 'STORE_FAILED',
     });
+  });
+
+  it('answers from what the key holds when its store takes the same request for its own insert', async () => {
+    const held = new InMemoryPaymentsJournal();
+    /** An insert conditioned on "the key absent, or held with the same fingerprint". */
+    const lenient: PaymentsJournalStore = {
+      create: async (entry) => {
+        const there = await held.get(entry.idempotencyKey);
+        return there?.fingerprint === entry.fingerprint
+          ? { created: true, entry: there }
+          : held.create(entry);
+      },
+      replace: (next) => held.replace(next),
+      get: (key) => held.get(key),
+      findByReference: (reference) => held.findByReference(reference),
+      list: (query) => held.list(query),
+    };
+    const payments = client({ journal: lenient });
+    const first = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-lenient' });
+
+    const again = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-lenient' });
+
+    expect(again).toMatchObject({
+      replayed: true,
+      transactionReference: first.transactionReference,
+    });
+    expect(posts()).toHaveLength(1);
+  });
+
+  it('refuses a call, unsent and typed, on an entry its store gives back without its empty list of calls', async () => {
+    const held = new InMemoryPaymentsJournal();
+    /** A serialiser that leaves empty lists out, as some compacting encoders do. */
+    const compacting = (entry: PaymentsJournalEntry | undefined) => {
+      if (entry?.calls.length !== 0) return entry;
+      const { calls: _calls, ...rest } = entry;
+      return rest as PaymentsJournalEntry;
+    };
+    const dropping: PaymentsJournalStore = {
+      create: async (entry) => {
+        const answer = await held.create(entry);
+        return { ...answer, entry: compacting(answer.entry)! };
+      },
+      replace: (next) => held.replace(next),
+      get: async (key) => compacting(await held.get(key)),
+      findByReference: (reference) => held.findByReference(reference),
+      list: (query) => held.list(query),
+    };
+    // A key held by a payout run's takeover: in doubt, with no send of its own.
+    await held.create(journalEntry('salary-held-key', { state: 'in_doubt', calls: [] }));
+    const payments = client({ journal: dropping });
+
+    const error = await rejection(
+      payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-held-key' }),
+    );
+
+    expect(error).toMatchObject({
+      name: 'PaymentsJournalError',
+      code: 'JOURNAL_UNAVAILABLE',
+      mayHaveExecuted: false,
+    });
+    expect(posts()).toHaveLength(0);
+    await expect(payments.reconciler.get('salary-held-key')).rejects.toMatchObject({
+      code: 'STORE_FAILED',
+    });
+  });
+
+  it('gives the app copies of the entries a store hands out: changing one changes no replay', async () => {
+    /** A store that keeps the objects it is given and hands them out, as the contract allows. */
+    const objects = new Map<string, PaymentsJournalEntry>();
+    const holding: PaymentsJournalStore = {
+      create: async (entry) => {
+        const there = objects.get(entry.idempotencyKey);
+        if (there) return { created: false, entry: there };
+        objects.set(entry.idempotencyKey, entry);
+        return { created: true, entry };
+      },
+      replace: async (next) => {
+        if (objects.get(next.idempotencyKey)?.version !== next.version - 1) return false;
+        objects.set(next.idempotencyKey, next);
+        return true;
+      },
+      get: async (key) => objects.get(key),
+      findByReference: async (reference) =>
+        [...objects.values()].find((entry) => entry.reference === reference),
+      list: async () => [...objects.values()],
+    };
+    const payments = client({ journal: holding });
+    const first = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-held' });
+    await payments.reconciler.reconcile();
+    // An app that tidies entries for its own log.
+    const tidied = [
+      await payments.reconciler.get('salary-held'),
+      ...(await payments.reconciler.entries()),
+    ];
+    for (const entry of tidied) {
+      delete (entry as Partial<Mutable<PaymentsJournalEntry>>).answer;
+      (entry as Mutable<PaymentsJournalEntry>).fingerprint = 'tidied';
+    }
+
+    const again = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-held' });
+
+    expect(tidied).toHaveLength(2);
+    expect(again).toMatchObject({ replayed: true, status: first.status, message: first.message });
+    expect(objects.get('salary-held')).toMatchObject({ answer: expect.any(Object) });
+    expect(posts()).toHaveLength(1);
   });
 
   it('counts a started entry past its deadline as in doubt (its process died)', async () => {

@@ -74,8 +74,9 @@ export interface PaymentsJournalEntry {
    */
   readonly fingerprint: string;
   /**
-   * HMAC-SHA256 (base64) of the last 9 digits of the request's phone number, keyed as
-   * `fingerprint`: a record of another person's payment cannot settle the entry.
+   * Keyed HMAC-SHA256 (base64) of the national number of the request's phone number, after the
+   * key's id (`<key id>.<mac>`; docs/journal.md, "The fingerprint"): a record of another person's
+   * payment cannot settle the entry.
    */
   readonly payee?: string;
   readonly state: PaymentsJournalState;
@@ -185,7 +186,8 @@ export interface PaymentsJournalQuery {
 export interface PaymentsJournalStore {
   /**
    * Adds `entry` (its `version` is 1) unless an entry with its `idempotencyKey` exists.
-   * @returns `created: true` and `entry`, or `created: false` and the entry already there.
+   * @returns `created: true` and `entry` when this call added it, or `created: false` and the
+   *   entry already there (an equal one too).
    */
   create(entry: PaymentsJournalEntry): Promise<{ created: boolean; entry: PaymentsJournalEntry }>;
   /**
@@ -200,10 +202,19 @@ export interface PaymentsJournalStore {
    * to hold it).
    */
   findByReference(reference: string): Promise<PaymentsJournalEntry | undefined>;
-  /** Entries matching `query`, oldest `startedAt` first. */
+  /**
+   * Every entry matching `query` (no page limit), each once, oldest `startedAt` first: start times
+   * are not unique, so a store that pages breaks ties by the key.
+   */
   list(query?: PaymentsJournalQuery): Promise<PaymentsJournalEntry[]>;
   /** Releases connections the store made. Called once the client's calls have settled. */
   close?(): Promise<void>;
+  /**
+   * Where the entries are kept (a database and a key prefix; never a credential), when the store
+   * can tell: two registrations of one account whose stores of one kind name different locations
+   * fail at boot, since a call journaled in one would be unknown to the other.
+   */
+  readonly location?: string;
 }
 
 /** What a person found out about a call, for {@link PaymentsReconciler.resolve}. */

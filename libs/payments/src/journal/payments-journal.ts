@@ -279,6 +279,16 @@ export class PaymentsJournal {
   }
 
   /**
+   * `entry` as the app gets it (`PaymentsReconciler`, `PaymentsJournalError.entry`): a copy of its
+   * own, since a store may hand out the objects it holds, which the journal replays and checks
+   * requests against; as it is from `InMemoryPaymentsJournal`, whose entries are deeply frozen.
+   */
+  shown(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+    if (this.store instanceof InMemoryPaymentsJournal) return entry;
+    return JSON.parse(JSON.stringify(entry)) as PaymentsJournalEntry;
+  }
+
+  /**
    * The entry the store holds under `idempotencyKey`.
    * @throws Error when the store answers another key's entry (a key column too short for keys of
    *   255 characters, cutting two keys to one): taken for this key's, its answer would be replayed.
@@ -487,6 +497,11 @@ export class PaymentsJournal {
     const created = await this.writeBeforeSending(intent, 'create', callId, async () => {
       const answer = await this.store.create(this.sealed(fresh));
       assertEntryOf(fresh.idempotencyKey, answer.entry, 'create');
+      // `created: true` with an entry that is not this send's (a store that takes an equal
+      // request for its own retried insert): the key was held, and it is decided as held.
+      if (answer.created && answer.entry.calls.at(-1)?.callId !== callId) {
+        return { created: false, entry: answer.entry };
+      }
       return answer;
     });
     // The store's answer was lost and the command sent again (ioredis resends on reconnect): the
@@ -1438,7 +1453,7 @@ export class PaymentsJournal {
       idempotencyKey: intent.idempotencyKey,
       code,
       mayHaveExecuted,
-      ...(entry === undefined ? {} : { entry }),
+      ...(entry === undefined ? {} : { entry: this.shown(entry) }),
     });
   }
 }
@@ -1574,14 +1589,23 @@ function invalidResolution(field: string, rule: string, message: string): Paymen
 /**
  * Fails when the store answered `action` of `idempotencyKey` with another key's entry: a store
  * that cuts keys (a `VARCHAR(64)` column) holds two keys as one, and the second call would be
- * answered with the first's outcome, or refused as a reuse.
+ * answered with the first's outcome, or refused as a reuse. Also with an entry that has no list
+ * of calls or no version, which every decision on the key reads.
  */
 function assertEntryOf(
   idempotencyKey: string,
   entry: PaymentsJournalEntry,
   action: 'create' | 'get',
 ): void {
-  if (entry.idempotencyKey === idempotencyKey) return;
+  if (entry.idempotencyKey === idempotencyKey) {
+    // A store that leaves out empty lists (a held key has no send) answers what no code can read.
+    if (Array.isArray(entry.calls) && Number.isInteger(entry.version)) return;
+    throw new Error(
+      `The journal store answered ${action} of the idempotencyKey ${idempotencyKey} with an entry ` +
+        'without its calls (a list, empty or not) or its version (a whole number): it must give ' +
+        'entries back as they were given (docs/journal.md, "The store contract")',
+    );
+  }
   throw new Error(
     `The journal store answered ${action} of the idempotencyKey ${idempotencyKey} with the entry of ` +
       `${String(entry.idempotencyKey).slice(0, 300)}: it must keep keys of up to 255 characters whole ` +

@@ -101,6 +101,23 @@ function checkUrl(url: string, owner: string): void {
   }
 }
 
+/**
+ * Which Redis database `client` talks to, as its options name it (`host:port/db`, a socket's path,
+ * or a Sentinel group's master), never its credentials; undefined for a Cluster, whose seed nodes
+ * may differ between two clients of one cluster.
+ */
+export function redisLocation(client: Redis): string | undefined {
+  if ((client as unknown as Partial<Cluster>).isCluster === true) return undefined;
+  const { host, port, path, db, sentinels, name } = client.options;
+  const server =
+    path !== undefined && path !== ''
+      ? `unix:${path}`
+      : sentinels !== undefined && sentinels !== null && sentinels.length > 0
+        ? `sentinel:${name ?? ''}`
+        : `${host ?? 'localhost'}:${port ?? 6379}`;
+  return `${server}/${db ?? 0}`;
+}
+
 const guarded = new WeakSet<Redis>();
 
 /**

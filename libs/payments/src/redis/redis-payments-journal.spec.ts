@@ -187,6 +187,28 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
     }
   });
 
+  it('names where its entries are, the same for a url and a client of one database, without the password', async () => {
+    const port = new URL(server.url).port;
+    const client = new Redis(`${server.url}/2`, { lazyConnect: true });
+    const journals = [
+      new RedisPaymentsJournal({ url: `redis://:pass-Xy7@127.0.0.1:${port}/2`, keyPrefix: 'pay:' }),
+      new RedisPaymentsJournal({ client, keyPrefix: 'pay:' }),
+      new RedisPaymentsJournal({ url: `redis://127.0.0.1:${port}/3`, keyPrefix: 'pay:' }),
+      new RedisPaymentsJournal({ url: `redis://127.0.0.1:${port}/2` }),
+    ];
+    try {
+      expect(journals.map((journal) => journal.location)).toEqual([
+        `127.0.0.1:${port}/2 pay:`,
+        `127.0.0.1:${port}/2 pay:`,
+        `127.0.0.1:${port}/3 pay:`,
+        `127.0.0.1:${port}/2 malipo:journal:`,
+      ]);
+    } finally {
+      await Promise.all(journals.map((journal) => journal.close()));
+      client.disconnect();
+    }
+  });
+
   it('refuses a ttlMs that is not a positive integer, and a client given with a url', () => {
     expect(() => new RedisPaymentsJournal({ url: server.url, ttlMs: 0 })).toThrow(/ttlMs/);
     expect(() => new RedisPaymentsJournal({ client: redis, url: server.url })).toThrow(

@@ -10,6 +10,7 @@ import {
   connectRedis,
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
+  redisLocation,
   type RedisConnectionOptions,
   redisServerCheck,
 } from './redis-connection';
@@ -144,6 +145,8 @@ const OPTION_NAMES: Readonly<Record<keyof RedisPaymentsJournalOptions, true>> = 
 export class RedisPaymentsJournal implements PaymentsJournalStore {
   /** The client; made by the journal unless given as `client`. */
   readonly client: Redis;
+  /** The Redis database and key prefix of the entries (`127.0.0.1:6379/0 malipo:journal:`). */
+  readonly location: string | undefined;
   private readonly commands: JournalCommands;
   private readonly replicated: ReplicatedWrite;
   private readonly ownsClient: boolean;
@@ -172,6 +175,8 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     this.client.defineCommand('malipoJournalCreate', { lua: CREATE_SCRIPT });
     this.client.defineCommand('malipoJournalReplace', { lua: REPLACE_SCRIPT });
     this.commands = this.client as unknown as JournalCommands;
+    const database = redisLocation(this.client);
+    this.location = database === undefined ? undefined : `${database} ${this.prefix}`;
     this.replicated = replicated(this.client);
     this.checkServer = redisServerCheck(this.client, 'RedisPaymentsJournal', {
       whenEvicted: "an evicted entry's key is sent again, and an evicted entry in doubt is lost",

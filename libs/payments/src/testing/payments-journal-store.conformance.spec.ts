@@ -19,6 +19,12 @@ function brokenStore(fault: {
   mergingReplace?: boolean;
   /** References indexed only for the entries this says (a trigger on one state). */
   indexesReference?: (entry: PaymentsJournalEntry) => boolean;
+  /** `create` of an equal fingerprint taken for its own retried insert: `created: true`. */
+  sameRequestIsOwn?: boolean;
+  /** A unique reference column: a second entry on one reference is refused. */
+  uniqueReference?: boolean;
+  /** `list()` without states reads a replica that still has each entry's first version. */
+  staleUnfilteredList?: boolean;
 }): PaymentsJournalStore {
   const inner = new InMemoryPaymentsJournal();
   const written = fault.written ?? ((entry: PaymentsJournalEntry) => entry);
@@ -37,10 +43,24 @@ function brokenStore(fault: {
       references.set(reference, entry.idempotencyKey);
     }
   };
+  const firstVersions = new Map<string, PaymentsJournalEntry>();
   return {
-    create: (entry) =>
-      inner.create(written({ ...entry, idempotencyKey: held(entry.idempotencyKey) })),
+    create: async (entry) => {
+      const there = await inner.get(held(entry.idempotencyKey));
+      if (fault.sameRequestIsOwn && there?.fingerprint === entry.fingerprint) {
+        return { created: true, entry: there };
+      }
+      const created = await inner.create(
+        written({ ...entry, idempotencyKey: held(entry.idempotencyKey) }),
+      );
+      if (created.created) firstVersions.set(created.entry.idempotencyKey, created.entry);
+      return created;
+    },
     replace: async (next) => {
+      if (fault.uniqueReference && next.reference !== undefined) {
+        const holder = await inner.findByReference(next.reference);
+        if (holder !== undefined && holder.idempotencyKey !== next.idempotencyKey) return false;
+      }
       const key = held(next.idempotencyKey);
       const merged = fault.mergingReplace ? { ...(await inner.get(key)), ...next } : next;
       const replaced = await inner.replace(written({ ...merged, idempotencyKey: key }));
@@ -53,11 +73,36 @@ function brokenStore(fault: {
       const key = references.get(reference);
       return key === undefined ? Promise.resolve(undefined) : inner.get(key);
     },
-    list: async (query) =>
-      (fault.list ?? ((entries) => entries))(
+    list: async (query) => {
+      const listed = (fault.list ?? ((entries) => entries))(
         await inner.list(fault.query ? fault.query(query) : query),
-      ),
+      );
+      if (!fault.staleUnfilteredList || query?.states !== undefined) return listed;
+      return listed.map((entry) => firstVersions.get(entry.idempotencyKey) ?? entry);
+    },
   };
+}
+
+/**
+ * `entries` (oldest first) as a cursor on `startedAt` alone reads them, `WHERE started_at > :last
+ * ORDER BY started_at LIMIT :page`: the rest of the millisecond a page ends in is skipped.
+ */
+function pagedOnStartedAt(entries: PaymentsJournalEntry[], page: number): PaymentsJournalEntry[] {
+  const read: PaymentsJournalEntry[] = [];
+  let last = -Infinity;
+  for (;;) {
+    const next = entries.filter((entry) => Date.parse(entry.startedAt) > last).slice(0, page);
+    if (next.length === 0) return read;
+    read.push(...next);
+    last = Date.parse(next.at(-1)!.startedAt);
+  }
+}
+
+/** `entry` without its empty lists, as a compacting serialiser writes it. */
+function withoutEmptyLists(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+  return Object.fromEntries(
+    Object.entries(entry).filter(([, value]) => !Array.isArray(value) || value.length > 0),
+  ) as unknown as PaymentsJournalEntry;
 }
 
 /** The names of the conformance cases `store` fails. */
@@ -170,6 +215,50 @@ describe('paymentsJournalStoreConformance', () => {
         list: (all) => [...all].sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt)),
       },
       'never by updatedAt',
+    ],
+    [
+      'answers created: true for the same request already held (an insert on the fingerprint)',
+      { sameRequestIsOwn: true },
+      'created: false for the same request too',
+    ],
+    [
+      'pages the list on startedAt with no tie-breaker',
+      { list: (all) => pagedOnStartedAt(all, 100) },
+      'started in the same millisecond once',
+    ],
+    ['leaves empty lists out', { written: withoutEmptyLists }, 'the lists that are empty'],
+    [
+      "fills a missing currency and payee with '' (NOT NULL DEFAULT '' columns)",
+      {
+        written: (entry) => ({
+          ...entry,
+          currency: entry.currency ?? '',
+          payee: entry.payee ?? '',
+        }),
+      },
+      'without the fields it lacks',
+    ],
+    [
+      "drops the service's reason and a resolution's times",
+      {
+        written: ({
+          settledReason: _reason,
+          resolvedAt: _resolved,
+          unconfirmed: _unconfirmed,
+          ...rest
+        }) => rest,
+      },
+      REPLACE,
+    ],
+    [
+      'refuses a second entry on one reference (a unique column)',
+      { uniqueReference: true },
+      'finds the entry that first held a reference',
+    ],
+    [
+      'lists without states from a replica behind the writes',
+      { staleUnfilteredList: true },
+      'filtered by since and by current state',
     ],
   ] as [string, Parameters<typeof brokenStore>[0], string][])(
     'fails a store that %s',

@@ -99,15 +99,25 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const run = randomUUID();
       const first = entry(run, 'full');
       await store.create(first);
-      const full = next(first, {
+      // Every field written (`Required`): a column the other checks never fill is checked here.
+      const full: Required<PaymentsJournalEntry> = {
+        ...first,
+        version: first.version + 1,
         state: 'failed',
         updatedAt: iso(300_000),
         reference: `REF-${run}`,
+        otherExecutions: [`OTHER-${run}`],
         answer: { success: true, message: 'queued', transaction_reference: `REF-${run}` },
         settledBy: 'manual',
         settledStatus: 'failed',
+        settledReason: 'DS timeout user cannot be reached',
         note: 'ops: the dashboard shows it failed',
+        resolvedAt: iso(290_000),
+        unconfirmed: iso(295_000),
         reason: 'HTTP 502: may have executed',
+        amount: first.amount!,
+        currency: first.currency!,
+        payee: first.payee!,
         deferredEvents: [
           { reference: `DEFERRED-${run}`, kind: 'payout', at: iso(500) },
           { reference: `DEFERRED2-${run}`, at: iso(700) },
@@ -144,7 +154,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
             attempts: 1,
           },
         ],
-      });
+      };
       strictEqual(
         await store.replace(full),
         true,
@@ -155,6 +165,42 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         (found) => found.idempotencyKey === first.idempotencyKey,
       );
       assertSameData(listed, full);
+    },
+  },
+  {
+    name: 'an entry comes back without the fields it lacks, and with the lists that are empty',
+    run: async (store) => {
+      const run = randomUUID();
+      // A transfer has no currency and no payee; a held key has no send; `[]` of other executions
+      // says a send may have executed without a reference. A NOT NULL DEFAULT column, or a
+      // serialiser that leaves empty lists out, changes what the entry says.
+      const {
+        amount: _amount,
+        currency: _currency,
+        payee: _payee,
+        ...bare
+      } = entry(run, 'bare', 0, {
+        state: 'in_doubt',
+        calls: [],
+        otherExecutions: [],
+        deferredEvents: [],
+        answer: {},
+      });
+      const created = await store.create(bare);
+      strictEqual(created.created, true, 'create of a new key must answer created: true');
+      assertSameData(created.entry, bare);
+      assertSameData(await store.get(bare.idempotencyKey), bare);
+      const listed = (await store.list({ states: ['in_doubt'] })).find(
+        (found) => found.idempotencyKey === bare.idempotencyKey,
+      );
+      assertSameData(listed, bare);
+      const changed = next(bare, { reason: 'held', calls: [] });
+      strictEqual(
+        await store.replace(changed),
+        true,
+        'replace over the stored version must answer true',
+      );
+      assertSameData(await store.get(bare.idempotencyKey), changed);
     },
   },
   {
@@ -246,6 +292,53 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       strictEqual(second.created, false, 'create of a key already held must answer created: false');
       assertSameData(second.entry, first);
       assertSameData(await store.get(first.idempotencyKey), first);
+    },
+  },
+  {
+    name: 'create of a key already held answers created: false for the same request too',
+    run: async (store) => {
+      const run = randomUUID();
+      // A second process sends the same request under the key: an insert that takes an equal
+      // fingerprint for its own retry and answers created: true lets that process send it again.
+      const first = entry(run, 'a');
+      await store.create(first);
+      const again = { ...first, calls: [{ callId: 'another-process', startedAt: iso(10) }] };
+      const second = await store.create(again);
+      strictEqual(second.created, false, 'create of a key already held must answer created: false');
+      assertSameData(second.entry, first);
+      const same = await store.create(first);
+      strictEqual(
+        same.created,
+        false,
+        'create of an entry already there must answer created: false',
+      );
+      assertSameData(same.entry, first);
+      assertSameData(await store.get(first.idempotencyKey), first);
+      const held = next(first, { state: 'accepted', reference: `REF-${run}` });
+      await store.replace(held);
+      const late = await store.create(again);
+      strictEqual(late.created, false, 'create of a key already held must answer created: false');
+      assertSameData(late.entry, held);
+    },
+  },
+  {
+    name: 'of 20 concurrent creates of one request under one key exactly one adds its entry',
+    run: async (store) => {
+      const run = randomUUID();
+      const base = entry(run, 'a');
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          store.create({ ...base, calls: [{ callId: `process-${index}`, startedAt: iso(0) }] }),
+        ),
+      );
+      const winners = results.filter((result) => result.created);
+      strictEqual(
+        winners.length,
+        1,
+        'of concurrent creates of one key, one must answer created: true',
+      );
+      for (const result of results) assertSameData(result.entry, winners[0].entry);
+      assertSameData(await store.get(base.idempotencyKey), winners[0].entry);
     },
   },
   {
@@ -349,7 +442,13 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       assertSameData(await store.findByReference(reference), settled);
       const other = entry(run, 'b');
       await store.create(other);
-      await store.replace(next(other, { state: 'accepted', reference }));
+      // Two entries may hold one reference (a forged or misrouted record): a unique index that
+      // refuses the second write hides an execution.
+      strictEqual(
+        await store.replace(next(other, { state: 'accepted', reference })),
+        true,
+        'replace of an entry to a reference another entry holds must answer true',
+      );
       strictEqual(
         (await store.findByReference(reference))?.idempotencyKey,
         first.idempotencyKey,
@@ -441,6 +540,9 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       );
       ok(listed, 'list({ states }) must list an entry by its current state');
       strictEqual(listed.version, 2, 'list must give each entry as it stands now');
+      const unfiltered = (await store.list()).find((found) => found.idempotencyKey === keys[1]);
+      strictEqual(unfiltered?.version, 2, 'list() must give each entry as it stands now');
+      strictEqual(unfiltered.state, 'succeeded', 'list() must give each entry as it stands now');
     },
   },
   {
@@ -458,6 +560,32 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const keys = entries.map((listed) => listed.idempotencyKey);
       assertSameData(ours(await store.list(), run), keys);
       assertSameData(ours(await store.list({ states: ['started'] }), run), keys);
+    },
+  },
+  {
+    name: 'list gives each of many entries that started in the same millisecond once',
+    run: async (store) => {
+      const run = randomUUID();
+      // Concurrent calls share their start times: a cursor on startedAt alone (`WHERE started_at
+      // > :last LIMIT 100`) skips the rest of a millisecond at each page's end.
+      const entries = Array.from({ length: 1_050 }, (_, index) =>
+        entry(run, `tie${String(index).padStart(4, '0')}`, Math.floor(index / 350) * 1000),
+      );
+      for (let start = 0; start < entries.length; start += 50) {
+        await Promise.all(entries.slice(start, start + 50).map((created) => store.create(created)));
+      }
+      const keys = entries.map((listed) => listed.idempotencyKey);
+      for (const query of [undefined, { states: ['started' as const] }]) {
+        const listed = (await store.list(query)).filter((found) =>
+          found.idempotencyKey.startsWith(`conformance-${run}-`),
+        );
+        assertSameData(listed.map((found) => found.idempotencyKey).sort(), keys);
+        const times = listed.map((found) => Date.parse(found.startedAt));
+        ok(
+          times.every((time, index) => index === 0 || times[index - 1] <= time),
+          'list must give entries oldest startedAt first',
+        );
+      }
     },
   },
   {
