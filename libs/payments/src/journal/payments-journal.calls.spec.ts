@@ -607,21 +607,23 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     /** A store that keeps the objects it is given and hands them out, as the contract allows. */
     const objects = new Map<string, PaymentsJournalEntry>();
     const holding: PaymentsJournalStore = {
-      create: async (entry) => {
+      create: (entry) => {
         const there = objects.get(entry.idempotencyKey);
-        if (there) return { created: false, entry: there };
+        if (there) return Promise.resolve({ created: false, entry: there });
         objects.set(entry.idempotencyKey, entry);
-        return { created: true, entry };
+        return Promise.resolve({ created: true, entry });
       },
-      replace: async (next) => {
-        if (objects.get(next.idempotencyKey)?.version !== next.version - 1) return false;
+      replace: (next) => {
+        if (objects.get(next.idempotencyKey)?.version !== next.version - 1) {
+          return Promise.resolve(false);
+        }
         objects.set(next.idempotencyKey, next);
-        return true;
+        return Promise.resolve(true);
       },
-      get: async (key) => objects.get(key),
-      findByReference: async (reference) =>
-        [...objects.values()].find((entry) => entry.reference === reference),
-      list: async () => [...objects.values()],
+      get: (key) => Promise.resolve(objects.get(key)),
+      findByReference: (reference) =>
+        Promise.resolve([...objects.values()].find((entry) => entry.reference === reference)),
+      list: () => Promise.resolve([...objects.values()]),
     };
     const payments = client({ journal: holding });
     const first = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'salary-held' });
