@@ -214,7 +214,7 @@ export interface PaymentsJournalStore {
    * can tell: two registrations of one account whose stores of one kind name different locations
    * fail at boot, since a call journaled in one would be unknown to the other.
    */
-  readonly location?: string;
+  readonly location?: string | undefined;
 }
 
 /** What a person found out about a call, for {@link PaymentsReconciler.resolve}. */
