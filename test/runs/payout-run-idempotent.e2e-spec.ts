@@ -71,6 +71,51 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     }
   });
 
+  it('created again after its process died with edited items, takes no earlier payout for them', async () => {
+    const journal = new InMemoryPaymentsJournal();
+    const runId = 'payroll-2026-09';
+    const items = await runInAProcessThatEnds(journal, runId);
+    // The same ids, so the same keys: emp-0 now for another sum, emp-1 to another number; emp-2,
+    // refused before, as it was.
+    const edited = items.map((item, i) =>
+      i === 0
+        ? { ...item, request: { ...item.request, amount: 999 } }
+        : i === 1
+          ? { ...item, request: { ...item.request, phoneNumber: '0799991234' } }
+          : item,
+    );
+    const after = await PayoutRunsHarness.start({
+      journal,
+      sandbox: { initialBalances: { local: 100_000, USD: 100 } },
+    });
+    try {
+      await after.runs.create({ runId, items: edited });
+      await eventually(async () => {
+        await after.reconciler.reconcile();
+        const run = await after.runs.get(runId);
+        return run.state === 'completed' ? run : undefined;
+      }, 'the run created again to complete');
+
+      const report = await after.runs.report(runId, 'json');
+      expect(report.items.map((item) => [item.itemId, item.state])).toEqual([
+        ['emp-0', 'in_doubt'],
+        ['emp-1', 'in_doubt'],
+        ['emp-2', 'succeeded'],
+      ]);
+      for (const item of report.items.slice(0, 2)) {
+        expect(item.reason).toMatch(/^idempotencyKey reused/);
+        expect(item.reference).toBeUndefined();
+      }
+      const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
+      expect(posts).toHaveLength(1);
+      expect((await after.runs.get(runId)).totals.byState.succeeded).toEqual({
+        KES: { count: 1, amount: 20_000 },
+      });
+    } finally {
+      await after.close();
+    }
+  });
+
   it('created again, leaves out of the balance check a key held for a takeover and resolved refused', async () => {
     const journal = new InMemoryPaymentsJournal();
     const runId = 'payroll-2026-08';

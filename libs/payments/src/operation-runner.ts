@@ -412,6 +412,27 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 
   /**
+   * Whether `entry` journals `request`: its fingerprint is the one `request` has when sent under
+   * the entry's key. False for another request under the key (a payout run created again with an
+   * edited item), one fingerprinted with another key, or one that no longer passes the rules.
+   * @internal
+   */
+  journalsRequest(
+    operation: PaymentsOperation<object, unknown>,
+    request: object,
+    entry: PaymentsJournalEntry,
+  ): boolean {
+    if (this.journal === undefined) return false;
+    try {
+      const prepared = prepareRequest(operation, request, this.defaults);
+      const encoded = this.encode(operation, prepared, entry.idempotencyKey);
+      return this.journal.fingerprint(operation.name, encoded) === entry.fingerprint;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * Journals `request` under `idempotencyKey` as `in_doubt` with `reason`, sending nothing, unless
    * the key holds an entry already; resolves the entry the key holds afterwards. Payout runs hold
    * the key of an item whose worker stopped before it journaled the send (docs/payout-runs.md).

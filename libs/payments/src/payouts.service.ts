@@ -46,6 +46,19 @@ export class PayoutsService {
   }
 
   /**
+   * Whether `entry` journals `request` (by fingerprint): payout runs take an entry's state for an
+   * item only when the entry is of the item's own request.
+   * @internal
+   */
+  journalsRequest(
+    operation: PaymentsOperation<object, unknown>,
+    request: object,
+    entry: PaymentsJournalEntry,
+  ): boolean {
+    return this.runner.journalsRequest(operation, request, entry);
+  }
+
+  /**
    * `request` as a payout under `idempotencyKey` would be sent, nothing sent: payout runs check
    * every item before a run starts.
    * @throws PaymentsValidationError for a request that breaks a rule.

@@ -33,6 +33,8 @@ function acceptingPayments(): { sent: string[]; payments: PayoutRunsPayments } {
   const sent: string[] = [];
   const payments = {
     payouts: {
+      // Every entry here is of its item's request.
+      journalsRequest: () => true,
       mpesa: (_request: object, options: { idempotencyKey: string }) => {
         sent.push(options.idempotencyKey);
         return Promise.resolve({ transactionReference: 'REF' });
@@ -54,6 +56,8 @@ describe('InProcessPayoutRunEngine', () => {
     const events: PayoutRunEvent[] = [];
     const payments = {
       payouts: {
+        // Every entry here is of its item's request.
+        journalsRequest: () => true,
         mpesa: (_request: object, options: { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
           return Promise.resolve({ transactionReference: 'REF' });
@@ -107,6 +111,8 @@ describe('InProcessPayoutRunEngine', () => {
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const payments = {
       payouts: {
+        // Every entry here is of its item's request.
+        journalsRequest: () => true,
         mpesa: async (_request: object, options: InternalCallOptions) => {
           await sleep(hold());
           options[ON_WIRE]?.();
@@ -154,6 +160,8 @@ describe('InProcessPayoutRunEngine', () => {
     const sent: string[] = [];
     const payments = {
       payouts: {
+        // Every entry here is of its item's request.
+        journalsRequest: () => true,
         mpesa: (_request: object, options: { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
           return Promise.resolve({ transactionReference: `REF-${sent.length}` });
@@ -277,6 +285,8 @@ describe('InProcessPayoutRunEngine at shutdown', () => {
     const sent: string[] = [];
     const payments = {
       payouts: {
+        // Every entry here is of its item's request.
+        journalsRequest: () => true,
         // The first two sends wait for the shutdown; the others never start.
         mpesa: (_request: object, options: InternalCallOptions & { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
@@ -310,7 +320,11 @@ describe('InProcessPayoutRunEngine at shutdown', () => {
     const store = new InMemoryPayoutRunStore();
     await store.createRun(runRecord('done', { ratePerSecond: 100 }), [itemRecord('done', 'a')]);
     const payments = {
-      payouts: { mpesa: () => Promise.resolve({ transactionReference: 'REF' }) },
+      payouts: {
+        // Every entry here is of its item's request.
+        journalsRequest: () => true,
+        mpesa: () => Promise.resolve({ transactionReference: 'REF' }),
+      },
       // Its webhook came: the journal holds it settled.
       reconciler: {
         get: (key: string) => Promise.resolve({ idempotencyKey: key, state: 'succeeded' }),

@@ -44,6 +44,10 @@ export function itemStateOfEntry(
   }
 }
 
+/** Why an item is in doubt whose key the journal holds for another request. */
+export const KEY_OF_ANOTHER_REQUEST =
+  'idempotencyKey reused: the journal holds an earlier, different request under its key, which may have executed';
+
 /** The most of the service's own message an item's reason repeats. */
 const MAX_SERVICE_MESSAGE_LENGTH = 200;
 
@@ -118,12 +122,7 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
     if (error.errors.some((e) => e.field === 'idempotencyKey' && e.rule === 'reused')) {
       // The journal holds another request under the item's key: the item was sent before with a
       // request that has changed since (a run created again with an edited item or new defaults).
-      return {
-        kind: 'settle',
-        state: 'in_doubt',
-        reason:
-          'idempotencyKey reused: the journal holds an earlier, different request under its key, which may have executed',
-      };
+      return { kind: 'settle', state: 'in_doubt', reason: KEY_OF_ANOTHER_REQUEST };
     }
     return {
       kind: 'settle',

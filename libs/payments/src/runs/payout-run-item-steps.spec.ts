@@ -19,6 +19,9 @@ import type { InternalCallOptions } from '../operation-runner';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
+/** The fingerprint of an entry of another request under the item's key. */
+const ANOTHER_REQUEST = 'fingerprint of another request';
+
 /** A store with one run of one item in `state`, a journal of `entry`, payouts that count sends. */
 async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalEntry>) {
   const store = new InMemoryPayoutRunStore();
@@ -39,6 +42,9 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
         held.push({ key, reason });
         return Promise.resolve({ idempotencyKey: key, state: 'in_doubt', reason });
       },
+      // The entry is the item's unless it fingerprints another request.
+      journalsRequest: (_operation: object, _request: object, held: PaymentsJournalEntry) =>
+        held.fingerprint !== ANOTHER_REQUEST,
     },
     reconciler: { get: () => Promise.resolve(entry && { idempotencyKey: 'run-r-key', ...entry }) },
   } as unknown as PayoutRunsPayments;
@@ -428,6 +434,66 @@ describe('payout-run item steps', () => {
         expect(events).toEqual([expect.objectContaining({ event: 'item.settled' })]);
       }
     }
+  });
+
+  it.each(['in_doubt', 'accepted'] as const)(
+    'takes no state from an entry of another request under the key of an item %s',
+    async (state) => {
+      // A run created again with an edited item (another sum or payee), the same ids, so the
+      // same key: the entry is of the earlier request, paid to someone else.
+      const { store, context, events } = await world(state, {
+        state: 'succeeded',
+        reference: 'R-EARLIER',
+        settledBy: 'webhook',
+        fingerprint: ANOTHER_REQUEST,
+      });
+      const item = await store.getItem('r', 'a');
+      await store.updateItem(
+        'r',
+        'a',
+        state === 'in_doubt'
+          ? {
+              reason:
+                'idempotencyKey reused: the journal holds an earlier, different request under its key, which may have executed',
+            }
+          : { reference: 'R-OWN' },
+        [item!.state],
+      );
+
+      expect(await followPayoutRunItem(context, 'r', 'a')).toBe(false);
+
+      expect(await store.getItem('r', 'a')).toMatchObject({
+        state: 'in_doubt',
+        reason: expect.stringMatching(/^idempotencyKey reused/),
+      });
+      expect(events).toHaveLength(state === 'in_doubt' ? 0 : 1);
+    },
+  );
+
+  it("follows an entry by the reference the item's send was answered with, whatever its fingerprint", async () => {
+    // The account's password rotated since the send: the entry's fingerprint was keyed by the old.
+    const { store, context } = await world('accepted', {
+      state: 'succeeded',
+      reference: 'R-OWN',
+      settledBy: 'webhook',
+      fingerprint: ANOTHER_REQUEST,
+    });
+    await store.updateItem('r', 'a', { reference: 'R-OWN' }, ['accepted']);
+    expect(await followPayoutRunItem(context, 'r', 'a')).toBe(false);
+    expect((await store.getItem('r', 'a'))?.state).toBe('succeeded');
+  });
+
+  it('takes over a sending item whose key holds another request: in doubt, not its state', async () => {
+    const { store, context } = await world('sending', {
+      state: 'succeeded',
+      reference: 'R-EARLIER',
+      fingerprint: ANOTHER_REQUEST,
+    });
+    await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!);
+    expect(await store.getItem('r', 'a')).toMatchObject({
+      state: 'in_doubt',
+      reason: expect.stringMatching(/^idempotencyKey reused/),
+    });
   });
 
   it('takes over a sending item whose entry is final or accepted in that state', async () => {

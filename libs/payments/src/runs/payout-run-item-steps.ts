@@ -5,7 +5,12 @@ import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsValidationError } from '../errors';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import type { PayoutRunEngineContext } from './payout-run-engine';
-import { classifySendFailure, itemStateOfEntry, reachedTheWire } from './payout-run-item-outcome';
+import {
+  classifySendFailure,
+  itemStateOfEntry,
+  KEY_OF_ANOTHER_REQUEST,
+  reachedTheWire,
+} from './payout-run-item-outcome';
 import { PAYOUT_RUN_KINDS } from './payout-run-kinds';
 import type { PayoutRun, PayoutRunItemState } from './payout-run.interfaces';
 import { OPEN_ITEM_STATES } from './payout-run.interfaces';
@@ -189,8 +194,34 @@ export async function refuseCancelledPayoutRunItem(
 }
 
 /**
+ * Whether `entry` is the journal's entry of `item`: its reference is the one the item's send was
+ * answered with, or it journals the item's request. A run created again with an edited item (the
+ * same ids, so the same key) must not take the state of the earlier request's entry: that payout
+ * went to someone else, or for another sum.
+ */
+function isEntryOfItem(
+  context: PayoutRunEngineContext,
+  item: PayoutRunItemRecord,
+  entry: PaymentsJournalEntry,
+): boolean {
+  if (item.reference !== undefined) {
+    if (entry.reference === item.reference) return true;
+    if (entry.otherExecutions?.includes(item.reference) === true) return true;
+  }
+  return (
+    item.request !== undefined &&
+    context.payments.payouts.journalsRequest(
+      PAYOUT_RUN_KINDS[item.operation].operation,
+      item.request,
+      entry,
+    )
+  );
+}
+
+/**
  * Reads the journal entry of an accepted or in-doubt item (its webhook or the reconciler settle
  * entries there) and moves the item along. Resolves `true` while the item is still unsettled.
+ * An entry of another request under the item's key leaves the item in doubt, followed no more.
  */
 export async function followPayoutRunItem(
   context: PayoutRunEngineContext,
@@ -204,6 +235,18 @@ export async function followPayoutRunItem(
     return false;
   }
   let entry = await payments.reconciler.get(item.idempotencyKey);
+  if (entry && !isEntryOfItem(context, item, entry)) {
+    statusLookups?.forget(runId, itemId);
+    if (item.state === 'in_doubt' && item.reason === KEY_OF_ANOTHER_REQUEST) return false;
+    const held = await store.updateItem(
+      runId,
+      itemId,
+      { state: 'in_doubt', reason: KEY_OF_ANOTHER_REQUEST },
+      [item.state],
+    );
+    if (held) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(held) });
+    return false;
+  }
   // Its webhook may be lost: looked up, long after it was sent, as reconcile() would.
   if (
     entry?.reference !== undefined &&
@@ -294,7 +337,9 @@ export async function takeOverPayoutRunItem(
   }
   const journaled = entry && itemStateOfEntry(entry);
   let change: PayoutRunItemChange;
-  if (entry && journaled !== undefined) {
+  if (entry && !isEntryOfItem(context, item, entry)) {
+    change = { state: 'in_doubt', reason: KEY_OF_ANOTHER_REQUEST };
+  } else if (entry && journaled !== undefined) {
     const reason = reasonOfEntry(entry, journaled);
     change = {
       state: journaled,

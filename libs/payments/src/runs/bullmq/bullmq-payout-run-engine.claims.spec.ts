@@ -43,6 +43,8 @@ function paymentsOf(
 ): PayoutRunsPayments {
   return {
     payouts: {
+      // Every entry here is of its item's request.
+      journalsRequest: () => true,
       mpesa: async (request: object, options: { idempotencyKey: string }) => {
         const decision = await journal.begin(
           payoutIntent(options.idempotencyKey, CLAIM_SPEC_PAYOUT),
