@@ -232,6 +232,15 @@ export class OperationRunner implements BeforeApplicationShutdown {
     return deriveKey(this.keySecret(), 'malipo-payments', purpose);
   }
 
+  /**
+   * Whether the account's derived keys come from `apiPassword` (no `journalFingerprintSecret`): a
+   * rotation of the password changes them.
+   * @internal
+   */
+  keysFromPassword(): boolean {
+    return this.options.journalFingerprintSecret === undefined;
+  }
+
   /** What the account's derived keys come from: `journalFingerprintSecret`, else `apiPassword`. */
   private keySecret(): string {
     return this.options.journalFingerprintSecret ?? this.options.apiPassword;

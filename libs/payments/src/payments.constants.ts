@@ -45,6 +45,8 @@ export const PAYMENTS_WEBHOOK_STORE = 'MalipoPayments:webhookStore';
 
 /** Where the webhook options come from: `forRoot` or `forRootAsync`. */
 export const PAYMENTS_WEBHOOK_OPTIONS_SOURCE = 'MalipoPayments:webhookOptionsSource';
+/** Token of the route a `PaymentsWebhookModule` registration serves. @internal */
+export const PAYMENTS_WEBHOOK_ROUTE = 'MalipoPayments:webhookRoute';
 
 /** Metadata key set by `@OnPaymentEvent()`. */
 export const PAYMENT_EVENT_HANDLER = 'MalipoPayments:paymentEventHandler';

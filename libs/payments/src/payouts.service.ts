@@ -32,6 +32,14 @@ export class PayoutsService {
   }
 
   /**
+   * Whether the keys {@link deriveKey} gives come from `apiPassword`, which a rotation changes.
+   * @internal
+   */
+  keysFromPassword(): boolean {
+    return this.runner.keysFromPassword();
+  }
+
+  /**
    * Journals a payout as `in_doubt` under `idempotencyKey` without sending it, unless the key holds
    * an entry: payout runs fence an item whose worker stopped before it journaled the send.
    * @internal

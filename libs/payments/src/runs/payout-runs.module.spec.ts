@@ -1,4 +1,4 @@
-import { type DynamicModule, type INestApplication, Module } from '@nestjs/common';
+import { type DynamicModule, type INestApplication, Logger, Module } from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { getPayoutsToken } from '../payments.decorators';
@@ -108,6 +108,44 @@ describe('PayoutRunsModule at boot', () => {
       target: 'PayoutRunsModuleOptions',
       errors: [expect.objectContaining({ field: 'account', rule: 'isRegistered' })],
     });
+  });
+
+  it('warns at boot when item keys would change with the password and runs are kept in memory', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    /** How many times booting so warned. */
+    const warnings = async (
+      payments: Partial<PaymentsModuleOptions>,
+      runs: { itemKeySecret?: string },
+    ) => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot({
+            apiUsername: 'u',
+            apiPassword: 'p',
+            defaultUsername: 'shop',
+            journal: new InMemoryPaymentsJournal(),
+            ...payments,
+          }),
+          PayoutRunsModule.forRoot(runs),
+        ],
+      }).compile();
+      const app = await moduleRef.createNestApplication({ logger: false }).init();
+      await app.close();
+      const said = warn.mock.calls.filter(([message]) =>
+        String(message).includes('item keys derive from apiPassword'),
+      );
+      warn.mockClear();
+      return said.length;
+    };
+    try {
+      expect(await warnings({}, {})).toBe(1);
+      expect(await warnings({}, { itemKeySecret: 'the item keys of our payroll' })).toBe(0);
+      expect(
+        await warnings({ journalFingerprintSecret: 'the fingerprints of our journal' }, {}),
+      ).toBe(0);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('boots with both', async () => {

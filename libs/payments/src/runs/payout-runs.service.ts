@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import {
   PayoutRunConflictError,
@@ -24,6 +24,8 @@ import type {
 import { PAYOUT_RUN_ITEM_STATES } from './payout-run.interfaces';
 import { checkPayoutRunBalance } from './payout-run-balance';
 import { inBatches } from './payout-run-settlement-schedule';
+import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../errors';
 import { sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
@@ -185,7 +187,7 @@ const RACED_CREATION_POLL_MS = 100;
  * service answers 429.
  */
 @Injectable()
-export class PayoutRunsService {
+export class PayoutRunsService implements OnApplicationBootstrap {
   /** The last control operation of each run, which the next one waits for. */
   private readonly controls = new Map<string, Promise<void>>();
   private secret: Buffer | string | undefined;
@@ -196,6 +198,23 @@ export class PayoutRunsService {
     @Inject(PAYOUT_RUN_ENGINE) private readonly engine: PayoutRunEngine,
     @Inject(PAYOUT_RUNS_RESOLVED_OPTIONS) private readonly options: ResolvedPayoutRunsOptions,
   ) {}
+
+  /**
+   * Warns when the item keys would change with the account's password and nothing but the
+   * journal remembers a run across a restart (the embedded store): a run created again after a
+   * rotation would get new keys, and pay its items again (docs/payout-runs.md).
+   */
+  onApplicationBootstrap(): void {
+    if (this.options.itemKeySecret !== undefined) return;
+    if (!(this.store instanceof InMemoryPayoutRunStore)) return;
+    if (!this.payments.payouts.keysFromPassword()) return;
+    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+      'Payout runs: item keys derive from apiPassword (neither itemKeySecret nor ' +
+        'journalFingerprintSecret is set), and runs are kept in memory: after a password ' +
+        'rotation, a run created again would send its items under new keys and pay them again. ' +
+        'Set itemKeySecret now, before any run (docs/payout-runs.md, "Exactly once per item")',
+    );
+  }
 
   /**
    * Validates every item, checks the balance, stores the run and starts it. With the `runId` of a

@@ -2,7 +2,11 @@ import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createPaymentsWebhookController } from './payments-webhook.controller';
 import { DEFAULT_WEBHOOK_PATH } from './payments-webhook.constants';
-import { PAYMENTS_WEBHOOK_OPTIONS, PAYMENTS_WEBHOOK_OPTIONS_SOURCE } from '../payments.constants';
+import {
+  PAYMENTS_WEBHOOK_OPTIONS,
+  PAYMENTS_WEBHOOK_OPTIONS_SOURCE,
+  PAYMENTS_WEBHOOK_ROUTE,
+} from '../payments.constants';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import { moduleOptionError } from '../known-options';
 import type {
@@ -39,16 +43,20 @@ export const {
   // `path` shapes the route, which exists before any async factory runs: it is an extra.
   .setExtras<PaymentsWebhookModuleExtras>(
     { path: DEFAULT_WEBHOOK_PATH },
-    (definition, extras): DynamicModule => ({
-      ...definition,
-      providers: [
-        ...(definition.providers ?? []),
-        { provide: PAYMENTS_WEBHOOK_OPTIONS_SOURCE, useValue: optionsSource(definition) },
-      ],
-      imports: [...(definition.imports ?? []), DiscoveryModule],
-      controllers: [createPaymentsWebhookController(webhookPath(extras.path))],
-      exports: [PaymentsWebhookDispatcher],
-    }),
+    (definition, extras): DynamicModule => {
+      const path = webhookPath(extras.path);
+      return {
+        ...definition,
+        providers: [
+          ...(definition.providers ?? []),
+          { provide: PAYMENTS_WEBHOOK_OPTIONS_SOURCE, useValue: optionsSource(definition) },
+          { provide: PAYMENTS_WEBHOOK_ROUTE, useValue: path },
+        ],
+        imports: [...(definition.imports ?? []), DiscoveryModule],
+        controllers: [createPaymentsWebhookController(path)],
+        exports: [PaymentsWebhookDispatcher],
+      };
+    },
   )
   .build();
 

@@ -374,6 +374,32 @@ describe.each(REGISTRATIONS)('PaymentsWebhookModule.%s', (_method, register) => 
     expect(handlers.collections).toHaveLength(1);
   });
 
+  it('fails the boot when two registrations serve one route, however it is written', async () => {
+    @Module({ imports: [register({ store: new InMemoryPaymentsWebhookStore() })] })
+    class PayrollWebhooks {}
+    for (const path of ['webhooks/payments', '/Webhooks/Payments/']) {
+      const booting = boot([
+        paymentsModule(),
+        PayrollWebhooks,
+        PaymentsWebhookModule.forRootAsync({ path, useFactory: () => ({}) }),
+      ]);
+      await expect(booting).rejects.toThrow(
+        /Two PaymentsWebhookModule registrations serve the route "\/webhooks\/payments"/,
+      );
+      await expect(booting).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [expect.objectContaining({ field: 'path', rule: 'isUnique' })],
+      });
+    }
+    await expect(
+      boot([
+        paymentsModule(),
+        PayrollWebhooks,
+        PaymentsWebhookModule.forRootAsync({ path: 'hooks/usd', useFactory: () => ({}) }),
+      ]),
+    ).resolves.toBeDefined();
+  });
+
   it.each(['', '  '])(
     'serves the default route for a blank path %p (an empty variable), never the root',
     async (path) => {

@@ -6,6 +6,7 @@ import {
   ConfigurablePaymentsWebhookModule,
   type PaymentsWebhookModuleForRootOptions,
 } from './payments-webhook.module-definition';
+import { PaymentsWebhookRouteCheck } from './payments-webhook.route-check';
 import { PAYMENTS_WEBHOOK_STORE_PROVIDER } from './payments-webhook.store-host';
 
 export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
@@ -34,6 +35,7 @@ export type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
     PaymentsWebhookLookups,
     PaymentsWebhookConfirmation,
     PaymentsWebhookDispatcher,
+    PaymentsWebhookRouteCheck,
   ],
   // Exports are set in payments-webhook.module-definition.ts, beside the controller.
 })
