@@ -33,7 +33,8 @@ export const REDIS_CONNECTION_OPTION_NAMES: Readonly<Record<keyof RedisConnectio
 /**
  * The client of `options`, and whether it was made here (then `quit` closes it).
  * @param owner names the class in errors and logs.
- * @param whenDown what the loss of Redis means, for the log line.
+ * @param whenDown what the loss of Redis means while it lasts, for the log line ("calls are refused"):
+ *   "until it is back" or "until the url ... carry the right ones" follows it.
  */
 export function connectRedis(
   options: RedisConnectionOptions,
@@ -193,12 +194,12 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
     down = true;
     if (CREDENTIALS_REFUSED.test(error.message)) {
       logger.error(
-        `Redis refused the user or password of this client (${error.message}); ${whenDown} ` +
-          'until the url or connection options carry the right ones',
+        `Redis refused the user or password of this client (${error.message}), which no retry ` +
+          `mends; ${whenDown} until the url or connection options carry the right ones`,
       );
       return;
     }
-    logger.warn(`Redis unreachable (${error.message}); ${whenDown}`);
+    logger.warn(`Redis unreachable (${error.message}); ${whenDown} until it is back`);
   });
   client.on('ready', () => {
     if (!down) return;

@@ -196,7 +196,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
         connection: options.connection ?? {},
       },
       'BullMQPayoutRunEngine',
-      'payout runs wait until it is back',
+      'payout runs wait',
     ));
     this.pace = new BullMQPayoutRunPace(this.client, (runId) => `${this.prefix}:pace:${runId}`);
     this.progress = new PayoutRunProgressTimers(context, (runId) =>

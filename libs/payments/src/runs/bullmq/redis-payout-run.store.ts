@@ -370,7 +370,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPayoutRunStore',
-      'payout runs can neither be read nor moved on until it is back',
+      'payout runs can neither be read nor moved on',
     ));
     // The run scripts take every key of the run but its items, as `runKeys` lists them.
     const runKeys = this.runKeys('').length;
