@@ -159,6 +159,51 @@ describe('PaymentsJournal', () => {
       return begun;
     }
 
+    it('keeps in doubt an entry a record settles when two of its sends ended as ones that may have executed', async () => {
+      const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await sent('twice-3');
+      // The first answer is lost, then the resend's too: either send, or both, may have paid.
+      await journal.failed(decision, new Error('socket hang up'));
+      const resent = await journal.begin(payoutIntent('twice-3', { resend: true }));
+      if (!resent.send) throw new Error('the resend was not sent');
+      await journal.failed(resent, new Error('socket hang up'));
+
+      expect(await journal.settle(recordOf('twice-3', 'FIRST0000003eW'))).toMatchObject({
+        result: 'settled',
+      });
+
+      const entry = await store.get('twice-3');
+      expect(entry).toMatchObject({
+        state: 'in_doubt',
+        reference: 'FIRST0000003eW',
+        otherExecutions: [],
+      });
+      expect(entry?.reason).toContain('more than one transaction may have executed');
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining('twice-3'));
+      expect(await journal.settle(recordOf('twice-3', 'SECOND000003eW'))).toMatchObject({
+        result: 'second-execution',
+      });
+      await expect(journal.begin(payoutIntent('twice-3', { resend: true }))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+    });
+
+    it('settles a resent entry by its record when the send before never ended (its process died)', async () => {
+      // A person found the first send never reached the service, then resent: one execution.
+      const { journal, store } = await sentPastItsDeadline('once-3');
+      const resent = await journal.begin(payoutIntent('once-3', { resend: true }));
+      if (!resent.send) throw new Error('the resend was not sent');
+      await journal.failed(resent, new Error('socket hang up'));
+
+      expect(await journal.settle(recordOf('once-3', 'ONLY00000003eW'))).toMatchObject({
+        result: 'settled',
+      });
+      expect(await store.get('once-3')).toMatchObject({
+        state: 'succeeded',
+        reference: 'ONLY00000003eW',
+      });
+    });
+
     it("keeps in doubt a send's answer written after a later resend ended in doubt (the store down meanwhile)", async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await sentPastItsDeadline('late-1');

@@ -882,6 +882,26 @@ export class PaymentsJournal {
         const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
         return { result: 'contradicted', entry, why: doubt };
       }
+      // Two sends under the key ended as ones that may have executed (a `resend` over a send whose
+      // answer was lost, itself unanswered): the record is of one of them, which cannot be told,
+      // and the other may have executed too. The entry takes the reference and stays in doubt.
+      if (entry.reference === undefined && sendsThatMayHaveExecuted(entry) >= 2) {
+        const twice =
+          `settled by the record of ${settlement.reference} (${settlement.outcome}), but more than ` +
+          'one send under the key may have executed and the record cannot tell which: more than ' +
+          'one transaction may have executed, look it up';
+        this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${twice}`);
+        const next: PaymentsJournalEntry = {
+          ...moreThanOnce({ ...entry, reference: settlement.reference }, twice),
+          version: entry.version + 1,
+          updatedAt: new Date(this.now()).toISOString(),
+        };
+        if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
+        const reread = await this.entryUnder(entry.idempotencyKey);
+        if (reread === undefined) return { result: 'no-entry' };
+        entry = reread;
+        continue;
+      }
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
         if (entry.state === settlement.outcome) {
           if (
@@ -1653,6 +1673,27 @@ function hasExecuted(entry: PaymentsJournalEntry): boolean {
     entry.otherExecutions !== undefined ||
     entry.answer !== undefined
   );
+}
+
+/**
+ * The sends of `entry` whose ends say they may have executed (`in_doubt`, `mayHaveExecuted`, or
+ * accepted), leaving out those that ended before a person resolved the entry: the person weighed
+ * them. A send that never ended is not counted: a `resend` over it is made once someone found it
+ * never reached the service (docs/journal.md, "What happens when something breaks").
+ */
+function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry): number {
+  let count = 0;
+  for (const call of entry.calls) {
+    const mayHave =
+      call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true;
+    if (!mayHave) continue;
+    const weighed =
+      entry.resolvedAt !== undefined &&
+      call.endedAt !== undefined &&
+      Date.parse(call.endedAt) <= Date.parse(entry.resolvedAt);
+    if (!weighed) count += 1;
+  }
+  return count;
 }
 
 /** What shows that a call under the key of an entry that {@link hasExecuted} executed. */
