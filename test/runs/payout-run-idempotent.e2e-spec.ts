@@ -116,6 +116,43 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     }
   });
 
+  it.each([
+    ['the account password rotated', { sandbox: { apiPassword: 'rotated-sandbox-secret' } }],
+    ['correlateCallbacks turned off', { correlateCallbacks: false }],
+  ] as const)(
+    'created again with the same items after %s, takes their own outcomes and sends nothing',
+    async (_, change) => {
+      // Item keys that outlive the change: the fingerprints of their entries do not.
+      const itemKeySecret = 'the item keys of our payroll';
+      const journal = new InMemoryPaymentsJournal();
+      const runId = 'payroll-2026-10';
+      const before = await PayoutRunsHarness.start({ journal, itemKeySecret });
+      const items = before.mpesaItems(2);
+      try {
+        await before.runs.create({ runId, items });
+        await completedRun(before.runs, runId, 'the first run to complete');
+      } finally {
+        await before.close();
+      }
+      const after = await PayoutRunsHarness.start({ journal, itemKeySecret, ...change });
+      try {
+        await after.runs.create({ runId, items });
+        // Each send is refused by the journal (another fingerprint under its key), and the item
+        // then takes its entry's outcome: succeeded.
+        const run = await eventually(async () => {
+          const now = await after.runs.get(runId);
+          return now.counts.succeeded === 2 ? now : undefined;
+        }, 'both items to take their own outcomes');
+
+        expect(run.counts).toMatchObject({ succeeded: 2, in_doubt: 0 });
+        const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
+        expect(posts).toHaveLength(0);
+      } finally {
+        await after.close();
+      }
+    },
+  );
+
   it('created again, leaves out of the balance check a key held for a takeover and resolved refused', async () => {
     const journal = new InMemoryPaymentsJournal();
     const runId = 'payroll-2026-08';

@@ -47,6 +47,10 @@ export class PayoutRunsHarness {
       journal?: PaymentsJournalStore;
       /** PayoutRunsModule's `statusLookupAfterMs`; its default when absent. */
       statusLookupAfterMs?: number;
+      /** PayoutRunsModule's `itemKeySecret`; keys derive from the account's password when absent. */
+      itemKeySecret?: string;
+      /** PaymentsModule's `correlateCallbacks`; its default when absent. */
+      correlateCallbacks?: boolean;
     } = {},
   ): Promise<PayoutRunsHarness> {
     const sandbox = await startSandbox({
@@ -64,6 +68,9 @@ export class PayoutRunsHarness {
           defaultUsername: 'sandbox',
           journal: options.journal ?? new InMemoryPaymentsJournal(),
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+          ...(options.correlateCallbacks === undefined
+            ? {}
+            : { correlateCallbacks: options.correlateCallbacks }),
         }),
         PaymentsWebhookModule.forRoot({ pendingRecheckDelaysMs: [50, 100] }),
         PayoutRunsModule.forRoot({
@@ -73,6 +80,7 @@ export class PayoutRunsHarness {
           ...(options.statusLookupAfterMs === undefined
             ? {}
             : { statusLookupAfterMs: options.statusLookupAfterMs }),
+          ...(options.itemKeySecret === undefined ? {} : { itemKeySecret: options.itemKeySecret }),
         }),
       ],
       providers: [RecordedRunEvents],

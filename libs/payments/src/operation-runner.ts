@@ -421,24 +421,31 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 
   /**
-   * Whether `entry` journals `request`: its fingerprint is the one `request` has when sent under
-   * the entry's key. False for another request under the key (a payout run created again with an
-   * edited item), one fingerprinted with another key, or one that no longer passes the rules.
+   * Whether `entry` is certainly of another request than `request` under its key: not the same
+   * fingerprint, and another operation, amount or currency, or another payee under this journal's
+   * payee key (a payout run created again with an edited item). False when it cannot be told: a
+   * fingerprint made with another key (a password rotated without `journalFingerprintSecret`),
+   * other defaults (`correlateCallbacks`, a callback URL), a request that no longer passes the
+   * rules.
    * @internal
    */
-  journalsRequest(
+  journalsAnotherRequest(
     operation: PaymentsOperation<object, unknown>,
     request: object,
     entry: PaymentsJournalEntry,
   ): boolean {
     if (this.journal === undefined) return false;
+    let intent: JournalIntent;
     try {
       const prepared = prepareRequest(operation, request, this.defaults);
       const encoded = this.encode(operation, prepared, entry.idempotencyKey);
-      return this.journal.fingerprint(operation.name, encoded) === entry.fingerprint;
+      intent = this.journalIntent(operation, prepared, encoded, entry.idempotencyKey, undefined);
     } catch {
       return false;
     }
+    if (this.journal.fingerprint(operation.name, intent.encoded) === entry.fingerprint)
+      return false;
+    return this.journal.contradicts(entry, intent);
   }
 
   /**

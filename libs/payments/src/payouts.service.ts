@@ -54,16 +54,16 @@ export class PayoutsService {
   }
 
   /**
-   * Whether `entry` journals `request` (by fingerprint): payout runs take an entry's state for an
-   * item only when the entry is of the item's own request.
+   * Whether `entry` is certainly of another payout than `request` (another sum, currency or
+   * payee): payout runs take an entry's state for an item unless it is.
    * @internal
    */
-  journalsRequest(
+  journalsAnotherRequest(
     operation: PaymentsOperation<object, unknown>,
     request: object,
     entry: PaymentsJournalEntry,
   ): boolean {
-    return this.runner.journalsRequest(operation, request, entry);
+    return this.runner.journalsAnotherRequest(operation, request, entry);
   }
 
   /**

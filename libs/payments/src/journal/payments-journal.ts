@@ -318,6 +318,31 @@ export class PaymentsJournal {
   }
 
   /**
+   * Whether `entry` cannot be of `intent`'s request, by what its fingerprint's key does not change:
+   * another operation, amount (as sent) or currency, or another payee fingerprinted with this
+   * journal's payee key.
+   */
+  contradicts(entry: PaymentsJournalEntry, intent: JournalIntent): boolean {
+    if (entry.operation !== intent.operation) return true;
+    if (
+      entry.amount !== undefined &&
+      intent.amount !== undefined &&
+      entry.amount !== intent.amount
+    ) {
+      return true;
+    }
+    if (
+      entry.currency !== undefined &&
+      intent.currency !== undefined &&
+      entry.currency !== intent.currency
+    ) {
+      return true;
+    }
+    if (entry.payee === undefined || entry.payee.split('.', 1)[0] !== this.payeeKeyId) return false;
+    return this.payeeOf(intent.phoneNumber) !== entry.payee;
+  }
+
+  /**
    * Keyed fingerprint of a phone number's national number ({@link nationalNumber}), so that
    * `0712345678` and `+254712345678` match, prefixed by the key's id; undefined for anything that
    * is not a plain phone number.

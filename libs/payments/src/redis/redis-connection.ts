@@ -64,6 +64,17 @@ export function connectRedis(
     );
   }
   if (options.url !== undefined) checkUrl(options.url, owner);
+  // A URL given as the host (`redis://:password@h`) would be named, password and all, by the logs
+  // of every failed connection.
+  const host: unknown = options.connection?.host;
+  if (typeof host === 'string' && /[@/]/.test(host)) {
+    throw moduleOptionError(
+      owner,
+      'connection',
+      'isHost',
+      'connection.host must be a host name or address, not a URL: give a URL as url',
+    );
+  }
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
     options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
@@ -104,19 +115,23 @@ function checkUrl(url: string, owner: string): void {
 
 /**
  * Which Redis database `client` talks to, as its options name it (`host:port/db`, a socket's path,
- * or a Sentinel group's master), never its credentials; undefined for a Cluster, whose seed nodes
- * may differ between two clients of one cluster.
+ * or a Sentinel group's master, then ioredis's `keyPrefix`), never its credentials; undefined for
+ * a Cluster, whose seed nodes may differ between two clients of one cluster, and for a `host`
+ * that is no host name.
  */
 export function redisLocation(client: Redis): string | undefined {
   if ((client as unknown as Partial<Cluster>).isCluster === true) return undefined;
-  const { host, port, path, db, sentinels, name } = client.options;
+  const { host, port, path, db, sentinels, name, keyPrefix } = client.options;
+  // A URL given as `host` (`redis://:password@h`) is no host to show.
+  if (host !== undefined && /[@/]/.test(host)) return undefined;
   const server =
     path !== undefined && path !== ''
       ? `unix:${path}`
       : sentinels !== undefined && sentinels !== null && sentinels.length > 0
         ? `sentinel:${name ?? ''}`
         : `${host ?? 'localhost'}:${port ?? 6379}`;
-  return `${server}/${db ?? 0}`;
+  // ioredis's own prefix sets one client's keys apart from another's, as the journal's does.
+  return `${server}/${db ?? 0}${keyPrefix ? ` ${keyPrefix}` : ''}`;
 }
 
 const guarded = new WeakSet<Redis>();

@@ -195,6 +195,10 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
       new RedisPaymentsJournal({ client, keyPrefix: 'pay:' }),
       new RedisPaymentsJournal({ url: `redis://127.0.0.1:${port}/3`, keyPrefix: 'pay:' }),
       new RedisPaymentsJournal({ url: `redis://127.0.0.1:${port}/2` }),
+      new RedisPaymentsJournal({
+        url: `redis://127.0.0.1:${port}/2`,
+        connection: { keyPrefix: 'tenant-a:' },
+      }),
     ];
     try {
       expect(journals.map((journal) => journal.location)).toEqual([
@@ -202,7 +206,13 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
         `127.0.0.1:${port}/2 pay:`,
         `127.0.0.1:${port}/3 pay:`,
         `127.0.0.1:${port}/2 malipo:journal:`,
+        `127.0.0.1:${port}/2 tenant-a: malipo:journal:`,
       ]);
+      // A URL given as the host is refused, never connected to, nor repeated.
+      const asHost = () =>
+        new RedisPaymentsJournal({ connection: { host: 'redis://:pass-Xy7@127.0.0.1' } });
+      expect(asHost).toThrow(/connection.host must be a host name or address, not a URL/);
+      expect(asHost).not.toThrow(/pass-Xy7/);
     } finally {
       await Promise.all(journals.map((journal) => journal.close()));
       client.disconnect();

@@ -34,7 +34,7 @@ function acceptingPayments(): { sent: string[]; payments: PayoutRunsPayments } {
   const payments = {
     payouts: {
       // Every entry here is of its item's request.
-      journalsRequest: () => true,
+      journalsAnotherRequest: () => false,
       mpesa: (_request: object, options: { idempotencyKey: string }) => {
         sent.push(options.idempotencyKey);
         return Promise.resolve({ transactionReference: 'REF' });
@@ -57,7 +57,7 @@ describe('InProcessPayoutRunEngine', () => {
     const payments = {
       payouts: {
         // Every entry here is of its item's request.
-        journalsRequest: () => true,
+        journalsAnotherRequest: () => false,
         mpesa: (_request: object, options: { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
           return Promise.resolve({ transactionReference: 'REF' });
@@ -112,7 +112,7 @@ describe('InProcessPayoutRunEngine', () => {
     const payments = {
       payouts: {
         // Every entry here is of its item's request.
-        journalsRequest: () => true,
+        journalsAnotherRequest: () => false,
         mpesa: async (_request: object, options: InternalCallOptions) => {
           await sleep(hold());
           options[ON_WIRE]?.();
@@ -161,7 +161,7 @@ describe('InProcessPayoutRunEngine', () => {
     const payments = {
       payouts: {
         // Every entry here is of its item's request.
-        journalsRequest: () => true,
+        journalsAnotherRequest: () => false,
         mpesa: (_request: object, options: { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
           return Promise.resolve({ transactionReference: `REF-${sent.length}` });
@@ -286,7 +286,7 @@ describe('InProcessPayoutRunEngine at shutdown', () => {
     const payments = {
       payouts: {
         // Every entry here is of its item's request.
-        journalsRequest: () => true,
+        journalsAnotherRequest: () => false,
         // The first two sends wait for the shutdown; the others never start.
         mpesa: (_request: object, options: InternalCallOptions & { idempotencyKey: string }) => {
           sent.push(options.idempotencyKey);
@@ -322,7 +322,7 @@ describe('InProcessPayoutRunEngine at shutdown', () => {
     const payments = {
       payouts: {
         // Every entry here is of its item's request.
-        journalsRequest: () => true,
+        journalsAnotherRequest: () => false,
         mpesa: () => Promise.resolve({ transactionReference: 'REF' }),
       },
       // Its webhook came: the journal holds it settled.

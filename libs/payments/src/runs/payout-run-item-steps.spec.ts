@@ -19,7 +19,7 @@ import type { InternalCallOptions } from '../operation-runner';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
-/** The fingerprint of an entry of another request under the item's key. */
+/** The fingerprint of an entry of another request (another sum or payee) under the item's key. */
 const ANOTHER_REQUEST = 'fingerprint of another request';
 
 /** A store with one run of one item in `state`, a journal of `entry`, payouts that count sends. */
@@ -42,9 +42,9 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
         held.push({ key, reason });
         return Promise.resolve({ idempotencyKey: key, state: 'in_doubt', reason });
       },
-      // The entry is the item's unless it fingerprints another request.
-      journalsRequest: (_operation: object, _request: object, held: PaymentsJournalEntry) =>
-        held.fingerprint !== ANOTHER_REQUEST,
+      // The entry is the item's unless it is of another request (edited since).
+      journalsAnotherRequest: (_operation: object, _request: object, held: PaymentsJournalEntry) =>
+        held.fingerprint === ANOTHER_REQUEST,
     },
     reconciler: { get: () => Promise.resolve(entry && { idempotencyKey: 'run-r-key', ...entry }) },
   } as unknown as PayoutRunsPayments;
@@ -470,8 +470,7 @@ describe('payout-run item steps', () => {
     },
   );
 
-  it("follows an entry by the reference the item's send was answered with, whatever its fingerprint", async () => {
-    // The account's password rotated since the send: the entry's fingerprint was keyed by the old.
+  it("follows an entry by the reference the item's send was answered with, whatever else it says", async () => {
     const { store, context } = await world('accepted', {
       state: 'succeeded',
       reference: 'R-OWN',

@@ -195,9 +195,10 @@ export async function refuseCancelledPayoutRunItem(
 
 /**
  * Whether `entry` is the journal's entry of `item`: its reference is the one the item's send was
- * answered with, or it journals the item's request. A run created again with an edited item (the
- * same ids, so the same key) must not take the state of the earlier request's entry: that payout
- * went to someone else, or for another sum.
+ * answered with, or nothing shows it is of another request. A run created again with an edited
+ * item (the same ids, so the same key) must not take the state of the earlier request's entry:
+ * that payout went to someone else, or for another sum. A fingerprint alone does not tell: it
+ * changes with the key (a password rotation) and the defaults, for the same payout.
  */
 function isEntryOfItem(
   context: PayoutRunEngineContext,
@@ -209,8 +210,8 @@ function isEntryOfItem(
     if (entry.otherExecutions?.includes(item.reference) === true) return true;
   }
   return (
-    item.request !== undefined &&
-    context.payments.payouts.journalsRequest(
+    item.request === undefined ||
+    !context.payments.payouts.journalsAnotherRequest(
       PAYOUT_RUN_KINDS[item.operation].operation,
       item.request,
       entry,

@@ -44,7 +44,7 @@ function paymentsOf(
   return {
     payouts: {
       // Every entry here is of its item's request.
-      journalsRequest: () => true,
+      journalsAnotherRequest: () => false,
       mpesa: async (request: object, options: { idempotencyKey: string }) => {
         const decision = await journal.begin(
           payoutIntent(options.idempotencyKey, CLAIM_SPEC_PAYOUT),
