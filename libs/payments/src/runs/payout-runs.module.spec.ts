@@ -23,6 +23,16 @@ async function boot(options: Partial<PaymentsModuleOptions>) {
   return moduleRef.createNestApplication({ logger: false }).init();
 }
 
+/** PaymentsModule with an in-memory journal and a default username, and `options` over them. */
+const journaledPayments = (options: Partial<PaymentsModuleOptions> = {}): DynamicModule =>
+  PaymentsModule.forRoot({
+    apiUsername: 'u',
+    apiPassword: 'p',
+    defaultUsername: 'shop',
+    journal: new InMemoryPaymentsJournal(),
+    ...options,
+  });
+
 /** One M-Pesa payout, as a run's items. */
 const ONE_ITEM = [
   {
@@ -89,15 +99,7 @@ describe('PayoutRunsModule at boot', () => {
 
   it('needs a PaymentsModule registration of the account it names', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsModule.forRoot({
-          apiUsername: 'u',
-          apiPassword: 'p',
-          defaultUsername: 'shop',
-          journal: new InMemoryPaymentsJournal(),
-        }),
-        PayoutRunsModule.forRoot({ account: 'payroll' }),
-      ],
+      imports: [journaledPayments(), PayoutRunsModule.forRoot({ account: 'payroll' })],
     }).compile();
     const booting = moduleRef.createNestApplication({ logger: false }).init();
     await expect(booting).rejects.toThrow(
@@ -118,16 +120,7 @@ describe('PayoutRunsModule at boot', () => {
       runs: { itemKeySecret?: string },
     ) => {
       const moduleRef = await Test.createTestingModule({
-        imports: [
-          PaymentsModule.forRoot({
-            apiUsername: 'u',
-            apiPassword: 'p',
-            defaultUsername: 'shop',
-            journal: new InMemoryPaymentsJournal(),
-            ...payments,
-          }),
-          PayoutRunsModule.forRoot(runs),
-        ],
+        imports: [journaledPayments(payments), PayoutRunsModule.forRoot(runs)],
       }).compile();
       const app = await moduleRef.createNestApplication({ logger: false }).init();
       await app.close();

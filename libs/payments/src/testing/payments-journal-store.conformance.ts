@@ -65,6 +65,24 @@ function ours(entries: PaymentsJournalEntry[], run: string): string[] {
     .filter((key) => key.startsWith(`conformance-${run}-`));
 }
 
+/**
+ * Rejects unless, of 20 concurrent creates of one key (each entry `made` from one base), exactly
+ * one answers `created: true`, and every create and a later get answer its entry.
+ */
+async function oneOfConcurrentCreates(
+  store: PaymentsJournalStore,
+  made: (base: PaymentsJournalEntry, index: number) => PaymentsJournalEntry,
+): Promise<void> {
+  const base = entry(randomUUID(), 'a');
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, index) => store.create(made(base, index))),
+  );
+  const winners = results.filter((result) => result.created);
+  strictEqual(winners.length, 1, 'of concurrent creates of one key, one must answer created: true');
+  for (const result of results) assertSameData(result.entry, winners[0].entry);
+  assertSameData(await store.get(base.idempotencyKey), winners[0].entry);
+}
+
 const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
   {
     name: 'create adds an entry that get returns as it was given, every field kept',
@@ -323,43 +341,16 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
   },
   {
     name: 'of 20 concurrent creates of one request under one key exactly one adds its entry',
-    run: async (store) => {
-      const run = randomUUID();
-      const base = entry(run, 'a');
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, index) =>
-          store.create({ ...base, calls: [{ callId: `process-${index}`, startedAt: iso(0) }] }),
-        ),
-      );
-      const winners = results.filter((result) => result.created);
-      strictEqual(
-        winners.length,
-        1,
-        'of concurrent creates of one key, one must answer created: true',
-      );
-      for (const result of results) assertSameData(result.entry, winners[0].entry);
-      assertSameData(await store.get(base.idempotencyKey), winners[0].entry);
-    },
+    run: (store) =>
+      oneOfConcurrentCreates(store, (base, index) => ({
+        ...base,
+        calls: [{ callId: `process-${index}`, startedAt: iso(0) }],
+      })),
   },
   {
     name: 'of 20 concurrent creates of one key exactly one adds its entry, and all see it',
-    run: async (store) => {
-      const run = randomUUID();
-      const base = entry(run, 'a');
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, index) =>
-          store.create({ ...base, fingerprint: `fp-${index}` }),
-        ),
-      );
-      const winners = results.filter((result) => result.created);
-      strictEqual(
-        winners.length,
-        1,
-        'of concurrent creates of one key, one must answer created: true',
-      );
-      for (const result of results) assertSameData(result.entry, winners[0].entry);
-      assertSameData(await store.get(base.idempotencyKey), winners[0].entry);
-    },
+    run: (store) =>
+      oneOfConcurrentCreates(store, (base, index) => ({ ...base, fingerprint: `fp-${index}` })),
   },
   {
     name: 'replace over the stored version replaces; over any other version it does not',
