@@ -116,42 +116,61 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     }
   });
 
-  it.each([
-    ['the account password rotated', { sandbox: { apiPassword: 'rotated-sandbox-secret' } }],
-    ['correlateCallbacks turned off', { correlateCallbacks: false }],
-  ] as const)(
-    'created again with the same items after %s, takes their own outcomes and sends nothing',
-    async (_, change) => {
-      // Item keys that outlive the change: the fingerprints of their entries do not.
-      const itemKeySecret = 'the item keys of our payroll';
-      const journal = new InMemoryPaymentsJournal();
-      const runId = 'payroll-2026-10';
-      const before = await PayoutRunsHarness.start({ journal, itemKeySecret });
-      const items = before.mpesaItems(2);
-      try {
-        await before.runs.create({ runId, items });
-        await completedRun(before.runs, runId, 'the first run to complete');
-      } finally {
-        await before.close();
-      }
-      const after = await PayoutRunsHarness.start({ journal, itemKeySecret, ...change });
-      try {
-        await after.runs.create({ runId, items });
-        // Each send is refused by the journal (another fingerprint under its key), and the item
-        // then takes its entry's outcome: succeeded.
-        const run = await eventually(async () => {
-          const now = await after.runs.get(runId);
-          return now.counts.succeeded === 2 ? now : undefined;
-        }, 'both items to take their own outcomes');
+  /** A run of two items paid by a first process, created again by a second (`after`). */
+  async function paidThenCreatedAgain(
+    runId: string,
+    after: Parameters<typeof PayoutRunsHarness.start>[0],
+  ) {
+    // Item keys that outlive the change: the fingerprints of their entries may not.
+    const itemKeySecret = 'the item keys of our payroll';
+    const journal = new InMemoryPaymentsJournal();
+    const before = await PayoutRunsHarness.start({ journal, itemKeySecret });
+    const items = before.mpesaItems(2);
+    try {
+      await before.runs.create({ runId, items });
+      await completedRun(before.runs, runId, 'the first run to complete');
+    } finally {
+      await before.close();
+    }
+    const again = await PayoutRunsHarness.start({ journal, itemKeySecret, ...after });
+    await again.runs.create({ runId, items });
+    return again;
+  }
 
-        expect(run.counts).toMatchObject({ succeeded: 2, in_doubt: 0 });
-        const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
-        expect(posts).toHaveLength(0);
-      } finally {
-        await after.close();
-      }
-    },
-  );
+  it('created again with the same items after the password rotated, takes their own outcomes and sends nothing', async () => {
+    const after = await paidThenCreatedAgain('payroll-2026-10', {
+      sandbox: { apiPassword: 'rotated-sandbox-secret' },
+    });
+    try {
+      // Each send is refused by the journal (a fingerprint of another key under its key), and the
+      // item then takes its entry's outcome: nothing but the key tells them apart.
+      const run = await eventually(async () => {
+        const now = await after.runs.get('payroll-2026-10');
+        return now.counts.succeeded === 2 ? now : undefined;
+      }, 'both items to take their own outcomes');
+      expect(run.counts).toMatchObject({ succeeded: 2, in_doubt: 0 });
+      const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
+      expect(posts).toHaveLength(0);
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('created again after correlateCallbacks was turned off, holds the items in doubt and sends nothing', async () => {
+    // Under the same key, another fingerprint is another request on the wire (here, the callback
+    // URL without its malipo_key), as the journal itself judged it when it refused the send.
+    const after = await paidThenCreatedAgain('payroll-2026-12', { correlateCallbacks: false });
+    try {
+      const run = await completedRun(after.runs, 'payroll-2026-12', 'the run created again');
+      expect(run.counts).toMatchObject({ succeeded: 0, in_doubt: 2 });
+      const report = await after.runs.report('payroll-2026-12', 'json');
+      for (const item of report.items) expect(item.reason).toMatch(/^idempotencyKey reused/);
+      const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
+      expect(posts).toHaveLength(0);
+    } finally {
+      await after.close();
+    }
+  });
 
   it('created again, leaves out of the balance check a key held for a takeover and resolved refused', async () => {
     const journal = new InMemoryPaymentsJournal();

@@ -421,12 +421,12 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 
   /**
-   * Whether `entry` is certainly of another request than `request` under its key: not the same
-   * fingerprint, and another operation, amount or currency, or another payee under this journal's
-   * payee key (a payout run created again with an edited item). False when it cannot be told: a
-   * fingerprint made with another key (a password rotated without `journalFingerprintSecret`),
-   * other defaults (`correlateCallbacks`, a callback URL), a request that no longer passes the
-   * rules.
+   * Whether `entry` is of another request than `request` under its key (a payout run created again
+   * with an edited item; docs/payout-runs.md, "Exactly once per item"): another fingerprint under
+   * this journal's key, which other defaults (`correlateCallbacks`, a callback URL) also give; or,
+   * fingerprinted with another key (a password rotated without `journalFingerprintSecret`),
+   * another operation, amount, currency or phone number. False for a request that no longer
+   * passes the rules: it cannot be told.
    * @internal
    */
   journalsAnotherRequest(
@@ -443,9 +443,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
     } catch {
       return false;
     }
-    if (this.journal.fingerprint(operation.name, intent.encoded) === entry.fingerprint)
-      return false;
-    return this.journal.contradicts(entry, intent);
+    return this.journal.isOfAnotherRequest(entry, intent);
   }
 
   /**

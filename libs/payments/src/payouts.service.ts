@@ -54,8 +54,8 @@ export class PayoutsService {
   }
 
   /**
-   * Whether `entry` is certainly of another payout than `request` (another sum, currency or
-   * payee): payout runs take an entry's state for an item unless it is.
+   * Whether `entry` is of another payout than `request` (edited since it was journaled): payout
+   * runs take an entry's state for an item unless it is.
    * @internal
    */
   journalsAnotherRequest(

@@ -15,6 +15,8 @@ import {
   ServiceAPIError,
 } from '../errors';
 import { ON_WIRE } from '../operation-runner';
+import { OPERATIONS } from '../operations';
+import type { PaymentsOperation } from '../operations';
 import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsExceptionFilter } from '../payments-exception.filter';
 import type { PaymentsClient } from '../payments-client';
@@ -601,6 +603,42 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     await expect(payments.reconciler.get('salary-held-key')).rejects.toMatchObject({
       code: 'STORE_FAILED',
     });
+  });
+
+  it('tells an entry of another payout under a key from one of the same payout (payout runs)', async () => {
+    const payments = client();
+    const PAN_AFRICAN = OPERATION_CASES.find((c) => c.operation === 'payouts.panAfrican')!;
+    const MERCHANT = OPERATION_CASES.find((c) => c.operation === 'payouts.merchant')!;
+    const operation = (name: string) =>
+      Object.values(OPERATIONS).find((each) => each.name === name) as PaymentsOperation<
+        object,
+        unknown
+      >;
+    for (const [known, edited] of [
+      // Another Paybill for the same sum, from the same company phone.
+      [MERCHANT, { businessAccount: '999991', businessNumber: 'ACC-2' }],
+      // Another bank account for the same sum, the same phone number.
+      [PAN_AFRICAN, { accountNumber: '9999999999', accountHolderName: 'Someone Else' }],
+      [MPESA_PAYOUT, { phoneNumber: '0799991234' }],
+      [MPESA_PAYOUT, { amount: PAYOUT.amount + 1 }],
+    ] as const) {
+      const key = `edited-${known.operation}-${Object.keys(edited).join('-')}`;
+      const held = await payments.payouts.holdInDoubt(
+        operation(known.operation),
+        known.request,
+        key,
+        'spec',
+      );
+      const same = { ...(known.request as object) };
+      expect(payments.payouts.journalsAnotherRequest(operation(known.operation), same, held)).toBe(
+        false,
+      );
+      const other = { ...(known.request as object), ...edited };
+      expect(payments.payouts.journalsAnotherRequest(operation(known.operation), other, held)).toBe(
+        true,
+      );
+    }
+    expect(posts()).toHaveLength(0);
   });
 
   it('gives the app copies of the entries a store hands out: changing one changes no replay', async () => {

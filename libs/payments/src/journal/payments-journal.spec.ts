@@ -188,6 +188,73 @@ describe('PaymentsJournal', () => {
       });
     });
 
+    /** The first send under `key` timed out after it left; then a resend under it. */
+    async function timedOutThenResent(key: string) {
+      const begun = await sent(key);
+      await begun.journal.failed(begun.decision, new Error('socket hang up'));
+      const resent = await begun.journal.begin(payoutIntent(key, { resend: true }));
+      if (!resent.send) throw new Error('the resend was not sent');
+      return { ...begun, resent };
+    }
+
+    it('settles an entry whose resend the service answered 409: it held the key, the resend ran nothing', async () => {
+      const { journal, store, resent } = await timedOutThenResent('held-409');
+      await journal.failed(
+        resent,
+        new ServiceAPIError('conflict', {
+          operation: 'payouts.mpesa',
+          idempotencyKey: 'held-409',
+          code: 'SERVICE_ERROR',
+          attempts: 1,
+          status: 409,
+          mayHaveExecuted: true,
+        }),
+      );
+      await journal.settle(recordOf('held-409', 'ONCE00000409eW'));
+      expect(await store.get('held-409')).toMatchObject({
+        state: 'succeeded',
+        reference: 'ONCE00000409eW',
+      });
+    });
+
+    it('keeps in doubt an entry whose resend ends in doubt after a record settled it', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, resent, clock } = await timedOutThenResent('late-resend');
+      // The resend stalls past its deadline, and the record of one of the two sends settles it.
+      clock.nowMs += 5000;
+      expect(await journal.settle(recordOf('late-resend', 'FIRST0000004eW'))).toMatchObject({
+        result: 'settled',
+      });
+      await journal.failed(resent, new Error('socket hang up'));
+      expect(await store.get('late-resend')).toMatchObject({
+        state: 'in_doubt',
+        reference: 'FIRST0000004eW',
+        otherExecutions: [],
+      });
+    });
+
+    it('keeps in doubt a resend accepted over a send that ended in doubt, until a person resolves it', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, resent } = await timedOutThenResent('resent-accepted');
+      await acceptedAs(journal, resent, 'SECOND000005eW');
+      expect(await store.get('resent-accepted')).toMatchObject({
+        state: 'in_doubt',
+        reference: 'SECOND000005eW',
+        otherExecutions: [],
+      });
+      // Resolved refused first, the timed-out send no longer counts: the next send stands alone.
+      const { journal: other, store: otherStore, decision } = await sent('resolved-first');
+      await other.failed(decision, new Error('socket hang up'));
+      await other.resolve('resolved-first', { outcome: 'refused', note: 'ops: not in the ledger' });
+      const again = await other.begin(payoutIntent('resolved-first'));
+      if (!again.send) throw new Error('the retry was not sent');
+      await acceptedAs(other, again, 'ONLY00000005eW');
+      expect(await otherStore.get('resolved-first')).toMatchObject({
+        state: 'accepted',
+        reference: 'ONLY00000005eW',
+      });
+    });
+
     it('settles a resent entry by its record when the send before never ended (its process died)', async () => {
       // A person found the first send never reached the service, then resent: one execution.
       const { journal, store } = await sentPastItsDeadline('once-3');

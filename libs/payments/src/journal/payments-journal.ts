@@ -318,6 +318,20 @@ export class PaymentsJournal {
   }
 
   /**
+   * Whether `entry` is of another request than `intent`'s (a payout run created again with an
+   * edited item): not its fingerprint, made with this journal's key (told by the entry's payee
+   * key id; an entry without a payee is taken to be), or made with another key and contradicted
+   * by what no key changes ({@link contradicts}). Only the last cannot see a bank or merchant
+   * payout edited to another account for the same sum, after a password rotation.
+   */
+  isOfAnotherRequest(entry: PaymentsJournalEntry, intent: JournalIntent): boolean {
+    if (this.fingerprint(intent.operation, intent.encoded) === entry.fingerprint) return false;
+    const keyId = entry.payee?.split('.', 1)[0];
+    if (keyId === undefined || keyId === this.payeeKeyId) return true;
+    return this.contradicts(entry, intent);
+  }
+
+  /**
    * Whether `entry` cannot be of `intent`'s request, by what its fingerprint's key does not change:
    * another operation, amount (as sent) or currency, or another payee fingerprinted with this
    * journal's payee key.
@@ -725,17 +739,17 @@ export class PaymentsJournal {
           calls,
         };
       }
-      // A later send under the key (a resend, the entry read in doubt) ended as one that may have
-      // executed before this answer was written (late, the store down meanwhile): this call
-      // executed, and that one may have too.
-      const laterInDoubt = entry.calls
-        .slice(entry.calls.findIndex((other) => other.callId === callId) + 1)
-        .find((other) => other.outcome === 'in_doubt' || other.mayHaveExecuted === true);
-      if (laterInDoubt !== undefined && entry.reference === undefined) {
+      // Another send under the key ended as one that may have executed: an earlier one in doubt
+      // (this call a `resend` over it), or a later one whose end was written before this answer
+      // (late, the store down meanwhile). This call executed, and that one may have too.
+      const otherInDoubt = entry.calls.find(
+        (other) => other.callId !== callId && mayHaveRun(entry, other),
+      );
+      if (otherInDoubt !== undefined && entry.reference === undefined) {
         const twice =
-          `accepted with the reference ${reference}, and a later send under the key ended in ` +
-          'doubt before that answer was written: more than one transaction may have executed, ' +
-          'look it up';
+          `accepted with the reference ${reference}, and another send under the key ended in ` +
+          'doubt: more than one transaction may have executed, look it up (resolve the entry ' +
+          'refused before sending again when the earlier send did not execute)';
         this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${twice}`);
         return {
           ...moreThanOnce({ ...entry, reference }, twice),
@@ -823,10 +837,11 @@ export class PaymentsJournal {
         if (
           mayHaveExecuted &&
           entry.reference !== undefined &&
-          entry.calls.some((other) => other.callId !== callId && other.outcome === 'accepted')
+          !(known && error.status === 409) &&
+          entry.calls.some((other) => other.callId !== callId && mayHaveRun(entry, other))
         ) {
           const twice =
-            `accepted with the reference ${entry.reference}, and another send under the key ended ` +
+            `${entry.settledBy === undefined ? 'accepted' : 'settled'} with the reference ${entry.reference}, and another send under the key ended ` +
             `with ${reason}: more than one transaction may have executed, look it up`;
           this.logger.error(`The payments journal entry ${entry.idempotencyKey} was ${twice}`);
           return { ...moreThanOnce(entry, twice), version, updatedAt: at, calls };
@@ -1701,23 +1716,28 @@ function hasExecuted(entry: PaymentsJournalEntry): boolean {
 }
 
 /**
- * The sends of `entry` whose ends say they may have executed (`in_doubt`, `mayHaveExecuted`, or
- * accepted), leaving out those that ended before a person resolved the entry: the person weighed
- * them. A send that never ended is not counted: a `resend` over it is made once someone found it
- * never reached the service (docs/journal.md, "What happens when something breaks").
+ * Whether `call`, a send of `entry`, ended as one that may have executed (`in_doubt`,
+ * `mayHaveExecuted`, or accepted), and nobody weighed it since: not a 409 (the service's answer
+ * to a key it holds: that send did not run the call again), and not ended before a person
+ * resolved the entry. A send that never ended is not counted: a `resend` over it is made once
+ * someone found it never reached the service (docs/journal.md, "What happens when something
+ * breaks").
  */
+function mayHaveRun(entry: PaymentsJournalEntry, call: PaymentsJournalCall): boolean {
+  const mayHave =
+    call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true;
+  if (!mayHave || call.httpStatus === 409) return false;
+  return !(
+    entry.resolvedAt !== undefined &&
+    call.endedAt !== undefined &&
+    Date.parse(call.endedAt) <= Date.parse(entry.resolvedAt)
+  );
+}
+
+/** How many sends of `entry` may have executed ({@link mayHaveRun}). */
 function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry): number {
   let count = 0;
-  for (const call of entry.calls) {
-    const mayHave =
-      call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true;
-    if (!mayHave) continue;
-    const weighed =
-      entry.resolvedAt !== undefined &&
-      call.endedAt !== undefined &&
-      Date.parse(call.endedAt) <= Date.parse(entry.resolvedAt);
-    if (!weighed) count += 1;
-  }
+  for (const call of entry.calls) if (mayHaveRun(entry, call)) count += 1;
   return count;
 }
 
