@@ -425,8 +425,8 @@ export class OperationRunner implements BeforeApplicationShutdown {
    * with an edited item; docs/payout-runs.md, "Exactly once per item"): another fingerprint under
    * this journal's key, which other defaults (`correlateCallbacks`, a callback URL) also give; or,
    * fingerprinted with another key (a password rotated without `journalFingerprintSecret`),
-   * another operation, amount, currency or phone number. False for a request that no longer
-   * passes the rules: it cannot be told.
+   * another operation, amount or currency. False for a request that no longer passes the rules:
+   * it cannot be told.
    * @internal
    */
   journalsAnotherRequest(

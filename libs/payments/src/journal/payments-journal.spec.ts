@@ -4,7 +4,7 @@ import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { awaitsConfirmation, PaymentsJournal } from './payments-journal';
-import type { JournalSendRef } from './payments-journal';
+import type { JournalDecision, JournalSendRef } from './payments-journal';
 import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
@@ -18,8 +18,7 @@ async function sent(key: string) {
     payeeKey: Buffer.alloc(32, 2),
     now: () => clock.nowMs,
   });
-  const decision = await journal.begin(payoutIntent(key));
-  if (!decision.send) throw new Error('the call was not sent');
+  const decision = await begunSend(journal, payoutIntent(key));
   return { journal, store, decision, clock };
 }
 
@@ -105,6 +104,27 @@ const recordOf = (key: string, reference: string) =>
     by: 'webhook',
   }) as const;
 
+/** `intent` begun on `journal`, which must decide to send it. */
+async function begunSend(
+  journal: PaymentsJournal,
+  intent: ReturnType<typeof payoutIntent>,
+): Promise<Extract<JournalDecision, { send: true }>> {
+  const decision = await journal.begin(intent);
+  if (!decision.send) throw new Error(`${intent.idempotencyKey} was not sent`);
+  return decision;
+}
+
+/** Settles `key` by the record of `reference`, which must leave it `succeeded` on it. */
+async function expectSettledSucceeded(
+  journal: PaymentsJournal,
+  store: InMemoryPaymentsJournal,
+  key: string,
+  reference: string,
+): Promise<void> {
+  expect(await journal.settle(recordOf(key, reference))).toMatchObject({ result: 'settled' });
+  expect(await store.get(key)).toMatchObject({ state: 'succeeded', reference });
+}
+
 /** Records that the service accepted `sent` with `reference`. */
 function acceptedAs(journal: PaymentsJournal, sent: JournalSendRef, reference: string) {
   return journal.accepted(sent, { success: true, transactionReference: reference }, PAYOUT_REQUEST);
@@ -152,8 +172,7 @@ describe('PaymentsJournal', () => {
     /** A send stalled past its deadline, and a resend under its key that was accepted as `ref`. */
     async function stalledAndResent(key: string, reference: string) {
       const begun = await sentPastItsDeadline(key);
-      const resent = await begun.journal.begin(payoutIntent(key, { resend: true }));
-      if (!resent.send) throw new Error('the resend was not sent');
+      const resent = await begunSend(begun.journal, payoutIntent(key, { resend: true }));
       await acceptedAs(begun.journal, resent, reference);
       expect(await begun.store.get(key)).toMatchObject({ state: 'accepted', reference });
       return begun;
@@ -164,8 +183,7 @@ describe('PaymentsJournal', () => {
       const { journal, store, decision } = await sent('twice-3');
       // The first answer is lost, then the resend's too: either send, or both, may have paid.
       await journal.failed(decision, new Error('socket hang up'));
-      const resent = await journal.begin(payoutIntent('twice-3', { resend: true }));
-      if (!resent.send) throw new Error('the resend was not sent');
+      const resent = await begunSend(journal, payoutIntent('twice-3', { resend: true }));
       await journal.failed(resent, new Error('socket hang up'));
 
       expect(await journal.settle(recordOf('twice-3', 'FIRST0000003eW'))).toMatchObject({
@@ -192,8 +210,7 @@ describe('PaymentsJournal', () => {
     async function timedOutThenResent(key: string) {
       const begun = await sent(key);
       await begun.journal.failed(begun.decision, new Error('socket hang up'));
-      const resent = await begun.journal.begin(payoutIntent(key, { resend: true }));
-      if (!resent.send) throw new Error('the resend was not sent');
+      const resent = await begunSend(begun.journal, payoutIntent(key, { resend: true }));
       return { ...begun, resent };
     }
 
@@ -210,11 +227,7 @@ describe('PaymentsJournal', () => {
           mayHaveExecuted: true,
         }),
       );
-      await journal.settle(recordOf('held-409', 'ONCE00000409eW'));
-      expect(await store.get('held-409')).toMatchObject({
-        state: 'succeeded',
-        reference: 'ONCE00000409eW',
-      });
+      await expectSettledSucceeded(journal, store, 'held-409', 'ONCE00000409eW');
     });
 
     it('keeps in doubt an entry whose resend ends in doubt after a record settled it', async () => {
@@ -246,8 +259,7 @@ describe('PaymentsJournal', () => {
       const { journal: other, store: otherStore, decision } = await sent('resolved-first');
       await other.failed(decision, new Error('socket hang up'));
       await other.resolve('resolved-first', { outcome: 'refused', note: 'ops: not in the ledger' });
-      const again = await other.begin(payoutIntent('resolved-first'));
-      if (!again.send) throw new Error('the retry was not sent');
+      const again = await begunSend(other, payoutIntent('resolved-first'));
       await acceptedAs(other, again, 'ONLY00000005eW');
       expect(await otherStore.get('resolved-first')).toMatchObject({
         state: 'accepted',
@@ -258,24 +270,16 @@ describe('PaymentsJournal', () => {
     it('settles a resent entry by its record when the send before never ended (its process died)', async () => {
       // A person found the first send never reached the service, then resent: one execution.
       const { journal, store } = await sentPastItsDeadline('once-3');
-      const resent = await journal.begin(payoutIntent('once-3', { resend: true }));
-      if (!resent.send) throw new Error('the resend was not sent');
+      const resent = await begunSend(journal, payoutIntent('once-3', { resend: true }));
       await journal.failed(resent, new Error('socket hang up'));
 
-      expect(await journal.settle(recordOf('once-3', 'ONLY00000003eW'))).toMatchObject({
-        result: 'settled',
-      });
-      expect(await store.get('once-3')).toMatchObject({
-        state: 'succeeded',
-        reference: 'ONLY00000003eW',
-      });
+      await expectSettledSucceeded(journal, store, 'once-3', 'ONLY00000003eW');
     });
 
     it("keeps in doubt a send's answer written after a later resend ended in doubt (the store down meanwhile)", async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await sentPastItsDeadline('late-1');
-      const resent = await journal.begin(payoutIntent('late-1', { resend: true }));
-      if (!resent.send) throw new Error('the resend was not sent');
+      const resent = await begunSend(journal, payoutIntent('late-1', { resend: true }));
       await journal.failed(
         resent,
         new ServiceAPIError('timeout', {
@@ -495,8 +499,7 @@ describe('PaymentsJournal', () => {
       jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision: first, clock } = await sentPastItsDeadline('noref-2');
       // In doubt past its deadline: a resend is allowed, before the first send's answer comes.
-      const second = await journal.begin(payoutIntent('noref-2', { resend: true }));
-      if (!first.send || !second.send) throw new Error('not sent');
+      const second = await begunSend(journal, payoutIntent('noref-2', { resend: true }));
       await journal.accepted(first, { success: true, message: 'queued' }, PAYOUT_REQUEST);
       await journal.failed(second, refusedByTheService('noref-2', 400));
       expect(await store.get('noref-2')).toMatchObject({
@@ -537,10 +540,9 @@ describe('PaymentsJournal', () => {
         payeeKey: Buffer.alloc(32, 2),
         now: () => clock.nowMs,
       });
-      const first = await journal.begin(payoutIntent('twice-7'));
+      const first = await begunSend(journal, payoutIntent('twice-7'));
       clock.nowMs += 5000;
-      const second = await journal.begin(payoutIntent('twice-7', { resend: true }));
-      if (!first.send || !second.send) throw new Error('not sent');
+      const second = await begunSend(journal, payoutIntent('twice-7', { resend: true }));
       clock.nowMs += 5000;
       // A third send's write lands but its answer is lost, and its undo cannot be written.
       store.failing = true;
@@ -774,8 +776,7 @@ describe('PaymentsJournal', () => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const { journal, store, decision } = await sent('bound-1');
     await journal.failed(decision, refusedByTheService('bound-1', 429));
-    const stalled = await journal.begin(payoutIntent('bound-1'));
-    if (!stalled.send) throw new Error('the retry was not sent');
+    const stalled = await begunSend(journal, payoutIntent('bound-1'));
     await journal.failed(
       stalled,
       new ServiceAPIError('lost', {
@@ -790,21 +791,14 @@ describe('PaymentsJournal', () => {
     // A person takes it for never executed, and the retries are refused, more than the entry keeps.
     await journal.resolve('bound-1', { outcome: 'refused', note: 'ops: not in the statement' });
     for (let retry = 0; retry < 25; retry += 1) {
-      const again = await journal.begin(payoutIntent('bound-1'));
-      if (!again.send) throw new Error('the retry was not sent');
+      const again = await begunSend(journal, payoutIntent('bound-1'));
       await journal.failed(again, refusedByTheService('bound-1', 429));
     }
     const entry = await store.get('bound-1');
     expect(entry?.calls).toHaveLength(20);
     expect(entry?.calls.filter((call) => call.outcome === 'in_doubt')).toHaveLength(1);
     // The person was wrong, the service is not.
-    expect(await journal.settle(recordOf('bound-1', 'LATE00000001eW'))).toMatchObject({
-      result: 'settled',
-    });
-    expect(await store.get('bound-1')).toMatchObject({
-      state: 'succeeded',
-      reference: 'LATE00000001eW',
-    });
+    await expectSettledSucceeded(journal, store, 'bound-1', 'LATE00000001eW');
   });
 
   it('records an answer it cannot mask without its free text, and does not reject', async () => {
@@ -985,8 +979,7 @@ describe('PaymentsJournal', () => {
     }
     const store = new LateReplaceStore();
     const journal = journalOver(store);
-    const first = await journal.begin(payoutIntent('salary-refused'));
-    if (!first.send) throw new Error('the call was not sent');
+    const first = await begunSend(journal, payoutIntent('salary-refused'));
     await journal.failed(first, refusedByTheService('salary-refused', 400));
     expect(await store.get('salary-refused')).toMatchObject({ state: 'refused' });
 
@@ -1020,8 +1013,7 @@ describe('PaymentsJournal', () => {
   it('sends a retry whose replace landed but whose answer was lost and the command sent again', async () => {
     const store = new ResendingStore();
     const journal = journalOver(store);
-    const first = await journal.begin(payoutIntent('salary-18'));
-    if (!first.send) throw new Error('not sent');
+    const first = await begunSend(journal, payoutIntent('salary-18'));
     // A 429: never executed, sent again under the key (a payout run's item does so).
     await journal.failed(first, refusedByTheService('salary-18', 429));
     expect(await store.get('salary-18')).toMatchObject({ state: 'refused' });

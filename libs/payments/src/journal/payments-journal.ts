@@ -320,40 +320,20 @@ export class PaymentsJournal {
   /**
    * Whether `entry` is of another request than `intent`'s (a payout run created again with an
    * edited item): not its fingerprint, made with this journal's key (told by the entry's payee
-   * key id; an entry without a payee is taken to be), or made with another key and contradicted
-   * by what no key changes ({@link contradicts}). Only the last cannot see a bank or merchant
-   * payout edited to another account for the same sum, after a password rotation.
+   * key id; an entry without a payee is taken to be), or made with another key and of another
+   * operation, amount (as sent) or currency, which no key changes. A payee fingerprinted with
+   * another key cannot be compared: after a password rotation, a payout edited to another phone
+   * number or account for the same sum is not seen.
    */
   isOfAnotherRequest(entry: PaymentsJournalEntry, intent: JournalIntent): boolean {
     if (this.fingerprint(intent.operation, intent.encoded) === entry.fingerprint) return false;
-    const keyId = entry.payee?.split('.', 1)[0];
+    const keyId = payeeKeyIdOf(entry.payee);
     if (keyId === undefined || keyId === this.payeeKeyId) return true;
-    return this.contradicts(entry, intent);
-  }
-
-  /**
-   * Whether `entry` cannot be of `intent`'s request, by what its fingerprint's key does not change:
-   * another operation, amount (as sent) or currency, or another payee fingerprinted with this
-   * journal's payee key.
-   */
-  contradicts(entry: PaymentsJournalEntry, intent: JournalIntent): boolean {
-    if (entry.operation !== intent.operation) return true;
-    if (
-      entry.amount !== undefined &&
-      intent.amount !== undefined &&
-      entry.amount !== intent.amount
-    ) {
-      return true;
-    }
-    if (
-      entry.currency !== undefined &&
-      intent.currency !== undefined &&
-      entry.currency !== intent.currency
-    ) {
-      return true;
-    }
-    if (entry.payee === undefined || entry.payee.split('.', 1)[0] !== this.payeeKeyId) return false;
-    return this.payeeOf(intent.phoneNumber) !== entry.payee;
+    return (
+      entry.operation !== intent.operation ||
+      differ(entry.amount, intent.amount) ||
+      differ(entry.currency, intent.currency)
+    );
   }
 
   /**
@@ -374,9 +354,12 @@ export class PaymentsJournal {
    * a rotation) or `journalFingerprintSecret`. Empty when that cannot be told.
    */
   private anotherKeyHint(held: PaymentsJournalEntry, fresh: PaymentsJournalEntry): string {
-    const keyIdOf = (payee: string | undefined) => payee?.split('.', 1)[0];
-    const theirs = keyIdOf(held.payee);
-    if (theirs === undefined || keyIdOf(fresh.payee) === undefined || theirs === this.payeeKeyId) {
+    const theirs = payeeKeyIdOf(held.payee);
+    if (
+      theirs === undefined ||
+      payeeKeyIdOf(fresh.payee) === undefined ||
+      theirs === this.payeeKeyId
+    ) {
       return '';
     }
     return (
@@ -936,10 +919,10 @@ export class PaymentsJournal {
           version: entry.version + 1,
           updatedAt: new Date(this.now()).toISOString(),
         };
-        if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
-        const reread = await this.entryUnder(entry.idempotencyKey);
-        if (reread === undefined) return { result: 'no-entry' };
-        entry = reread;
+        const now = await this.writtenOrNow(entry, next);
+        if (now === next) return { result: 'settled', entry: next };
+        if (now === undefined) return { result: 'no-entry' };
+        entry = now;
         continue;
       }
       if (FINAL_JOURNAL_STATES.has(entry.state)) {
@@ -960,12 +943,10 @@ export class PaymentsJournal {
             updatedAt: new Date(this.now()).toISOString(),
             settledStatus: settlement.status,
           };
-          if (await this.store.replace(this.sealed(confirmed))) {
-            return { result: 'unchanged', entry: confirmed };
-          }
-          const reread = await this.entryUnder(entry.idempotencyKey);
-          if (reread === undefined) return { result: 'no-entry' };
-          entry = reread;
+          const now = await this.writtenOrNow(entry, confirmed);
+          if (now === confirmed) return { result: 'unchanged', entry: confirmed };
+          if (now === undefined) return { result: 'no-entry' };
+          entry = now;
           continue;
         }
         // Only a manual resolution gets here (see `contradiction`): the service's own record of
@@ -988,12 +969,24 @@ export class PaymentsJournal {
           ? { settledReason: settlement.reason }
           : {}),
       });
-      if (await this.store.replace(this.sealed(next))) return { result: 'settled', entry: next };
-      const reread = await this.entryUnder(entry.idempotencyKey);
-      if (reread === undefined) return { result: 'no-entry' };
-      entry = reread;
+      const now = await this.writtenOrNow(entry, next);
+      if (now === next) return { result: 'settled', entry: next };
+      if (now === undefined) return { result: 'no-entry' };
+      entry = now;
     }
     throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being settled`);
+  }
+
+  /**
+   * `next` once written over `entry`; when another writer changed the entry first, the entry as
+   * it is now (undefined: gone), for the caller to decide again.
+   */
+  private async writtenOrNow(
+    entry: PaymentsJournalEntry,
+    next: PaymentsJournalEntry,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    if (await this.store.replace(this.sealed(next))) return next;
+    return this.entryUnder(entry.idempotencyKey);
   }
 
   /**
@@ -1739,6 +1732,16 @@ function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry): number {
   let count = 0;
   for (const call of entry.calls) if (mayHaveRun(entry, call)) count += 1;
   return count;
+}
+
+/** The id of the key a payee fingerprint (`<key id>.<mac>`) was made with. */
+function payeeKeyIdOf(payee: string | undefined): string | undefined {
+  return payee?.split('.', 1)[0];
+}
+
+/** Whether two values are both known and unequal. */
+function differ<T>(one: T | undefined, other: T | undefined): boolean {
+  return one !== undefined && other !== undefined && one !== other;
 }
 
 /** What shows that a call under the key of an entry that {@link hasExecuted} executed. */

@@ -64,10 +64,10 @@ export function connectRedis(
     );
   }
   if (options.url !== undefined) checkUrl(options.url, owner);
-  // A URL given as the host (`redis://:password@h`) would be named, password and all, by the logs
-  // of every failed connection.
+  // A URL given as the host would be named, password and all, by the logs of every failed
+  // connection.
   const host: unknown = options.connection?.host;
-  if (typeof host === 'string' && /[@/]/.test(host)) {
+  if (typeof host === 'string' && isUrlAsHost(host)) {
     throw moduleOptionError(
       owner,
       'connection',
@@ -122,8 +122,7 @@ function checkUrl(url: string, owner: string): void {
 export function redisLocation(client: Redis): string | undefined {
   if ((client as unknown as Partial<Cluster>).isCluster === true) return undefined;
   const { host, port, path, db, sentinels, name, keyPrefix } = client.options;
-  // A URL given as `host` (`redis://:password@h`) is no host to show.
-  if (host !== undefined && /[@/]/.test(host)) return undefined;
+  if (host !== undefined && isUrlAsHost(host)) return undefined;
   const server =
     path !== undefined && path !== ''
       ? `unix:${path}`
@@ -132,6 +131,11 @@ export function redisLocation(client: Redis): string | undefined {
         : `${host ?? 'localhost'}:${port ?? 6379}`;
   // ioredis's own prefix sets one client's keys apart from another's, as the journal's does.
   return `${server}/${db ?? 0}${keyPrefix ? ` ${keyPrefix}` : ''}`;
+}
+
+/** Whether `host` is a URL given as a host name (`redis://:password@h`): no host to show. */
+function isUrlAsHost(host: string): boolean {
+  return /[@/]/.test(host);
 }
 
 const guarded = new WeakSet<Redis>();

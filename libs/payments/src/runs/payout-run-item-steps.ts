@@ -195,10 +195,9 @@ export async function refuseCancelledPayoutRunItem(
 
 /**
  * Whether `entry` is the journal's entry of `item`: its reference is the one the item's send was
- * answered with, or nothing shows it is of another request. A run created again with an edited
- * item (the same ids, so the same key) must not take the state of the earlier request's entry:
- * that payout went to someone else, or for another sum. A fingerprint alone does not tell: it
- * changes with the key (a password rotation) and the defaults, for the same payout.
+ * answered with, or the journal does not find it of another request (`journalsAnotherRequest`).
+ * A run created again with an edited item (the same ids, so the same key) must not take the state
+ * of the earlier request's entry: that payout went to someone else, or for another sum.
  */
 function isEntryOfItem(
   context: PayoutRunEngineContext,
