@@ -37,6 +37,18 @@ const KENYAN_PHONES: Rule[] = [
     'isKenyanPhoneNumber',
   ],
   ['phone with spaces', { phoneNumber: '0712 345 678' }, 'phoneNumber', 'isKenyanPhoneNumber'],
+  [
+    'phone dialled out with 00',
+    { phoneNumber: '0012345678' },
+    'phoneNumber',
+    'isKenyanPhoneNumber',
+  ],
+  [
+    'phone with a 0 after +254',
+    { phoneNumber: '+254012345678' },
+    'phoneNumber',
+    'isKenyanPhoneNumber',
+  ],
   ['phone as a number', { phoneNumber: 712345678 }, 'phoneNumber', 'isString'],
   [
     'phone as a String object',
@@ -164,6 +176,12 @@ const RULES: Record<string, Rule[]> = {
     [
       'phone of another country',
       { phoneNumber: '+255712345678' },
+      'phoneNumber',
+      'isKenyanInternationalPhoneNumber',
+    ],
+    [
+      'phone with a 0 after +254',
+      { phoneNumber: '+254012345678' },
       'phoneNumber',
       'isKenyanInternationalPhoneNumber',
     ],

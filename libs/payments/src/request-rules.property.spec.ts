@@ -42,7 +42,10 @@ type Arbitraries = Record<string, fc.Arbitrary<unknown>>;
 const text = fc
   .string({ unit: 'binary', minLength: 1, maxLength: 100 })
   .filter((s) => s.length <= 255 && s.trim() !== '' && !REQUEST_RULES.textForbidden.test(s));
-const kenyanPhone = fc.oneof(fc.stringMatching(/^0\d{9}$/), fc.stringMatching(/^\+254\d{9}$/));
+const kenyanPhone = fc.oneof(
+  fc.stringMatching(/^0[1-9]\d{8}$/),
+  fc.stringMatching(/^\+254[1-9]\d{8}$/),
+);
 const internationalPhone = fc.stringMatching(/^\+[1-9]\d{6,14}$/);
 const url = fc
   .tuple(
@@ -126,7 +129,7 @@ const VALID: Record<string, Arbitraries> = {
   'payouts.merchant': {
     username: text,
     amount: positive,
-    phoneNumber: fc.stringMatching(/^\+254\d{9}$/),
+    phoneNumber: fc.stringMatching(/^\+254[1-9]\d{8}$/),
     narration: text,
     businessAccount: fc.stringMatching(/^\d{1,10}$/),
     businessNumber: text,
@@ -215,10 +218,10 @@ function invalidFor(operation: string, field: string): fc.Arbitrary<unknown> {
     case 'phoneNumber':
       return invalidPhone(
         operation === 'payouts.merchant'
-          ? /^\+254\d{9}$/
+          ? /^\+254[1-9]\d{8}$/
           : operation.endsWith('panAfrican')
             ? /^\+[1-9]\d{6,14}$/
-            : /^(?:0\d{9}|\+254\d{9})$/,
+            : /^(?:0[1-9]\d{8}|\+254[1-9]\d{8})$/,
       );
     case 'callbackUrl':
     case 'redirectUrl':

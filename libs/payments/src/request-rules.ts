@@ -31,13 +31,15 @@ export const REQUEST_RULES = {
    */
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   textForbidden: /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/,
+  // No Kenyan national number starts with 0: `0012345678` is the international prefix `00`, not
+  // a Kenyan phone, and `+254012345678` would go out as one.
   kenyanPhone: {
-    pattern: /^(?:0\d{9}|\+254\d{9})$/,
-    description: 'a Kenyan phone number, 0XXXXXXXXX or +254XXXXXXXXX',
+    pattern: /^(?:0[1-9]\d{8}|\+254[1-9]\d{8})$/,
+    description: 'a Kenyan phone number, 0XXXXXXXXX or +254XXXXXXXXX (the first X not 0)',
   },
   kenyanInternationalPhone: {
-    pattern: /^\+254\d{9}$/,
-    description: 'a Kenyan phone number with country code, +254XXXXXXXXX',
+    pattern: /^\+254[1-9]\d{8}$/,
+    description: 'a Kenyan phone number with country code, +254XXXXXXXXX (the first X not 0)',
   },
   internationalPhone: {
     pattern: /^\+[1-9]\d{6,14}$/,
