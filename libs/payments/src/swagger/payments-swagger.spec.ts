@@ -69,7 +69,7 @@ describe('applyPaymentsSwagger: the library DTOs in a user Swagger document', ()
     });
     expect(schema.properties.phoneNumber).toMatchObject({
       type: 'string',
-      pattern: '^(?:0\\d{9}|\\+254\\d{9})$',
+      pattern: '^(?:0[1-9]\\d{8}|\\+254[1-9]\\d{8})$',
       example: '0712345678',
     });
     expect(schema.properties.callbackUrl).toMatchObject({
