@@ -52,6 +52,12 @@ export interface PaymentsJournalCall {
   readonly httpStatus?: number;
   /** HTTP attempts made by this send. */
   readonly attempts?: number;
+  /**
+   * Ended before a person resolved the entry, who weighed it then: no longer counted as a send that
+   * may have executed, except by a record that settles the entry without a reference
+   * (docs/journal.md, "By a person"). Set by the journal, never by a clock's reading.
+   */
+  readonly weighed?: true;
 }
 
 /**

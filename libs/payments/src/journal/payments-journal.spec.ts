@@ -41,6 +41,18 @@ function refusedByTheService(key: string, status: number): ServiceAPIError {
   });
 }
 
+/** The error of a send the service answered 409 (the key held): may have executed, as the client reads it. */
+function keyHeldByTheService(key: string): ServiceAPIError {
+  return new ServiceAPIError('conflict', {
+    operation: 'payouts.mpesa',
+    idempotencyKey: key,
+    code: 'SERVICE_ERROR',
+    attempts: 1,
+    status: 409,
+    mayHaveExecuted: true,
+  });
+}
+
 /** A journal over `store`, with the keys of the tests. */
 function journalOver(store: InMemoryPaymentsJournal): PaymentsJournal {
   return new PaymentsJournal(store, {
@@ -216,17 +228,7 @@ describe('PaymentsJournal', () => {
 
     it('settles an entry whose resend the service answered 409: it held the key, the resend ran nothing', async () => {
       const { journal, store, resent } = await timedOutThenResent('held-409');
-      await journal.failed(
-        resent,
-        new ServiceAPIError('conflict', {
-          operation: 'payouts.mpesa',
-          idempotencyKey: 'held-409',
-          code: 'SERVICE_ERROR',
-          attempts: 1,
-          status: 409,
-          mayHaveExecuted: true,
-        }),
-      );
+      await journal.failed(resent, keyHeldByTheService('held-409'));
       await expectSettledSucceeded(journal, store, 'held-409', 'ONCE00000409eW');
     });
 
@@ -265,6 +267,94 @@ describe('PaymentsJournal', () => {
         state: 'accepted',
         reference: 'ONLY00000005eW',
       });
+    });
+
+    it('keeps in doubt, closed to a plain retry, an entry whose resend over a send in doubt the service refused', async () => {
+      const { journal, store, resent } = await timedOutThenResent('refused-resend');
+      // The resend ran nothing; the send before it may have paid.
+      await journal.failed(resent, refusedByTheService('refused-resend', 400));
+
+      const entry = await store.get('refused-resend');
+      expect(entry).toMatchObject({ state: 'in_doubt' });
+      expect(entry?.reason).toMatch(/earlier send under the key may have executed.*HTTP 400/);
+      await expect(journal.begin(payoutIntent('refused-resend'))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+      });
+      // Resolved refused by a person first, the same 4xx leaves the key refused, open to a retry.
+      const { journal: other, store: otherStore, decision } = await sent('refused-after-person');
+      await other.failed(decision, new Error('socket hang up'));
+      await other.resolve('refused-after-person', { outcome: 'refused', note: 'ops: not there' });
+      const again = await begunSend(other, payoutIntent('refused-after-person'));
+      await other.failed(again, refusedByTheService('refused-after-person', 400));
+      expect(await otherStore.get('refused-after-person')).toMatchObject({ state: 'refused' });
+    });
+
+    it('keeps in doubt an entry a record without a reference settles, when a person weighed an earlier send that may have executed', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await sent('weighed-1');
+      await journal.failed(decision, new Error('socket hang up'));
+      // A person looks too early and resolves it refused; the call goes again, its answer lost too.
+      await journal.resolve('weighed-1', { outcome: 'refused', note: 'ops: not in the dashboard' });
+      expect((await store.get('weighed-1'))?.calls[0]).toMatchObject({ weighed: true });
+      const again = await begunSend(journal, payoutIntent('weighed-1'));
+      await journal.failed(again, new Error('socket hang up'));
+
+      // The record may be the first send's, which the person misjudged: both may have paid.
+      expect(await journal.settle(recordOf('weighed-1', 'FIRST0000006eW'))).toMatchObject({
+        result: 'settled',
+      });
+      expect(await store.get('weighed-1')).toMatchObject({
+        state: 'in_doubt',
+        reference: 'FIRST0000006eW',
+        otherExecutions: [],
+      });
+    });
+
+    it("counts a send that ended after a person's resolution on an instance whose clock runs ahead", async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const store = new InMemoryPaymentsJournal();
+      const senderNow = Date.parse('2026-11-27T08:00:00Z');
+      const instance = (now: () => number) =>
+        new PaymentsJournal(store, {
+          account: 'default',
+          fingerprintKey: Buffer.alloc(32, 1),
+          payeeKey: Buffer.alloc(32, 2),
+          now,
+        });
+      const sender = instance(() => senderNow);
+      // A minute ahead, the person's instance sees the send in flight past its deadline.
+      const operator = instance(() => senderNow + 60_000);
+      const stalled = await begunSend(sender, payoutIntent('skewed-1'));
+      await operator.resolve('skewed-1', { outcome: 'refused', note: 'ops: past its deadline' });
+      const retried = await begunSend(sender, payoutIntent('skewed-1'));
+      await acceptedAs(sender, retried, 'RETRY0000001eW');
+      // The stalled send's answer comes at last, lost: it may have paid as well as the retry.
+      await sender.failed(stalled, new Error('socket hang up'));
+
+      const entry = await store.get('skewed-1');
+      expect(entry).toMatchObject({ state: 'in_doubt', reference: 'RETRY0000001eW' });
+      expect(entry?.calls.some((call) => call.weighed)).toBe(false);
+    });
+
+    it('keeps a send that may have executed among 20 sends answered 409: a later accepted resend is in doubt', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, decision } = await sent('held-20');
+      await journal.failed(decision, refusedByTheService('held-20', 400));
+      const lost = await begunSend(journal, payoutIntent('held-20'));
+      await journal.failed(lost, new Error('socket hang up'));
+      for (let resend = 0; resend < 18; resend += 1) {
+        const held = await begunSend(journal, payoutIntent('held-20', { resend: true }));
+        await journal.failed(held, keyHeldByTheService('held-20'));
+      }
+      const last = await begunSend(journal, payoutIntent('held-20', { resend: true }));
+      await acceptedAs(journal, last, 'LAST00000020eW');
+
+      const entry = await store.get('held-20');
+      expect(entry).toMatchObject({ state: 'in_doubt', reference: 'LAST00000020eW' });
+      expect(entry?.calls).toHaveLength(20);
+      expect(
+        entry?.calls.filter((call) => call.code === undefined && call.outcome === 'in_doubt'),
+      ).toHaveLength(1);
     });
 
     it('settles a resent entry by its record when the send before never ended (its process died)', async () => {
@@ -850,6 +940,42 @@ describe('PaymentsJournal', () => {
     const { journal: overdue, store: overdueStore } = await sentPastItsDeadline('salary-10');
     await overdue.deferEvent('salary-10', 'R8', 'payout');
     expect((await overdueStore.get('salary-10'))?.deferredEvents).toBeUndefined();
+  });
+
+  it("refuses a person's 'refused' while webhooks deferred during the send are not looked up", async () => {
+    const { journal, store, decision } = await sent('deferred-1');
+    await journal.deferEvent('deferred-1', 'DEFERRED0001eW', 'payout');
+    await journal.failed(decision, new Error('socket hang up'));
+
+    await expect(
+      journal.resolve('deferred-1', { outcome: 'refused', note: 'ops: not in the dashboard' }),
+    ).rejects.toMatchObject({
+      code: 'REFUSED',
+      message: expect.stringContaining('DEFERRED0001eW') as string,
+    });
+    expect(await store.get('deferred-1')).toMatchObject({ state: 'in_doubt' });
+    // reconcile() drops a reference the service does not know; then the person may resolve.
+    await journal.dropDeferredEvents('deferred-1', ['DEFERRED0001eW']);
+    await journal.resolve('deferred-1', { outcome: 'refused', note: 'ops: not in the dashboard' });
+    expect(await store.get('deferred-1')).toMatchObject({ state: 'refused' });
+  });
+
+  it('settles no entry, with its reference or without, by a record that leaves out its amount or currency', async () => {
+    const { journal, store, decision } = await sent('figures-1');
+    await acceptedAs(journal, decision, 'FIGURES00001eW');
+    const { amount: _amount, ...noAmount } = recordOf('figures-1', 'FIGURES00001eW');
+    const { currency: _currency, ...noCurrency } = recordOf('figures-1', 'FIGURES00001eW');
+
+    expect(await journal.settle(noAmount)).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('no amount') as string,
+    });
+    expect(await journal.settle(noCurrency)).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('no currency') as string,
+    });
+    expect(await store.get('figures-1')).toMatchObject({ state: 'accepted' });
+    await expectSettledSucceeded(journal, store, 'figures-1', 'FIGURES00001eW');
   });
 
   it('starts a resend without the events deferred during the earlier send', async () => {

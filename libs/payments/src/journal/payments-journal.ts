@@ -726,7 +726,7 @@ export class PaymentsJournal {
       // (this call a `resend` over it), or a later one whose end was written before this answer
       // (late, the store down meanwhile). This call executed, and that one may have too.
       const otherInDoubt = entry.calls.find(
-        (other) => other.callId !== callId && mayHaveRun(entry, other),
+        (other) => other.callId !== callId && mayHaveRun(other),
       );
       if (otherInDoubt !== undefined && entry.reference === undefined) {
         const twice =
@@ -821,7 +821,7 @@ export class PaymentsJournal {
           mayHaveExecuted &&
           entry.reference !== undefined &&
           !(known && error.status === 409) &&
-          entry.calls.some((other) => other.callId !== callId && mayHaveRun(entry, other))
+          entry.calls.some((other) => other.callId !== callId && mayHaveRun(other))
         ) {
           const twice =
             `${entry.settledBy === undefined ? 'accepted' : 'settled'} with the reference ${entry.reference}, and another send under the key ended ` +
@@ -838,14 +838,20 @@ export class PaymentsJournal {
           return { ...entry, version, updatedAt: at, calls };
         }
         // The latest send was refused, but an earlier one under the key executed (the service
-        // answered it, a resend being allowed while it was in doubt): `refused` would let the key
-        // be sent again, so the entry stays in doubt for a person.
-        if (outcome === 'refused' && hasExecuted(entry)) {
-          const executed =
-            entry.state === 'in_doubt' && entry.reason !== undefined
-              ? entry.reason
-              : `${executedBecause(entry)} an earlier call under the key, and a later send ended with ${reason}`;
-          return { ...entry, version, updatedAt: at, state: 'in_doubt', reason: executed, calls };
+        // answered it) or may have (it ended in doubt, and this send was a `resend` over it):
+        // `refused` would say the key never executed and let it be sent again, so the entry stays
+        // in doubt for a person.
+        if (outcome === 'refused') {
+          const executed = hasExecuted(entry);
+          if (executed || calls.some((other) => other.callId !== callId && mayHaveRun(other))) {
+            const why =
+              entry.state === 'in_doubt' && entry.reason !== undefined
+                ? entry.reason
+                : executed
+                  ? `${executedBecause(entry)} an earlier call under the key, and a later send ended with ${reason}`
+                  : `an earlier send under the key may have executed, and a later send ended with ${reason}`;
+            return { ...entry, version, updatedAt: at, state: 'in_doubt', reason: why, calls };
+          }
         }
         return { ...entry, version, updatedAt: at, state: outcome, reason, calls };
       },
@@ -908,7 +914,9 @@ export class PaymentsJournal {
       // Two sends under the key ended as ones that may have executed (a `resend` over a send whose
       // answer was lost, itself unanswered): the record is of one of them, which cannot be told,
       // and the other may have executed too. The entry takes the reference and stays in doubt.
-      if (entry.reference === undefined && sendsThatMayHaveExecuted(entry) >= 2) {
+      // A send a person weighed counts here: resolved `refused`, then sent again without an
+      // answer, the key's record may be the weighed send's, which the person then misjudged.
+      if (entry.reference === undefined && sendsThatMayHaveExecuted(entry, true) >= 2) {
         const twice =
           `settled by the record of ${settlement.reference} (${settlement.outcome}), but more than ` +
           'one send under the key may have executed and the record cannot tell which: more than ' +
@@ -1035,6 +1043,17 @@ export class PaymentsJournal {
           'a call under its key, so the call executed',
       );
     }
+    if (outcome === 'refused' && entry.deferredEvents !== undefined && entry.deferredEvents.length) {
+      // The service delivered a webhook under the key while the call was being sent: until its
+      // reference is looked up, it may be the call's own execution.
+      const named = entry.deferredEvents.map((event) => event.reference).join(', ');
+      throw this.unresolved(
+        idempotencyKey,
+        `The journal entry ${idempotencyKey} cannot be resolved 'refused' yet: webhooks under its ` +
+          `key named ${named} while its call was being sent. Run reconcile(), which looks them ` +
+          "up: the call's own record settles the entry, one of no such transaction is dropped",
+      );
+    }
     if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
       throw this.unresolved(
         idempotencyKey,
@@ -1112,6 +1131,7 @@ export class PaymentsJournal {
         version: stored.version + 1,
         updatedAt: at,
         resolvedAt: at,
+        calls: weighedCalls(stored.calls),
         settledBy: 'manual',
         note,
         // The service's final record bore it out; without one, `reconcile()` looks it up until
@@ -1284,14 +1304,15 @@ export class PaymentsJournal {
     ) {
       return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
     }
+    // Figures the record leaves out cannot agree with the entry's: the service's record of a
+    // transaction names its amount and currency (docs/wire-contract.md, "Transaction status").
+    if (entry.amount !== undefined && settlement.amount === undefined) {
+      return "the service's record has no amount to compare with the entry's";
+    }
+    if (entry.currency !== undefined && !settlement.currency) {
+      return "the service's record has no currency to compare with the entry's";
+    }
     if (entry.reference === undefined) {
-      // Matched by key alone: only the record's own figures tie it to the call, so they must be there.
-      if (entry.amount !== undefined && settlement.amount === undefined) {
-        return "the service's record has no amount to compare with the entry's";
-      }
-      if (entry.currency !== undefined && !settlement.currency) {
-        return "the service's record has no currency to compare with the entry's";
-      }
       // The key comes from a URL anyone can write: a reference of another call settles nothing.
       const holder = await this.store.findByReference(settlement.reference);
       if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
@@ -1709,28 +1730,35 @@ function hasExecuted(entry: PaymentsJournalEntry): boolean {
 }
 
 /**
- * Whether `call`, a send of `entry`, ended as one that may have executed (`in_doubt`,
- * `mayHaveExecuted`, or accepted), and nobody weighed it since: not a 409 (the service's answer
- * to a key it holds: that send did not run the call again), and not ended before a person
- * resolved the entry. A send that never ended is not counted: a `resend` over it is made once
- * someone found it never reached the service (docs/journal.md, "What happens when something
- * breaks").
+ * Whether `call` ended as a send that may have executed (`in_doubt`, `mayHaveExecuted`, or
+ * accepted), and not with a 409 (the service's answer to a key it holds: that send did not run the
+ * call again). A send that never ended is not counted: a `resend` over it is made once someone
+ * found it never reached the service (docs/journal.md, "What happens when something breaks").
  */
-function mayHaveRun(entry: PaymentsJournalEntry, call: PaymentsJournalCall): boolean {
+function endedAsMayHaveRun(call: PaymentsJournalCall): boolean {
   const mayHave =
     call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true;
-  if (!mayHave || call.httpStatus === 409) return false;
-  return !(
-    entry.resolvedAt !== undefined &&
-    call.endedAt !== undefined &&
-    Date.parse(call.endedAt) <= Date.parse(entry.resolvedAt)
-  );
+  return mayHave && call.httpStatus !== 409;
 }
 
-/** How many sends of `entry` may have executed ({@link mayHaveRun}). */
-function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry): number {
+/**
+ * Whether `call` {@link endedAsMayHaveRun} and nobody weighed it since: a send that had ended when
+ * a person resolved the entry is `weighed`, marked by the resolution itself, so that clocks of
+ * two instances are never compared.
+ */
+function mayHaveRun(call: PaymentsJournalCall): boolean {
+  return call.weighed !== true && endedAsMayHaveRun(call);
+}
+
+/**
+ * How many sends of `entry` may have executed ({@link mayHaveRun}); with `weighedToo`, also those
+ * a person's resolution weighed, which a record of the service may still prove wrong.
+ */
+function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry, weighedToo = false): number {
   let count = 0;
-  for (const call of entry.calls) if (mayHaveRun(entry, call)) count += 1;
+  for (const call of entry.calls) {
+    if (weighedToo ? endedAsMayHaveRun(call) : mayHaveRun(call)) count += 1;
+  }
   return count;
 }
 
@@ -1841,16 +1869,27 @@ function endCall(
   return calls;
 }
 
+/** `calls` as a person's resolution leaves them: each send that has ended is `weighed`. */
+function weighedCalls(calls: readonly PaymentsJournalCall[]): PaymentsJournalCall[] {
+  return calls.map((call) =>
+    call.endedAt === undefined || call.weighed === true ? call : { ...call, weighed: true },
+  );
+}
+
 /**
- * At most {@link MAX_CALLS_PER_ENTRY} sends: the first, then the oldest send that ended refused
- * goes first. A send that may have executed is dropped only while more such sends stay, so that
- * {@link neverExecuted} reads the same of the sends kept as of all of them.
+ * At most {@link MAX_CALLS_PER_ENTRY} sends, by dropping the oldest sends after the first that
+ * ended having run nothing (refused, or answered 409). The others are evidence (a send that may
+ * have executed, weighed or not, or one that has not ended and still may) and all stay, beyond
+ * the bound if need be: only a resend over doubt, which a person's resolution or a deadline
+ * allows, adds one, so they stay few.
  */
 function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
   let kept = calls;
   while (kept.length > MAX_CALLS_PER_ENTRY) {
-    const refused = kept.findIndex((call, index) => index > 0 && call.outcome === 'refused');
-    const dropped = refused === -1 ? 1 : refused;
+    const dropped = kept.findIndex(
+      (call, index) => index > 0 && call.outcome !== undefined && !endedAsMayHaveRun(call),
+    );
+    if (dropped === -1) return kept;
     kept = [...kept.slice(0, dropped), ...kept.slice(dropped + 1)];
   }
   return kept;

@@ -2,6 +2,7 @@ import { ok, strictEqual } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { assertSameData } from './assert-same-data';
 import type {
+  PaymentsJournalCall,
   PaymentsJournalEntry,
   PaymentsJournalStore,
 } from '../journal/payments-journal.interfaces';
@@ -118,6 +119,18 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
       const first = entry(run, 'full');
       await store.create(first);
       // Every field written (`Required`): a column the other checks never fill is checked here.
+      const everyCallField: Required<PaymentsJournalCall> = {
+        callId: 'c2',
+        startedAt: iso(60_000),
+        endedAt: iso(62_000),
+        resend: true,
+        outcome: 'in_doubt',
+        code: 'SERVICE_ERROR',
+        mayHaveExecuted: true,
+        httpStatus: 502,
+        attempts: 3,
+        weighed: true,
+      };
       const full: Required<PaymentsJournalEntry> = {
         ...first,
         version: first.version + 1,
@@ -151,16 +164,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
             httpStatus: 400,
             attempts: 1,
           },
-          {
-            callId: 'c2',
-            startedAt: iso(60_000),
-            endedAt: iso(62_000),
-            resend: true,
-            outcome: 'in_doubt',
-            code: 'NETWORK_ERROR',
-            mayHaveExecuted: true,
-            attempts: 3,
-          },
+          everyCallField,
           {
             callId: 'c3',
             startedAt: iso(120_000),
