@@ -41,7 +41,7 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     expect(new Set(ledger.map((tx) => tx.idempotencyKey)).size).toBe(10);
   });
 
-  it('created again after its process died, checks the balance only for what the journal has not sent', async () => {
+  it('created again after its process died, sends nothing the journal holds, nor checks the balance for it', async () => {
     const journal = new InMemoryPaymentsJournal();
     const sandbox = { initialBalances: { local: 50_000, USD: 100 } };
     const runId = 'payroll-2026-06';
@@ -50,13 +50,11 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     const after = await PayoutRunsHarness.start({ journal, sandbox });
     expect(await after.runs.validate({ items })).toMatchObject({ ok: false });
     try {
-      // 60,000 against a balance of 50,000; the journal holds two items paid and one refused
-      // (the first sandbox's funds ran out): only the refused one is sent again and covered.
+      // 60,000 against a balance of 50,000; the journal holds two items paid and one the
+      // service refused (the first sandbox's funds ran out), which stands: nothing to cover.
       const again = await after.runs.create({ runId, items });
       expect(again).toMatchObject({ runId, existing: false });
-      expect(again.balanceCheck.checked).toEqual([
-        { currency: 'KES', required: 20_000, available: 50_000 },
-      ]);
+      expect(again.balanceCheck.checked).toEqual([]);
       await eventually(async () => {
         // Its webhook goes to the first process's URL: the look-up settles it.
         await after.reconciler.reconcile();
@@ -64,8 +62,8 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
         return run.state === 'completed' ? run : undefined;
       }, 'the run created again to complete');
       const requests = await after.sandbox.control.requests();
-      expect(requests.filter((request) => request.method === 'POST')).toHaveLength(1);
-      expect((await after.runs.get(runId)).counts.succeeded).toBe(3);
+      expect(requests.filter((request) => request.method === 'POST')).toHaveLength(0);
+      expect((await after.runs.get(runId)).counts).toMatchObject({ succeeded: 2, refused: 1 });
     } finally {
       await after.close();
     }
@@ -76,7 +74,7 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
     const runId = 'payroll-2026-09';
     const items = await runInAProcessThatEnds(journal, runId);
     // The same ids, so the same keys: emp-0 now for another sum, emp-1 to another number; emp-2,
-    // refused before, as it was.
+    // refused by the service before, as it was: its refusal stands.
     const edited = items.map((item, i) =>
       i === 0
         ? { ...item, request: { ...item.request, amount: 999 } }
@@ -100,17 +98,16 @@ describe('payout runs created again under the same runId (e2e, sandbox over loop
       expect(report.items.map((item) => [item.itemId, item.state])).toEqual([
         ['emp-0', 'in_doubt'],
         ['emp-1', 'in_doubt'],
-        ['emp-2', 'succeeded'],
+        ['emp-2', 'refused'],
       ]);
       for (const item of report.items.slice(0, 2)) {
         expect(item.reason).toMatch(/^idempotencyKey reused/);
         expect(item.reference).toBeUndefined();
       }
+      expect(report.items[2].reason).toMatch(/^not sent again: .*not executed/);
       const posts = (await after.sandbox.control.requests()).filter((r) => r.method === 'POST');
-      expect(posts).toHaveLength(1);
-      expect((await after.runs.get(runId)).totals.byState.succeeded).toEqual({
-        KES: { count: 1, amount: 20_000 },
-      });
+      expect(posts).toEqual([]);
+      expect((await after.runs.get(runId)).totals.byState.succeeded).toEqual({});
     } finally {
       await after.close();
     }

@@ -248,3 +248,14 @@ export class PaymentsReconcilerError extends PaymentsError {
     if (details.idempotencyKey !== undefined) this.idempotencyKey = details.idempotencyKey;
   }
 }
+
+/**
+ * What a log line says of a failure: its class, and a `ServiceAPIError`'s code and HTTP status
+ * (`ServiceAPIError RATE_LIMITED, HTTP 429`); never its message, which may quote the service.
+ * @internal
+ */
+export function failureNamed(error: unknown): string {
+  if (!(error instanceof Error)) return 'error';
+  if (!(error instanceof ServiceAPIError)) return error.name;
+  return `${error.name} ${error.code}${error.status === undefined ? '' : `, HTTP ${error.status}`}`;
+}

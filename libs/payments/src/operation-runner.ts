@@ -103,10 +103,20 @@ export const ON_WIRE = Symbol('malipo.onWire');
  */
 export const UNSENT_SENDS = Symbol('malipo.unsentSends');
 
-/** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE} and {@link UNSENT_SENDS}. @internal */
+/**
+ * A call option of payout runs: a key the service refused for good (a 4xx but 401, 408 or 429) is
+ * not sent again as a retry, but stops with `ALREADY_REFUSED`. A run created again (its store lost
+ * it) reports the item refused as the first run did, rather than pay what someone may have paid
+ * in a new run since (docs/payout-runs.md, "The embedded engine and crashes").
+ * @internal
+ */
+export const REFUSALS_STAND = Symbol('malipo.refusalsStand');
+
+/** {@link PaymentsCallOptions} with the library's own {@link ON_WIRE}, {@link UNSENT_SENDS} and {@link REFUSALS_STAND}. @internal */
 export interface InternalCallOptions extends PaymentsCallOptions {
   readonly [ON_WIRE]?: () => void;
   readonly [UNSENT_SENDS]?: UnsentSends;
+  readonly [REFUSALS_STAND]?: boolean;
 }
 
 /**
@@ -125,6 +135,7 @@ function ownCallOptions(
     resend: readField(options, 'resend') as boolean | undefined,
     [ON_WIRE]: readField(options, ON_WIRE) as (() => void) | undefined,
     [UNSENT_SENDS]: readField(options, UNSENT_SENDS) as UnsentSends | undefined,
+    [REFUSALS_STAND]: readField(options, REFUSALS_STAND) === true,
   };
 }
 
@@ -417,6 +428,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       budgetMs: this.sendBudgetMs,
       resend: callOptions?.resend === true,
       unsentSends: callOptions?.[UNSENT_SENDS],
+      refusalsStand: callOptions?.[REFUSALS_STAND] === true,
     };
   }
 
@@ -447,16 +459,18 @@ export class OperationRunner implements BeforeApplicationShutdown {
   }
 
   /**
-   * Journals `request` under `idempotencyKey` as `in_doubt` with `reason`, sending nothing, unless
+   * Journals `request` under `idempotencyKey` as `state` with `reason`, sending nothing, unless
    * the key holds an entry already; resolves the entry the key holds afterwards. Payout runs hold
-   * the key of an item whose worker stopped before it journaled the send (docs/payout-runs.md).
+   * `in_doubt` the key of an item whose worker stopped before it journaled the send, and `refused`
+   * that of an item cancelled before it was sent (docs/payout-runs.md).
    * @throws PaymentsValidationError for a request that breaks a rule; Error without a journal.
    * @internal
    */
-  holdInDoubt(
+  holdKey(
     operation: PaymentsOperation<object, unknown>,
     request: object,
     idempotencyKey: string,
+    state: 'in_doubt' | 'refused',
     reason: string,
   ): Promise<PaymentsJournalEntry> {
     if (this.journal === undefined) return Promise.reject(new Error('No payments journal'));
@@ -470,7 +484,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
       return Promise.reject(error);
     }
-    return this.journal.hold(intent, reason);
+    return this.journal.hold(intent, state, reason);
   }
 
   /** The answer of an earlier call under the key, from the journal: `replayed: true`, nothing sent. */

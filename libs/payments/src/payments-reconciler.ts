@@ -1,6 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { TransactionStatus } from './dto/lookups';
-import { withTypedFailure, PaymentsReconcilerError, PaymentsValidationError } from './errors';
+import {
+  withTypedFailure,
+  PaymentsReconcilerError,
+  PaymentsValidationError,
+  failureNamed,
+} from './errors';
 import type {
   JournalSettleResult,
   JournalSettlement,
@@ -420,7 +425,7 @@ export class PaymentsReconciler {
       if (!isUnknownTransaction(error)) {
         throw new PaymentsReconcilerError(
           `The reference ${reference} could not be checked with the service ` +
-            `(${error instanceof Error ? error.name : 'error'}): nothing was resolved; try again`,
+            `(${failureNamed(error)}): nothing was resolved; try again`,
           { code: 'LOOKUP_FAILED', idempotencyKey, cause: error },
         );
       }
@@ -547,7 +552,7 @@ export class PaymentsReconciler {
       }
       this.logger.warn(
         `Reconcile: the status look-up of ${reference} (${entry.idempotencyKey}) failed ` +
-          `(${error instanceof Error ? error.name : 'error'}); the entry stays ${entry.state}`,
+          `(${failureNamed(error)}); the entry stays ${entry.state}`,
       );
       return 'lookup-failed';
     }
@@ -604,17 +609,27 @@ export class PaymentsReconciler {
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
     const unusable: string[] = [];
-    for (const { reference, kind } of entry.deferredEvents ?? []) {
+    for (const { reference, kind, at } of entry.deferredEvents ?? []) {
       let record: TransactionStatus;
       try {
         record = await this.transactions.status(reference);
       } catch (error) {
-        // Unknown to the service: a forger's. Anything else may pass: looked up again next time.
-        if (isUnknownTransaction(error)) unusable.push(reference);
-        else {
+        // Unknown to the service, or no reference a look-up can carry: a forger's. Anything else
+        // may pass, and is looked up again next time, for the confirmation window: a reference
+        // kept for ever would keep a person from resolving the entry `refused`.
+        if (isUnknownTransaction(error) || error instanceof PaymentsValidationError) {
+          unusable.push(reference);
+        } else if (journal.windowLapsedSince(at)) {
+          unusable.push(reference);
+          this.logger.error(
+            `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
+              `${entry.idempotencyKey}, kept failing for ${PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000} h ` +
+              `(${failureNamed(error)}): dropped, check it by hand`,
+          );
+        } else {
           this.logger.warn(
             `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
-              `${entry.idempotencyKey}, failed (${error instanceof Error ? error.name : 'error'})`,
+              `${entry.idempotencyKey}, failed (${failureNamed(error)})`,
           );
           lookupFailed = true;
         }
@@ -630,7 +645,8 @@ export class PaymentsReconciler {
       if (result === 'unknown') unusable.push(reference);
       if (result === 'unknown' || result === 'not-final') continue;
       if (result.result === 'settled') return 'changed';
-      if (result.result === 'contradicted') {
+      // A record that agrees, which another call could as well own, stays for a person.
+      if (result.result === 'contradicted' && result.undecided !== true) {
         unusable.push(reference);
         this.logger.warn(
           `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +

@@ -40,17 +40,19 @@ export class PayoutsService {
   }
 
   /**
-   * Journals a payout as `in_doubt` under `idempotencyKey` without sending it, unless the key holds
-   * an entry: payout runs fence an item whose worker stopped before it journaled the send.
+   * Journals a payout as `state` under `idempotencyKey` without sending it, unless the key holds
+   * an entry: payout runs fence an item whose worker stopped before it journaled the send
+   * (`in_doubt`), and close the key of an item cancelled before it was sent (`refused`).
    * @internal
    */
-  holdInDoubt(
+  holdKey(
     operation: PaymentsOperation<object, unknown>,
     request: object,
     idempotencyKey: string,
+    state: 'in_doubt' | 'refused',
     reason: string,
   ): Promise<PaymentsJournalEntry> {
-    return this.runner.holdInDoubt(operation, request, idempotencyKey, reason);
+    return this.runner.holdKey(operation, request, idempotencyKey, state, reason);
   }
 
   /**

@@ -623,10 +623,11 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       [MPESA_PAYOUT, { amount: PAYOUT.amount + 1 }],
     ] as const) {
       const key = `edited-${known.operation}-${Object.keys(edited).join('-')}`;
-      const held = await payments.payouts.holdInDoubt(
+      const held = await payments.payouts.holdKey(
         operation(known.operation),
         known.request,
         key,
+        'in_doubt',
         'spec',
       );
       const same = { ...(known.request as object) };

@@ -137,8 +137,8 @@ export interface PaymentsJournalEntry {
   /** Why it is `refused` or `in_doubt`, in words (a settlement clears it: `settledBy` says why). */
   readonly reason?: string;
   /**
-   * Each send under this key, oldest first: at most 20, the first kept, the oldest refused send
-   * dropped first, never the last that may have executed.
+   * Each send under this key, oldest first: beyond 20, the oldest sends after the first that ended
+   * `refused` are dropped; every other send stays (docs/journal.md, "What an entry holds").
    */
   readonly calls: readonly PaymentsJournalCall[];
   /**

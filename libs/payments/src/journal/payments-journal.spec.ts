@@ -53,6 +53,21 @@ function keyHeldByTheService(key: string): ServiceAPIError {
   });
 }
 
+/**
+ * The error of a send whose first attempt timed out and whose retry the service answered 409: it
+ * held the key for that first attempt, which may have paid.
+ */
+function keyHeldAfterARetry(key: string): ServiceAPIError {
+  return new ServiceAPIError('conflict', {
+    operation: 'payouts.mpesa',
+    idempotencyKey: key,
+    code: 'SERVICE_ERROR',
+    attempts: 2,
+    status: 409,
+    mayHaveExecuted: true,
+  });
+}
+
 /** A journal over `store`, with the keys of the tests. */
 function journalOver(store: InMemoryPaymentsJournal): PaymentsJournal {
   return new PaymentsJournal(store, {
@@ -351,10 +366,46 @@ describe('PaymentsJournal', () => {
 
       const entry = await store.get('held-20');
       expect(entry).toMatchObject({ state: 'in_doubt', reference: 'LAST00000020eW' });
-      expect(entry?.calls).toHaveLength(20);
+      // No send ran nothing but the first: all are kept, beyond the bound of 20.
+      expect(entry?.calls).toHaveLength(21);
       expect(
         entry?.calls.filter((call) => call.code === undefined && call.outcome === 'in_doubt'),
       ).toHaveLength(1);
+    });
+
+    it('counts a send answered 409 after a retried attempt: its first attempt may have paid', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      for (const [key, end] of [
+        ['held-retried-1', 'refused'],
+        ['held-retried-2', 'accepted'],
+      ] as const) {
+        const { journal, store, decision } = await sent(key);
+        await journal.failed(decision, keyHeldAfterARetry(key));
+        const resent = await begunSend(journal, payoutIntent(key, { resend: true }));
+        if (end === 'refused') await journal.failed(resent, refusedByTheService(key, 429));
+        else await acceptedAs(journal, resent, 'RESENT000409eW');
+        expect(await store.get(key)).toMatchObject({ state: 'in_doubt' });
+        await expect(journal.begin(payoutIntent(key))).rejects.toMatchObject({ code: 'IN_DOUBT' });
+      }
+    });
+
+    it('puts in doubt an entry a person resolved on a reference when a send in flight then ends in doubt', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const { journal, store, resent, clock } = await timedOutThenResent('found-1');
+      clock.nowMs += 5000;
+      // The resend stalls; a person finds one payout in the dashboard and resolves on it.
+      await journal.resolve(
+        'found-1',
+        { outcome: 'succeeded', reference: 'FOUND0000001eW', note: 'ops: one in the dashboard' },
+        { ...recordOf('found-1', 'FOUND0000001eW'), status: 'success', by: 'status' },
+      );
+      // Which send made that payout cannot be told: the stalled one, ending in doubt, may be a second.
+      await journal.failed(resent, new Error('socket hang up'));
+      expect(await store.get('found-1')).toMatchObject({
+        state: 'in_doubt',
+        reference: 'FOUND0000001eW',
+        otherExecutions: [],
+      });
     });
 
     it('settles a resent entry by its record when the send before never ended (its process died)', async () => {
@@ -736,7 +787,7 @@ describe('PaymentsJournal', () => {
       fingerprintKey: Buffer.alloc(32, 1),
       payeeKey: Buffer.alloc(32, 2),
     });
-    const held = await journal.hold(payoutIntent('taken-over'), 'its worker stopped');
+    const held = await journal.hold(payoutIntent('taken-over'), 'in_doubt', 'its worker stopped');
     expect(held).toMatchObject({
       state: 'in_doubt',
       reason: 'its worker stopped',
@@ -751,7 +802,7 @@ describe('PaymentsJournal', () => {
 
     const { journal: other, store: otherStore } = await sent('sent-first');
     const before = await otherStore.get('sent-first');
-    expect(await other.hold(payoutIntent('sent-first'), 'too late')).toEqual(before);
+    expect(await other.hold(payoutIntent('sent-first'), 'in_doubt', 'too late')).toEqual(before);
     expect(await otherStore.get('sent-first')).toEqual(before);
   });
 
@@ -762,7 +813,7 @@ describe('PaymentsJournal', () => {
       fingerprintKey: Buffer.alloc(32, 1),
       payeeKey: Buffer.alloc(32, 2),
     });
-    await journal.hold(payoutIntent('held'), 'its worker stopped');
+    await journal.hold(payoutIntent('held'), 'in_doubt', 'its worker stopped');
     await journal.resolve('held', { outcome: 'refused', note: 'not in the ledger; ticket 7' });
 
     // The stopped worker, should it only have stalled, wakes up and sends.
@@ -891,6 +942,23 @@ describe('PaymentsJournal', () => {
     await expectSettledSucceeded(journal, store, 'bound-1', 'LATE00000001eW');
   });
 
+  it("keeps a send answered 409 after a retried attempt past any number of refused retries: the key still is not 'never executed'", async () => {
+    const { journal, store, decision } = await sent('bound-409');
+    await journal.failed(decision, refusedByTheService('bound-409', 400));
+    const held = await begunSend(journal, payoutIntent('bound-409'));
+    await journal.failed(held, keyHeldAfterARetry('bound-409'));
+    await journal.resolve('bound-409', { outcome: 'refused', note: 'ops: not in the dashboard' });
+    for (let retry = 0; retry < 25; retry += 1) {
+      const again = await begunSend(journal, payoutIntent('bound-409'));
+      await journal.failed(again, refusedByTheService('bound-409', 400));
+    }
+    const entry = await store.get('bound-409');
+    expect(entry?.calls).toHaveLength(20);
+    expect(entry?.calls.filter((call) => call.httpStatus === 409)).toHaveLength(1);
+    // Its genuine webhook still settles the entry: the person was wrong.
+    await expectSettledSucceeded(journal, store, 'bound-409', 'HELD00000409eW');
+  });
+
   it('records an answer it cannot mask without its free text, and does not reject', async () => {
     const { journal, store, decision } = await sent('salary-mask');
     const unreadable = {
@@ -978,12 +1046,20 @@ describe('PaymentsJournal', () => {
     await expectSettledSucceeded(journal, store, 'figures-1', 'FIGURES00001eW');
   });
 
-  it('starts a resend without the events deferred during the earlier send', async () => {
+  it('sends no resend while events deferred during the earlier send are not looked up; then starts without them', async () => {
     const { journal, store, decision } = await sent('salary-11');
     await journal.deferEvent('salary-11', 'OF-THE-FIRST-SEND', 'payout');
     await journal.failed(decision, new Error('socket hang up'));
     expect(await store.get('salary-11')).toMatchObject({ state: 'in_doubt' });
 
+    for (const resend of [false, true]) {
+      await expect(journal.begin(payoutIntent('salary-11', { resend }))).rejects.toMatchObject({
+        code: 'IN_DOUBT',
+        message: expect.stringContaining('OF-THE-FIRST-SEND') as string,
+      });
+    }
+    // reconcile() found the service has no such transaction, and dropped it.
+    await journal.dropDeferredEvents('salary-11', ['OF-THE-FIRST-SEND']);
     const again = await journal.begin(payoutIntent('salary-11', { resend: true }));
 
     expect(again.send).toBe(true);

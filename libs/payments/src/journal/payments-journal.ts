@@ -121,6 +121,8 @@ export interface JournalIntent {
   readonly resend: boolean;
   /** What the caller knows of earlier sends under the key that never went out. */
   readonly unsentSends?: UnsentSends;
+  /** A key the service refused for good ({@link refusedForGood}) stops with `ALREADY_REFUSED`. */
+  readonly refusalsStand?: boolean;
 }
 
 /**
@@ -194,6 +196,11 @@ export type JournalSettleResult =
       readonly result: 'contradicted' | 'second-execution';
       readonly entry: PaymentsJournalEntry;
       readonly why: string;
+      /**
+       * The record agrees with the entry, but another call could as well be its own: not a record
+       * of another transaction, only one a person must place.
+       */
+      readonly undecided?: true;
     };
 
 /** Options of {@link PaymentsJournal}. */
@@ -493,15 +500,21 @@ export class PaymentsJournal {
   }
 
   /**
-   * Holds a key whose send was taken over (its worker stopped before it wrote an entry): writes
-   * the entry `in_doubt` with `reason` and no send, so that the worker, should it only have
-   * stalled, finds it and never sends (`IN_DOUBT`), and a person can resolve it. Resolves the
-   * entry the key holds afterwards: this one, or the one the worker wrote first.
+   * Holds a key with no send, `state` and `reason` written: `in_doubt` for a send that was taken
+   * over (its worker stopped before it wrote an entry), so that the worker, should it only have
+   * stalled, finds it and never sends (`IN_DOUBT`), and a person can resolve it; `refused` for a
+   * payout-run item that was cancelled, so that no later send under the key goes out without
+   * `resend` (`ALREADY_REFUSED`). Resolves the entry the key holds afterwards: this one, or the one
+   * a send wrote first.
    * @throws PaymentsJournalError (`JOURNAL_UNAVAILABLE`) when the store fails.
    */
-  async hold(intent: JournalIntent, reason: string): Promise<PaymentsJournalEntry> {
+  async hold(
+    intent: JournalIntent,
+    state: 'in_doubt' | 'refused',
+    reason: string,
+  ): Promise<PaymentsJournalEntry> {
     const at = new Date(this.now()).toISOString();
-    const held = this.newEntry(intent, 'in_doubt', at, at, []);
+    const held = this.newEntry(intent, state, at, at, []);
     held.reason = reason;
     const created = await this.storeCall(intent, 'create', () =>
       this.store.create(this.sealed(held)),
@@ -613,6 +626,11 @@ export class PaymentsJournal {
         case 'started':
           throw this.stopped(intent, 'IN_PROGRESS', current, true);
         case 'in_doubt':
+          if (current.deferredEvents !== undefined && current.deferredEvents.length > 0) {
+            // Webhooks under the key came while it was being sent: until their references are
+            // looked up, one may be the call's own execution, and a resend would pay it again.
+            throw this.stopped(intent, 'IN_DOUBT', current, true, deferredReason(current));
+          }
           if (!intent.resend) throw this.stopped(intent, 'IN_DOUBT', current, true);
           // The service gave a reference under this key: its call executed, whatever is in doubt.
           if (hasExecuted(current))
@@ -625,6 +643,16 @@ export class PaymentsJournal {
           // A held key a person settled refused: its stopped worker may still wake up and send.
           if (!sentAgainAsRetry(current) && !intent.resend) {
             throw this.stopped(intent, 'ALREADY_REFUSED', current, false);
+          }
+          if (intent.refusalsStand === true && !intent.resend && refusedForGood(current)) {
+            throw this.stopped(
+              intent,
+              'ALREADY_REFUSED',
+              current,
+              false,
+              `the service refused the call under this idempotencyKey (${current.reason ?? 'refused'}): ` +
+                'it is not sent again under it; a new attempt needs a new idempotencyKey',
+            );
           }
           break;
       }
@@ -725,10 +753,7 @@ export class PaymentsJournal {
       // Another send under the key ended as one that may have executed: an earlier one in doubt
       // (this call a `resend` over it), or a later one whose end was written before this answer
       // (late, the store down meanwhile). This call executed, and that one may have too.
-      const otherInDoubt = entry.calls.find(
-        (other) => other.callId !== callId && mayHaveRun(other),
-      );
-      if (otherInDoubt !== undefined && entry.reference === undefined) {
+      if (entry.reference === undefined && anotherMayHaveRun(calls, callId)) {
         const twice =
           `accepted with the reference ${reference}, and another send under the key ended in ` +
           'doubt: more than one transaction may have executed, look it up (resolve the entry ' +
@@ -817,11 +842,12 @@ export class PaymentsJournal {
         }
         // A send that may have executed, ending after another send under the key was accepted
         // (a stalled send, and a `resend` meanwhile): the service may have run the call twice.
+        // A send a person weighed counts: a resolution on a reference cannot say which send made it.
         if (
           mayHaveExecuted &&
           entry.reference !== undefined &&
-          !(known && error.status === 409) &&
-          entry.calls.some((other) => other.callId !== callId && mayHaveRun(other))
+          sendsThatMayHaveRun(calls, true).some((ran) => ran.callId === callId) &&
+          anotherMayHaveRun(calls, callId, true)
         ) {
           const twice =
             `${entry.settledBy === undefined ? 'accepted' : 'settled'} with the reference ${entry.reference}, and another send under the key ended ` +
@@ -843,7 +869,7 @@ export class PaymentsJournal {
         // in doubt for a person.
         if (outcome === 'refused') {
           const executed = hasExecuted(entry);
-          if (executed || calls.some((other) => other.callId !== callId && mayHaveRun(other))) {
+          if (executed || anotherMayHaveRun(calls, callId)) {
             const why =
               entry.state === 'in_doubt' && entry.reason !== undefined
                 ? entry.reason
@@ -909,14 +935,14 @@ export class PaymentsJournal {
       if (rival && this.isBeingSent(rival)) return { result: 'in-flight', entry: rival };
       if (rival) {
         const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
-        return { result: 'contradicted', entry, why: doubt };
+        return { result: 'contradicted', entry, why: doubt, undecided: true };
       }
       // Two sends under the key ended as ones that may have executed (a `resend` over a send whose
       // answer was lost, itself unanswered): the record is of one of them, which cannot be told,
       // and the other may have executed too. The entry takes the reference and stays in doubt.
       // A send a person weighed counts here: resolved `refused`, then sent again without an
       // answer, the key's record may be the weighed send's, which the person then misjudged.
-      if (entry.reference === undefined && sendsThatMayHaveExecuted(entry, true) >= 2) {
+      if (entry.reference === undefined && sendsThatMayHaveRun(entry.calls, true).length >= 2) {
         const twice =
           `settled by the record of ${settlement.reference} (${settlement.outcome}), but more than ` +
           'one send under the key may have executed and the record cannot tell which: more than ' +
@@ -1043,15 +1069,14 @@ export class PaymentsJournal {
           'a call under its key, so the call executed',
       );
     }
-    if (outcome === 'refused' && entry.deferredEvents !== undefined && entry.deferredEvents.length) {
-      // The service delivered a webhook under the key while the call was being sent: until its
-      // reference is looked up, it may be the call's own execution.
-      const named = entry.deferredEvents.map((event) => event.reference).join(', ');
+    if (
+      outcome === 'refused' &&
+      entry.deferredEvents !== undefined &&
+      entry.deferredEvents.length
+    ) {
       throw this.unresolved(
         idempotencyKey,
-        `The journal entry ${idempotencyKey} cannot be resolved 'refused' yet: webhooks under its ` +
-          `key named ${named} while its call was being sent. Run reconcile(), which looks them ` +
-          "up: the call's own record settles the entry, one of no such transaction is dropped",
+        `The journal entry ${idempotencyKey} cannot be resolved 'refused' yet: ${deferredReason(entry)}`,
       );
     }
     if (outcome !== 'refused' && (entry.reference ?? reference) === undefined) {
@@ -1156,8 +1181,12 @@ export class PaymentsJournal {
    * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} since it was written.
    */
   confirmationLapsed(entry: PaymentsJournalEntry): boolean {
-    const resolvedAt = Date.parse(entry.resolvedAt ?? entry.updatedAt);
-    return this.now() - resolvedAt >= PAYMENTS_CONFIRMATION_WINDOW_MS;
+    return this.windowLapsedSince(entry.resolvedAt ?? entry.updatedAt);
+  }
+
+  /** Whether {@link PAYMENTS_CONFIRMATION_WINDOW_MS} has passed since `at` (ISO 8601). */
+  windowLapsedSince(at: string): boolean {
+    return this.now() - Date.parse(at) >= PAYMENTS_CONFIRMATION_WINDOW_MS;
   }
 
   /**
@@ -1518,8 +1547,7 @@ export class PaymentsJournal {
         'when reconcile() or a retry finds out more',
       ALREADY_FAILED:
         'the call under this idempotencyKey failed at the service: a new attempt needs a new idempotencyKey',
-      ALREADY_REFUSED:
-        'this idempotencyKey was held when its payout-run item was taken over, and a person settled it refused: a new attempt needs a new idempotencyKey; pass { resend: true } only to send under it anyway',
+      ALREADY_REFUSED: `this idempotencyKey is held refused without a send (${entry?.reason ?? 'a payout-run item cancelled, or taken over and settled refused by a person'}): a new attempt needs a new idempotencyKey; pass { resend: true } only to send under it anyway`,
       JOURNAL_UNAVAILABLE: 'the payments journal could not be written',
     };
     return new PaymentsJournalError(`${intent.operation} was not sent: ${reason ?? why[code]}`, {
@@ -1538,6 +1566,22 @@ export class PaymentsJournal {
  */
 export function sentAgainAsRetry(entry: PaymentsJournalEntry): boolean {
   return entry.state === 'refused' && entry.calls.length > 0;
+}
+
+/** HTTP statuses of a refusal that a later send may not meet: the credentials, a timeout, a rate limit. */
+const PASSING_REFUSAL_STATUSES: ReadonlySet<number> = new Set([401, 408, 429]);
+
+/**
+ * Whether the service itself refused the latest send under the entry's key, for good: a 4xx (but
+ * {@link PASSING_REFUSAL_STATUSES}) or a refusal under 2xx; not a send that never went out
+ * (`JOURNAL_UNAVAILABLE`, a closing client) nor one a person resolved.
+ * @internal
+ */
+export function refusedForGood(entry: PaymentsJournalEntry): boolean {
+  const latest = entry.calls.at(-1);
+  if (entry.settledBy === 'manual' || latest?.outcome !== 'refused') return false;
+  const status = latest.httpStatus;
+  return status !== undefined && status < 500 && !PASSING_REFUSAL_STATUSES.has(status);
 }
 
 /**
@@ -1730,36 +1774,43 @@ function hasExecuted(entry: PaymentsJournalEntry): boolean {
 }
 
 /**
- * Whether `call` ended as a send that may have executed (`in_doubt`, `mayHaveExecuted`, or
- * accepted), and not with a 409 (the service's answer to a key it holds: that send did not run the
- * call again). A send that never ended is not counted: a `resend` over it is made once someone
- * found it never reached the service (docs/journal.md, "What happens when something breaks").
+ * Whether `call` ended as a send that may have executed: `in_doubt`, `mayHaveExecuted`, or
+ * accepted. A send that never ended is not: a `resend` over it is made once someone found it never
+ * reached the service (docs/journal.md, "What happens when something breaks").
  */
-function endedAsMayHaveRun(call: PaymentsJournalCall): boolean {
-  const mayHave =
-    call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true;
-  return mayHave && call.httpStatus !== 409;
+function endedMayHaveExecuted(call: PaymentsJournalCall): boolean {
+  return (
+    call.outcome === 'in_doubt' || call.outcome === 'accepted' || call.mayHaveExecuted === true
+  );
 }
 
 /**
- * Whether `call` {@link endedAsMayHaveRun} and nobody weighed it since: a send that had ended when
- * a person resolved the entry is `weighed`, marked by the resolution itself, so that clocks of
- * two instances are never compared.
+ * The sends of `calls` that may have executed ({@link endedMayHaveExecuted}) and nobody weighed
+ * since (with `weighedToo`, weighed ones too: a person's finding a record may prove wrong). A send
+ * answered 409 at its only attempt ran nothing when an earlier send may have (the service held the
+ * key for it); with none earlier, it stands for an execution under the key by itself. Weighing is
+ * the mark a person's resolution writes on the sends that had ended, never a time.
  */
-function mayHaveRun(call: PaymentsJournalCall): boolean {
-  return call.weighed !== true && endedAsMayHaveRun(call);
-}
-
-/**
- * How many sends of `entry` may have executed ({@link mayHaveRun}); with `weighedToo`, also those
- * a person's resolution weighed, which a record of the service may still prove wrong.
- */
-function sendsThatMayHaveExecuted(entry: PaymentsJournalEntry, weighedToo = false): number {
-  let count = 0;
-  for (const call of entry.calls) {
-    if (weighedToo ? endedAsMayHaveRun(call) : mayHaveRun(call)) count += 1;
+function sendsThatMayHaveRun(
+  calls: readonly PaymentsJournalCall[],
+  weighedToo = false,
+): PaymentsJournalCall[] {
+  const ran: PaymentsJournalCall[] = [];
+  for (const call of calls) {
+    if ((!weighedToo && call.weighed === true) || !endedMayHaveExecuted(call)) continue;
+    if (call.httpStatus === 409 && call.attempts === 1 && ran.length > 0) continue;
+    ran.push(call);
   }
-  return count;
+  return ran;
+}
+
+/** Whether a send under the key other than `callId` may have executed ({@link sendsThatMayHaveRun}). */
+function anotherMayHaveRun(
+  calls: readonly PaymentsJournalCall[],
+  callId: string,
+  weighedToo = false,
+): boolean {
+  return sendsThatMayHaveRun(calls, weighedToo).some((call) => call.callId !== callId);
 }
 
 /** The id of the key a payee fingerprint (`<key id>.<mac>`) was made with. */
@@ -1770,6 +1821,17 @@ function payeeKeyIdOf(payee: string | undefined): string | undefined {
 /** Whether two values are both known and unequal. */
 function differ<T>(one: T | undefined, other: T | undefined): boolean {
   return one !== undefined && other !== undefined && one !== other;
+}
+
+/** Why an entry in doubt with `deferredEvents` is neither sent again nor resolved `refused` yet. */
+function deferredReason(entry: PaymentsJournalEntry): string {
+  const named = (entry.deferredEvents ?? []).map((event) => event.reference).join(', ');
+  return (
+    `webhooks under this idempotencyKey named ${named} while its call was being sent, and its ` +
+    'answer was lost: one may be its execution. Run reconcile(), which looks them up (the ' +
+    "call's own record settles the entry; one of no such transaction is dropped); neither " +
+    "{ resend: true } nor a resolution 'refused' is taken before"
+  );
 }
 
 /** What shows that a call under the key of an entry that {@link hasExecuted} executed. */
@@ -1878,17 +1940,15 @@ function weighedCalls(calls: readonly PaymentsJournalCall[]): PaymentsJournalCal
 
 /**
  * At most {@link MAX_CALLS_PER_ENTRY} sends, by dropping the oldest sends after the first that
- * ended having run nothing (refused, or answered 409). The others are evidence (a send that may
- * have executed, weighed or not, or one that has not ended and still may) and all stay, beyond
- * the bound if need be: only a resend over doubt, which a person's resolution or a deadline
- * allows, adds one, so they stay few.
+ * ended refused (never executed), so that {@link neverExecuted} reads the same of the sends kept
+ * as of all of them. Every other send is evidence (one that may have executed, weighed or not, one
+ * answered 409, one that has not ended) and stays, beyond the bound if need be: each needs a
+ * caller's `resend` or a person's resolution, so they stay few.
  */
 function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
   let kept = calls;
   while (kept.length > MAX_CALLS_PER_ENTRY) {
-    const dropped = kept.findIndex(
-      (call, index) => index > 0 && call.outcome !== undefined && !endedAsMayHaveRun(call),
-    );
+    const dropped = kept.findIndex((call, index) => index > 0 && call.outcome === 'refused');
     if (dropped === -1) return kept;
     kept = [...kept.slice(0, dropped), ...kept.slice(dropped + 1)];
   }

@@ -1,4 +1,9 @@
-import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
+import {
+  AuthenticationError,
+  PaymentsJournalError,
+  PaymentsValidationError,
+  ServiceAPIError,
+} from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { keptServiceText } from '../journal/personal-data';
 import type { PayoutRunItemState } from './payout-run.interfaces';
@@ -76,7 +81,12 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
       case 'ALREADY_FAILED':
         return { kind: 'settle', state: 'failed', reason: 'the journal holds it as failed' };
       case 'ALREADY_REFUSED':
-        return { kind: 'settle', state: 'refused', reason: 'a person settled its key refused' };
+        // A key held with no send: its item was cancelled, or a person settled a held key refused.
+        return {
+          kind: 'settle',
+          state: 'refused',
+          reason: `not sent again: ${error.entry?.reason ?? 'a person settled its key refused'}`,
+        };
       case 'JOURNAL_UNAVAILABLE':
         // Nothing was sent, and nothing can be while the journal is down: the item waits, the run
         // pauses, and resume() sends it once the journal answers (docs/payout-runs.md).
@@ -93,6 +103,16 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
           reason: `${error.code}: an earlier send under its key may have executed`,
         };
     }
+  }
+  if (error instanceof AuthenticationError && !error.mayHaveExecuted) {
+    // The account's credentials, not the item: every other item would be refused the same way.
+    // The item waits and the run pauses until resume(), after the password is put right.
+    return {
+      kind: 'requeue',
+      rateLimited: false,
+      pauseRun:
+        "the service refused the account's credentials (AUTHENTICATION_FAILED, HTTP 401): put apiPassword right",
+    };
   }
   if (error instanceof ServiceAPIError) {
     const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;

@@ -14,7 +14,7 @@ import {
 import type { PayoutRunItemState } from './payout-run.interfaces';
 import type { PayoutRunsPayments } from './payout-runs-payments';
 import { toPayoutRunItem } from './payout-run-view';
-import { UNSENT_SENDS } from '../operation-runner';
+import { REFUSALS_STAND, UNSENT_SENDS } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
 
 const AT = '2026-01-01T00:00:00.000Z';
@@ -38,9 +38,15 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
         return Promise.resolve({ transactionReference: 'REF' });
       },
       // The journal's hold of a key with no entry: written in doubt, with the reason.
-      holdInDoubt: (_operation: object, _request: object, key: string, reason: string) => {
+      holdKey: (
+        _operation: object,
+        _request: object,
+        key: string,
+        state: 'in_doubt' | 'refused',
+        reason: string,
+      ) => {
         held.push({ key, reason });
-        return Promise.resolve({ idempotencyKey: key, state: 'in_doubt', reason });
+        return Promise.resolve({ idempotencyKey: key, state, reason });
       },
       // The entry is the item's unless it is of another request (edited since).
       journalsAnotherRequest: (_operation: object, _request: object, held: PaymentsJournalEntry) =>
@@ -152,7 +158,7 @@ describe('payout-run item steps', () => {
     expect(sent).toEqual([]);
   });
 
-  it('sends an item with no retry of a failure that may have executed', async () => {
+  it("sends an item with no retry of a failure that may have executed, and no retry of the service's refusal", async () => {
     const { context } = await world('queued');
     const options: unknown[] = [];
     (context.payments.payouts as unknown as { mpesa: unknown }).mpesa = (
@@ -168,6 +174,7 @@ describe('payout-run item steps', () => {
         idempotencyKey: 'run-r-key',
         retryAmbiguous: false,
         [UNSENT_SENDS]: { callIds: [], notSent: expect.any(Function) as unknown },
+        [REFUSALS_STAND]: true,
       },
     ]);
   });
@@ -398,13 +405,12 @@ describe('payout-run item steps', () => {
 
   it('takes over a sending item in doubt, unheld, when its stored request no longer passes the rules', async () => {
     const { store, context, sent } = await world('sending');
-    (context.payments.payouts as unknown as { holdInDoubt: () => Promise<never> }).holdInDoubt =
-      () =>
-        Promise.reject(
-          new PaymentsValidationError('MpesaPayoutRequest', [
-            { field: 'username', rule: 'isNotEmpty', message: 'username must not be empty' },
-          ]),
-        );
+    (context.payments.payouts as unknown as { holdKey: () => Promise<never> }).holdKey = () =>
+      Promise.reject(
+        new PaymentsValidationError('MpesaPayoutRequest', [
+          { field: 'username', rule: 'isNotEmpty', message: 'username must not be empty' },
+        ]),
+      );
     await takeOverPayoutRunItem(context, (await store.getItem('r', 'a'))!);
     expect(await store.getItem('r', 'a')).toMatchObject({
       state: 'in_doubt',

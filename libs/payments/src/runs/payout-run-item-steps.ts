@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ON_WIRE, UNSENT_SENDS } from '../operation-runner';
+import { ON_WIRE, REFUSALS_STAND, UNSENT_SENDS } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
-import { PaymentsValidationError } from '../errors';
+import { PaymentsValidationError, failureNamed } from '../errors';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import {
@@ -123,6 +123,7 @@ export async function sendPayoutRunItem(
         callIds: item.unsentCallIds ?? [],
         notSent: (callId: string) => notSent.push(callId),
       },
+      [REFUSALS_STAND]: true,
       ...(onWire === undefined ? {} : { [ON_WIRE]: onWire }),
     };
     response = await PAYOUT_RUN_KINDS[item.operation].send(payments.payouts, request, options);
@@ -184,6 +185,7 @@ export async function refuseCancelledPayoutRunItem(
   runId: string,
   itemId: string,
 ): Promise<void> {
+  await closeKeyOfCancelledItem(context, runId, itemId);
   const refused = await context.store.updateItem(
     runId,
     itemId,
@@ -191,6 +193,40 @@ export async function refuseCancelledPayoutRunItem(
     ['queued'],
   );
   if (refused) context.emit({ event: 'item.settled', runId, item: toPayoutRunItem(refused) });
+}
+
+/**
+ * Holds the key of a queued item of a cancelled run `refused` in the journal, with no send: the
+ * run store may forget the run (a restart of the embedded store, its retention, a deleted run),
+ * and a run created again with the same id and items would send it. The journal outlives them,
+ * and answers such a send `ALREADY_REFUSED` (docs/payout-runs.md, "Cancelling"). A key that holds
+ * an entry already keeps it. When the journal cannot be written the cancel still stands in the
+ * run, logged.
+ */
+async function closeKeyOfCancelledItem(
+  context: PayoutRunEngineContext,
+  runId: string,
+  itemId: string,
+): Promise<void> {
+  const item = await context.store.getItem(runId, itemId);
+  if (item?.state !== 'queued' || item.request === undefined) return;
+  try {
+    await context.payments.payouts.holdKey(
+      PAYOUT_RUN_KINDS[item.operation].operation,
+      item.request,
+      item.idempotencyKey,
+      'refused',
+      `its payout run ${runId} was cancelled before it was sent`,
+    );
+  } catch (error) {
+    // A stored request the rules refuse now (the defaults changed) could not be sent either.
+    if (error instanceof PaymentsValidationError) return;
+    logger.error(
+      `Payout run ${runId}: the journal could not hold the key of cancelled item ${itemId} ` +
+        `(${failureNamed(error)}): a run created again with the same ` +
+        'id and items after this one is forgotten would send it',
+    );
+  }
 }
 
 /**
@@ -323,10 +359,11 @@ export async function takeOverPayoutRunItem(
   }
   if (!entry && item.request !== undefined) {
     try {
-      entry = await context.payments.payouts.holdInDoubt(
+      entry = await context.payments.payouts.holdKey(
         PAYOUT_RUN_KINDS[item.operation].operation,
         item.request,
         item.idempotencyKey,
+        'in_doubt',
         `its worker stopped while sending it, before it journaled the send; the journal holds the key so that the worker, should it only have stalled, never sends it: ${check} (refused if it never executed)`,
       );
     } catch (error) {

@@ -27,7 +27,7 @@ import { inBatches } from './payout-run-settlement-schedule';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../errors';
-import { sentAgainAsRetry } from '../journal/payments-journal';
+import { refusedForGood, sentAgainAsRetry } from '../journal/payments-journal';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import { PayoutRunExistsError } from './payout-run.store';
@@ -316,8 +316,9 @@ export class PayoutRunsService implements OnApplicationBootstrap {
   }
 
   /**
-   * The items whose key the journal does not hold, or holds `refused` (sent again): any other
-   * entry is answered from the journal or stopped, never paid again by this run.
+   * The items whose key the journal does not hold, or holds `refused` but not by the service for
+   * good (sent again): any other entry is answered from the journal or stopped, never paid again
+   * by this run.
    */
   private async notJournaled(
     items: readonly PreparedPayoutRunItem[],
@@ -325,7 +326,9 @@ export class PayoutRunsService implements OnApplicationBootstrap {
     const toSend: PreparedPayoutRunItem[] = [];
     await inBatches(items, async (item) => {
       const entry = await this.payments.reconciler.get(item.idempotencyKey);
-      if (entry === undefined || sentAgainAsRetry(entry)) toSend.push(item);
+      if (entry === undefined || (sentAgainAsRetry(entry) && !refusedForGood(entry))) {
+        toSend.push(item);
+      }
     });
     return toSend;
   }

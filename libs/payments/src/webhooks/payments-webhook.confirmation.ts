@@ -37,7 +37,7 @@ import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces
 import { forLog, ThrottledWarnings } from './payments-webhook.logging';
 import { type LookupBudgetName, PaymentsWebhookLookups } from './payments-webhook.lookups';
 import { moduleOptionError } from '../known-options';
-import { PaymentsValidationError } from '../errors';
+import { PaymentsValidationError, failureNamed } from '../errors';
 
 /** The record's status, fit for a log line. */
 function shownStatus(record: TransactionStatus): string {
@@ -612,7 +612,7 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
       }
       this.logger.warn(
         `Could not confirm a ${event.kind} webhook for ${forLog(reference)}: the status look-up ` +
-          `failed (${error instanceof Error ? error.name : 'error'}); the service should deliver it again`,
+          `failed (${failureNamed(error)}); the service should deliver it again`,
       );
       throw new PaymentWebhookConfirmationError(reference, error);
     }

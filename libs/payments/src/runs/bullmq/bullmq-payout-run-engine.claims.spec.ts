@@ -62,8 +62,13 @@ function paymentsOf(
           throw error;
         }
       },
-      holdInDoubt: (_op: string, _request: object, key: string, reason: string) =>
-        journal.hold(payoutIntent(key, CLAIM_SPEC_PAYOUT), reason),
+      holdKey: (
+        _op: string,
+        _request: object,
+        key: string,
+        state: 'in_doubt' | 'refused',
+        reason: string,
+      ) => journal.hold(payoutIntent(key, CLAIM_SPEC_PAYOUT), state, reason),
     },
     reconciler: {
       get: async (key: string) => {

@@ -1,0 +1,158 @@
+import { Logger } from '@nestjs/common';
+import { payoutIntent } from '../spec-support/journal-entries';
+import { RecordingServer } from '../spec-support/recording-server';
+import type { RecordedRequest, Reply } from '../spec-support/recording-server';
+import { createPaymentsClient } from './create-payments-client';
+import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
+import { PaymentsJournal } from './journal/payments-journal';
+import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './journal/payments-journal.interfaces';
+import type { OperationRunner } from './operation-runner';
+import type { PaymentsClient } from './payments-client';
+import { PaymentsReconciler } from './payments-reconciler';
+
+const START = Date.parse('2026-11-27T08:00:00Z');
+const NOTE = { outcome: 'refused', note: 'ops: not in the dashboard' } as const;
+
+/** The service's final record of a payout of 500 KES `reference`, created a second after START. */
+function successRecord(reference: string) {
+  return {
+    id: `id-${reference}`,
+    code: reference,
+    currency: 'KES',
+    amount: 500,
+    type: 'withdrawal',
+    transaction_details: { status: 'success' },
+    created_at: new Date(START + 1000).toISOString(),
+  };
+}
+
+describe('PaymentsReconciler and the webhooks deferred while a call was being sent', () => {
+  let server: RecordingServer;
+  const clients: PaymentsClient[] = [];
+  /** How the service answers the status look-up of a reference. */
+  let lookup: (reference: string) => Reply;
+
+  /**
+   * A journal on a clock the test moves, with a reconciler whose look-ups are the client's own
+   * over loopback HTTP.
+   */
+  function journaled() {
+    const clock = { nowMs: START };
+    const store = new InMemoryPaymentsJournal();
+    const journal = new PaymentsJournal(store, {
+      account: 'default',
+      fingerprintKey: Buffer.alloc(32, 1),
+      payeeKey: Buffer.alloc(32, 2),
+      now: () => clock.nowMs,
+    });
+    const client = createPaymentsClient({
+      apiUsername: 'u',
+      apiPassword: 'reconciler-spec-password',
+      baseUrl: server.url,
+      maxRetries: 0,
+      timeout: 5000,
+    });
+    clients.push(client);
+    const reconciler = new PaymentsReconciler(
+      { journal } as unknown as OperationRunner,
+      client.transactions,
+    );
+    return { clock, store, journal, reconciler };
+  }
+
+  /** A payout under `key` whose answer was lost after the webhooks naming `references` came. */
+  async function lostWithDeferred(journal: PaymentsJournal, key: string, ...references: string[]) {
+    const decision = await journal.begin(payoutIntent(key));
+    if (!decision.send) throw new Error(`${key} was not sent`);
+    for (const reference of references) await journal.deferEvent(key, reference, 'payout');
+    await journal.failed(decision, new Error('socket hang up'));
+  }
+
+  beforeAll(async () => {
+    server = await RecordingServer.start();
+  });
+  beforeEach(() => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    server.fallback = (request: RecordedRequest) =>
+      lookup(decodeURIComponent(request.path.split('/').at(-1) ?? ''));
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    server.reset();
+  });
+  afterAll(() => server.close());
+
+  it("settles the entry by the call's own record, which a person's refused could not override", async () => {
+    lookup = (reference) => ({ status: 200, body: successRecord(reference) });
+    const { journal, store, reconciler, clock } = journaled();
+    await lostWithDeferred(journal, 'own-1', 'OWN000000001eW');
+    await expect(reconciler.resolve('own-1', NOTE)).rejects.toMatchObject({ code: 'REFUSED' });
+    clock.nowMs += 60_000;
+
+    await reconciler.reconcile();
+
+    expect(await store.get('own-1')).toMatchObject({
+      state: 'succeeded',
+      reference: 'OWN000000001eW',
+    });
+  });
+
+  it('drops a reference the service does not know, or no look-up can carry; then refused is taken', async () => {
+    lookup = () => ({ status: 404, body: { success: false, message: 'transaction not found' } });
+    const { journal, store, reconciler, clock } = journaled();
+    // `..` would change the look-up's path: refused before sending, so never looked up.
+    await lostWithDeferred(journal, 'forged-1', 'FORGED000001eW', '..');
+    clock.nowMs += 60_000;
+
+    await reconciler.reconcile();
+
+    expect((await store.get('forged-1'))?.deferredEvents).toEqual([]);
+    expect(server.requests.map((request) => request.path)).toEqual([
+      expect.stringMatching(/\/FORGED000001eW$/) as string,
+    ]);
+    await reconciler.resolve('forged-1', NOTE);
+    expect(await store.get('forged-1')).toMatchObject({ state: 'refused' });
+  });
+
+  it('keeps a reference whose look-ups fail for the confirmation window, then drops it, logged', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    lookup = () => ({ status: 503, body: { message: 'try again' } });
+    const { journal, store, reconciler, clock } = journaled();
+    await lostWithDeferred(journal, 'failing-1', 'FAILING00001eW');
+    clock.nowMs += 60_000;
+
+    await reconciler.reconcile();
+    expect((await store.get('failing-1'))?.deferredEvents).toHaveLength(1);
+    // The log says what failed: the error's code and HTTP status, never its message.
+    expect(jest.mocked(Logger.prototype.warn)).toHaveBeenCalledWith(
+      expect.stringContaining('failed (ServiceAPIError SERVICE_ERROR, HTTP 503)'),
+    );
+    await expect(reconciler.resolve('failing-1', NOTE)).rejects.toMatchObject({
+      code: 'REFUSED',
+    });
+
+    clock.nowMs = START + PAYMENTS_CONFIRMATION_WINDOW_MS;
+    await reconciler.reconcile();
+    expect((await store.get('failing-1'))?.deferredEvents).toEqual([]);
+    expect(errors).toHaveBeenCalledWith(expect.stringContaining('FAILING00001eW'));
+    await reconciler.resolve('failing-1', NOTE);
+  });
+
+  it('keeps a reference whose record agrees with the entry while another call could own it', async () => {
+    lookup = (reference) => ({ status: 200, body: successRecord(reference) });
+    const { journal, store, reconciler, clock } = journaled();
+    await lostWithDeferred(journal, 'rival-1', 'RIVAL0000001eW');
+    // Another payout of the same sum, its answer lost too: the record could be either's.
+    await lostWithDeferred(journal, 'rival-2');
+    clock.nowMs += 60_000;
+
+    await reconciler.reconcile();
+
+    expect(await store.get('rival-1')).toMatchObject({
+      state: 'in_doubt',
+      deferredEvents: [expect.objectContaining({ reference: 'RIVAL0000001eW' })],
+    });
+    await expect(reconciler.resolve('rival-1', NOTE)).rejects.toMatchObject({ code: 'REFUSED' });
+  });
+});

@@ -1,0 +1,46 @@
+import { Logger } from '@nestjs/common';
+import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
+
+jest.setTimeout(120_000);
+
+/**
+ * Credentials the service refuses mid-run (a password rotated at the service before the
+ * redeploy) are the account's failure, not the items': the run pauses with the items queued, and
+ * resume() pays each once (sandbox over loopback, embedded engine).
+ */
+describe('a payout run whose credentials the service refuses (e2e, sandbox over loopback)', () => {
+  let harness: PayoutRunsHarness;
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start();
+  });
+  afterAll(() => harness?.close());
+
+  it('pauses with no item refused, and pays each once on resume', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const { runs, sandbox } = harness;
+    await sandbox.control.injectFault({ status: 401, count: 3, path: '/api/v2/withdrawal' });
+    const created = await runs.create({
+      items: harness.mpesaItems(30),
+      concurrency: 2,
+      ratePerSecond: 50,
+    });
+
+    const paused = await eventually(async () => {
+      const run = await runs.get(created.runId);
+      return run.state === 'paused' && run.counts.sending === 0 ? run : undefined;
+    }, 'the run to pause itself');
+    expect(paused.counts).toMatchObject({ refused: 0, in_doubt: 0 });
+    expect(paused.counts.queued).toBeGreaterThan(0);
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/paused: .*AUTHENTICATION_FAILED/));
+
+    await sandbox.control.clearFaults();
+    await runs.resume(created.runId);
+    const run = await completedRun(runs, created.runId);
+    expect(run.counts).toMatchObject({ refused: 0, in_doubt: 0, queued: 0, sending: 0 });
+    expect(run.counts.succeeded + run.counts.failed).toBe(30);
+    const keys = (await sandbox.control.transactions()).map((tx) => tx.idempotencyKey);
+    expect(keys).toHaveLength(30);
+    expect(new Set(keys).size).toBe(30);
+  });
+});
