@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, PayoutRunsHarness, pausedRun } from './payout-runs-harness';
 
 jest.setTimeout(120_000);
 
@@ -26,10 +26,7 @@ describe('a payout run whose credentials the service refuses (e2e, sandbox over 
       ratePerSecond: 50,
     });
 
-    const paused = await eventually(async () => {
-      const run = await runs.get(created.runId);
-      return run.state === 'paused' && run.counts.sending === 0 ? run : undefined;
-    }, 'the run to pause itself');
+    const paused = await pausedRun(runs, created.runId);
     expect(paused.counts).toMatchObject({ refused: 0, in_doubt: 0 });
     expect(paused.counts.queued).toBeGreaterThan(0);
     expect(errors).toHaveBeenCalledWith(expect.stringMatching(/paused: .*AUTHENTICATION_FAILED/));

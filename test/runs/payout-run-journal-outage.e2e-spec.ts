@@ -1,6 +1,6 @@
 import { InMemoryPaymentsJournal } from '@malipo/nestjs';
 import { journalThatGoesDown } from './journal-that-goes-down';
-import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, PayoutRunsHarness, pausedRun } from './payout-runs-harness';
 
 jest.setTimeout(120_000);
 
@@ -27,10 +27,7 @@ describe('a payout run whose journal goes down (e2e, sandbox over loopback)', ()
       ratePerSecond: 200,
     });
 
-    const paused = await eventually(async () => {
-      const run = await runs.get(created.runId);
-      return run.state === 'paused' && run.counts.sending === 0 ? run : undefined;
-    }, 'the run to pause itself');
+    const paused = await pausedRun(runs, created.runId);
     expect(journal.failedCreates).toBeGreaterThan(0);
     expect(paused.counts.refused).toBe(0);
     expect(paused.counts.in_doubt).toBe(0);

@@ -136,6 +136,14 @@ export function completedRun(
   );
 }
 
+/** The run `runId` once it paused itself and no item of it is being sent. */
+export function pausedRun(runs: Pick<PayoutRunsService, 'get'>, runId: string): Promise<PayoutRun> {
+  return eventually(async () => {
+    const run = await runs.get(runId);
+    return run.state === 'paused' && run.counts.sending === 0 ? run : undefined;
+  }, `run ${runId} to pause itself`);
+}
+
 /** `waitFor` with a run's patience: a minute by default. */
 export function eventually<T>(
   probe: () => Promise<T | undefined>,

@@ -1,7 +1,18 @@
+import { PaymentsJournal } from '../src/journal/payments-journal';
 import type {
   PaymentsJournalEntry,
   PaymentsJournalStore,
 } from '../src/journal/payments-journal.interfaces';
+
+/** A journal over `store` with the keys of the tests, on `now` (the real clock by default). */
+export function testJournal(store: PaymentsJournalStore, now?: () => number): PaymentsJournal {
+  return new PaymentsJournal(store, {
+    account: 'default',
+    fingerprintKey: Buffer.alloc(32, 1),
+    payeeKey: Buffer.alloc(32, 2),
+    ...(now === undefined ? {} : { now }),
+  });
+}
 
 /**
  * The journal intent of an M-Pesa payout of `amount` KES (500 by default) under `key`, sent within

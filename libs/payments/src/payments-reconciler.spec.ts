@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { payoutIntent } from '../spec-support/journal-entries';
+import { payoutIntent, testJournal } from '../spec-support/journal-entries';
 import { RecordingServer } from '../spec-support/recording-server';
 import type { RecordedRequest, Reply } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
-import { PaymentsJournal } from './journal/payments-journal';
+import type { PaymentsJournal } from './journal/payments-journal';
 import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './journal/payments-journal.interfaces';
 import type { OperationRunner } from './operation-runner';
 import type { PaymentsClient } from './payments-client';
@@ -39,12 +39,7 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
   function journaled() {
     const clock = { nowMs: START };
     const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-      now: () => clock.nowMs,
-    });
+    const journal = testJournal(store, () => clock.nowMs);
     const client = createPaymentsClient({
       apiUsername: 'u',
       apiPassword: 'reconciler-spec-password',

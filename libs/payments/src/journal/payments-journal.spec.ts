@@ -1,5 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { executedMoreThanOnce, payoutIntent } from '../../spec-support/journal-entries';
+import {
+  executedMoreThanOnce,
+  payoutIntent,
+  testJournal,
+} from '../../spec-support/journal-entries';
 import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
@@ -12,12 +16,7 @@ import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 async function sent(key: string) {
   const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
   const store = new InMemoryPaymentsJournal();
-  const journal = new PaymentsJournal(store, {
-    account: 'default',
-    fingerprintKey: Buffer.alloc(32, 1),
-    payeeKey: Buffer.alloc(32, 2),
-    now: () => clock.nowMs,
-  });
+  const journal = testJournal(store, () => clock.nowMs);
   const decision = await begunSend(journal, payoutIntent(key));
   return { journal, store, decision, clock };
 }
@@ -29,53 +28,35 @@ async function sentPastItsDeadline(key: string) {
   return begun;
 }
 
-/** The error of a payout the service refused with `status` (never executed). */
-function refusedByTheService(key: string, status: number): ServiceAPIError {
-  return new ServiceAPIError('refused', {
+/** The error of a payout the service answered `status` after `attempts` attempts. */
+function answeredByTheService(
+  key: string,
+  status: number,
+  { mayHaveExecuted = false, attempts = 1 } = {},
+): ServiceAPIError {
+  return new ServiceAPIError(status === 409 ? 'conflict' : 'refused', {
     operation: 'payouts.mpesa',
     idempotencyKey: key,
     code: 'SERVICE_ERROR',
-    attempts: 1,
+    attempts,
     status,
-    mayHaveExecuted: false,
+    mayHaveExecuted,
   });
 }
 
-/** The error of a send the service answered 409 (the key held): may have executed, as the client reads it. */
-function keyHeldByTheService(key: string): ServiceAPIError {
-  return new ServiceAPIError('conflict', {
-    operation: 'payouts.mpesa',
-    idempotencyKey: key,
-    code: 'SERVICE_ERROR',
-    attempts: 1,
-    status: 409,
-    mayHaveExecuted: true,
-  });
-}
+/** The error of a payout the service refused with `status` (never executed). */
+const refusedByTheService = (key: string, status: number) => answeredByTheService(key, status);
+
+/** A send the service answered 409 (the key held): may have executed, as the client reads it. */
+const keyHeldByTheService = (key: string) =>
+  answeredByTheService(key, 409, { mayHaveExecuted: true });
 
 /**
- * The error of a send whose first attempt timed out and whose retry the service answered 409: it
- * held the key for that first attempt, which may have paid.
+ * A send whose first attempt timed out and whose retry the service answered 409: it held the key
+ * for that first attempt, which may have paid.
  */
-function keyHeldAfterARetry(key: string): ServiceAPIError {
-  return new ServiceAPIError('conflict', {
-    operation: 'payouts.mpesa',
-    idempotencyKey: key,
-    code: 'SERVICE_ERROR',
-    attempts: 2,
-    status: 409,
-    mayHaveExecuted: true,
-  });
-}
-
-/** A journal over `store`, with the keys of the tests. */
-function journalOver(store: InMemoryPaymentsJournal): PaymentsJournal {
-  return new PaymentsJournal(store, {
-    account: 'default',
-    fingerprintKey: Buffer.alloc(32, 1),
-    payeeKey: Buffer.alloc(32, 2),
-  });
-}
+const keyHeldAfterARetry = (key: string) =>
+  answeredByTheService(key, 409, { mayHaveExecuted: true, attempts: 2 });
 
 /**
  * A store whose next `create` or `replace` (as `lose` says) runs twice: its answer was lost with
@@ -329,16 +310,9 @@ describe('PaymentsJournal', () => {
       jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const store = new InMemoryPaymentsJournal();
       const senderNow = Date.parse('2026-11-27T08:00:00Z');
-      const instance = (now: () => number) =>
-        new PaymentsJournal(store, {
-          account: 'default',
-          fingerprintKey: Buffer.alloc(32, 1),
-          payeeKey: Buffer.alloc(32, 2),
-          now,
-        });
-      const sender = instance(() => senderNow);
+      const sender = testJournal(store, () => senderNow);
       // A minute ahead, the person's instance sees the send in flight past its deadline.
-      const operator = instance(() => senderNow + 60_000);
+      const operator = testJournal(store, () => senderNow + 60_000);
       const stalled = await begunSend(sender, payoutIntent('skewed-1'));
       await operator.resolve('skewed-1', { outcome: 'refused', note: 'ops: past its deadline' });
       const retried = await begunSend(sender, payoutIntent('skewed-1'));
@@ -675,12 +649,7 @@ describe('PaymentsJournal', () => {
       jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const store = new LandsThenFails();
       const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
-      const journal = new PaymentsJournal(store, {
-        account: 'default',
-        fingerprintKey: Buffer.alloc(32, 1),
-        payeeKey: Buffer.alloc(32, 2),
-        now: () => clock.nowMs,
-      });
+      const journal = testJournal(store, () => clock.nowMs);
       const first = await begunSend(journal, payoutIntent('twice-7'));
       clock.nowMs += 5000;
       const second = await begunSend(journal, payoutIntent('twice-7', { resend: true }));
@@ -782,11 +751,7 @@ describe('PaymentsJournal', () => {
 
   it('holds a key with no entry in doubt, so that a send under it is stopped; an entry there stays', async () => {
     const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-    });
+    const journal = testJournal(store);
     const held = await journal.hold(payoutIntent('taken-over'), 'in_doubt', 'its worker stopped');
     expect(held).toMatchObject({
       state: 'in_doubt',
@@ -808,11 +773,7 @@ describe('PaymentsJournal', () => {
 
   it('keeps a held key a person settled refused closed to sends, unless the caller says resend', async () => {
     const store = new InMemoryPaymentsJournal();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-    });
+    const journal = testJournal(store);
     await journal.hold(payoutIntent('held'), 'in_doubt', 'its worker stopped');
     await journal.resolve('held', { outcome: 'refused', note: 'not in the ledger; ticket 7' });
 
@@ -1091,11 +1052,7 @@ describe('PaymentsJournal', () => {
       }
     }
     const store = new HungStore();
-    const journal = new PaymentsJournal(store, {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-    });
+    const journal = testJournal(store);
     await expect(journal.begin(payoutIntent('salary-12'))).rejects.toMatchObject({
       code: 'JOURNAL_UNAVAILABLE',
     });
@@ -1134,7 +1091,7 @@ describe('PaymentsJournal', () => {
     }
     const store = new DownStore();
     const told: string[] = [];
-    const first = journalOver(store);
+    const first = testJournal(store);
     await expect(
       first.begin({
         ...payoutIntent('salary-14'),
@@ -1150,11 +1107,11 @@ describe('PaymentsJournal', () => {
     store.down = false;
 
     // Another process, not told, holds it in progress: the call may be out.
-    await expect(journalOver(store).begin(payoutIntent('salary-14'))).rejects.toMatchObject({
+    await expect(testJournal(store).begin(payoutIntent('salary-14'))).rejects.toMatchObject({
       code: 'IN_PROGRESS',
     });
     // Another process told by the caller sends it, and the entry says the first never went out.
-    const again = await journalOver(store).begin({
+    const again = await testJournal(store).begin({
       ...payoutIntent('salary-14'),
       unsentSends: { callIds: ['another-call', callId], notSent: () => undefined },
     });
@@ -1180,7 +1137,7 @@ describe('PaymentsJournal', () => {
       }
     }
     const store = new LateReplaceStore();
-    const journal = journalOver(store);
+    const journal = testJournal(store);
     const first = await begunSend(journal, payoutIntent('salary-refused'));
     await journal.failed(first, refusedByTheService('salary-refused', 400));
     expect(await store.get('salary-refused')).toMatchObject({ state: 'refused' });
@@ -1196,13 +1153,13 @@ describe('PaymentsJournal', () => {
     const entry = await store.get('salary-refused');
     expect(entry).toMatchObject({ state: 'refused' });
     expect(entry?.calls.map((call) => call.outcome)).toEqual(['refused', 'refused']);
-    const again = await journalOver(store).begin(payoutIntent('salary-refused'));
+    const again = await testJournal(store).begin(payoutIntent('salary-refused'));
     expect(again.send).toBe(true);
   });
 
   it('sends a call whose create landed but whose answer was lost and the command sent again', async () => {
     const store = new ResendingStore();
-    const journal = journalOver(store);
+    const journal = testJournal(store);
     store.lose = 'create';
     const decision = await journal.begin(payoutIntent('salary-13'));
     expect(decision.send).toBe(true);
@@ -1214,7 +1171,7 @@ describe('PaymentsJournal', () => {
 
   it('sends a retry whose replace landed but whose answer was lost and the command sent again', async () => {
     const store = new ResendingStore();
-    const journal = journalOver(store);
+    const journal = testJournal(store);
     const first = await begunSend(journal, payoutIntent('salary-18'));
     // A 429: never executed, sent again under the key (a payout run's item does so).
     await journal.failed(first, refusedByTheService('salary-18', 429));
@@ -1259,12 +1216,7 @@ describe('PaymentsJournal', () => {
 
   it('raises no second execution from a record a lost call to the same payee could own', async () => {
     const clock = { nowMs: Date.parse('2026-11-27T08:00:00Z') };
-    const journal = new PaymentsJournal(new InMemoryPaymentsJournal(), {
-      account: 'default',
-      fingerprintKey: Buffer.alloc(32, 1),
-      payeeKey: Buffer.alloc(32, 2),
-      now: () => clock.nowMs,
-    });
+    const journal = testJournal(new InMemoryPaymentsJournal(), () => clock.nowMs);
     const withPayee = (key: string) => ({ ...payoutIntent(key), phoneNumber: '0712345678' });
     const answered = await journal.begin(withPayee('salary-16'));
     const lost = await journal.begin(withPayee('salary-17'));
@@ -1291,7 +1243,7 @@ describe('PaymentsJournal', () => {
   });
 
   it("compares amounts to half the currency's minor unit: 0.004 TND is another sum", async () => {
-    const journal = journalOver(new InMemoryPaymentsJournal());
+    const journal = testJournal(new InMemoryPaymentsJournal());
     const tnd = { ...payoutIntent('tnd-1'), amount: 1.234, currency: 'TND' };
     for (const key of ['tnd-1', 'tnd-2']) {
       const decision = await journal.begin({ ...tnd, idempotencyKey: key });
@@ -1319,7 +1271,7 @@ describe('PaymentsJournal', () => {
   });
 
   it('compares an entry without a currency to 2 decimals, whatever currency the record names', async () => {
-    const journal = journalOver(new InMemoryPaymentsJournal());
+    const journal = testJournal(new InMemoryPaymentsJournal());
     const { currency: _none, ...kes } = payoutIntent('no-currency');
     const decision = await journal.begin(kes);
     if (!decision.send) throw new Error('not sent');
