@@ -1,5 +1,12 @@
 import { InMemoryPayoutRunStore } from '@malipo/nestjs/runs';
-import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { Logger } from '@nestjs/common';
+import {
+  completedRun,
+  eventually,
+  type MpesaRunItem,
+  PayoutRunsHarness,
+  pausedRun,
+} from './payout-runs-harness';
 
 jest.setTimeout(120_000);
 
@@ -87,5 +94,72 @@ describe('a payout run created again once its store forgot it (e2e, sandbox over
     // the refused item's new run and the two runs that made the store forget.
     expect(new Set(ledger.map((tx) => tx.idempotencyKey)).size).toBe(ledger.length);
     expect(ledger).toHaveLength(4 + 1 + 2);
+  });
+  /** `items` paid in a new run (new keys), as the docs say of a refused item; then forgotten. */
+  async function paidInANewRunThenForgotten(runId: string, items: MpesaRunItem[]) {
+    await harness.runs.create({ runId: `${runId}-again`, items });
+    await completedRun(harness.runs, `${runId}-again`);
+    await forgetEarlierRuns(`${runId}-forget`);
+  }
+
+  /** `runId` created again with `items` once forgotten: none of `closed` goes out under its key. */
+  async function createdAgainPaysNoneOf(runId: string, items: MpesaRunItem[], closed: string[]) {
+    const again = await harness.runs.create({ runId, items });
+    expect(again.existing).toBe(false);
+    await completedRun(harness.runs, runId);
+    const keys = new Set(
+      (await harness.sandbox.control.transactions()).map((tx) => tx.idempotencyKey),
+    );
+    expect(closed.filter((key) => keys.has(key))).toEqual([]);
+  }
+
+  it('pays none of the items of a run cancelled while paused on a 401, whose keys the journal held refused already', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const { runs, sandbox } = harness;
+    const items = harness.mpesaItems(6);
+    await sandbox.control.injectFault({ status: 401, count: 1, path: '/api/v2/withdrawal' });
+    await runs.create({ runId: 'rotated', items, concurrency: 1 });
+    await pausedRun(runs, 'rotated');
+    await runs.cancel('rotated');
+    await eventually(async () => (await runs.get('rotated')).finishedAt, 'the cancel to finish');
+    const cancelled = (await runs.items('rotated', { state: 'refused' })).items;
+    expect(cancelled).toHaveLength(6);
+    await forgetEarlierRuns('rotated-forget');
+
+    await createdAgainPaysNoneOf(
+      'rotated',
+      items,
+      cancelled.map((item) => item.idempotencyKey),
+    );
+  });
+
+  it('pays no item again that the first run refused on HTTP 408, or that a person resolved refused', async () => {
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const { runs, sandbox, reconciler } = harness;
+    const items = harness.mpesaItems(4);
+    await sandbox.control.injectFault({ status: 408, count: 1, path: '/api/v2/withdrawal' });
+    await sandbox.control.injectFault({ status: 503, count: 1, path: '/api/v2/withdrawal' });
+    await runs.create({ runId: 'closed-by-hand', items, concurrency: 1 });
+    const [timedOut] = await eventually(async () => {
+      const found = (await runs.items('closed-by-hand', { state: 'refused' })).items;
+      return found.length === 1 ? found : undefined;
+    }, 'the item answered 408 refused');
+    const [doubt] = await eventually(async () => {
+      const found = (await runs.items('closed-by-hand', { state: 'in_doubt' })).items;
+      return found.length === 1 ? found : undefined;
+    }, 'the item answered 503 in doubt');
+    await reconciler.resolve(doubt.idempotencyKey, { outcome: 'refused', note: 'ops: not there' });
+    await completedRun(runs, 'closed-by-hand');
+    const closed = [timedOut, doubt];
+    await paidInANewRunThenForgotten(
+      'closed-by-hand',
+      items.filter((item) => closed.some((one) => one.itemId === item.itemId)),
+    );
+
+    await createdAgainPaysNoneOf(
+      'closed-by-hand',
+      items,
+      closed.map((item) => item.idempotencyKey),
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { eventually, PayoutRunsHarness } from './payout-runs-harness';
+import { completedRun, eventually, PayoutRunsHarness } from './payout-runs-harness';
 
 jest.setTimeout(120_000);
 
@@ -52,4 +52,32 @@ describe('a payout run against a rate-limited service (e2e, sandbox over loopbac
     // against 20/s would have about two of three refused).
     expect(limitedPayouts).toBeLessThan(120 / 2);
   });
+});
+
+/** The service's 429 as its body gives it, under another HTTP status, is a rate limit too. */
+describe('a payout run answered 429 in the body (e2e, sandbox over loopback)', () => {
+  let harness: PayoutRunsHarness;
+
+  beforeAll(async () => {
+    harness = await PayoutRunsHarness.start();
+  });
+  afterAll(() => harness?.close());
+
+  it.each([200, 400])(
+    'sends the item again after HTTP %i with status 429 in the body',
+    async (status) => {
+      const { runs, sandbox } = harness;
+      await sandbox.control.injectFault({
+        status,
+        body: { status: 429, success: false, message: 'Too many requests' },
+        count: 1,
+        path: '/api/v2/withdrawal',
+      });
+      const created = await runs.create({ items: harness.mpesaItems(3), concurrency: 1 });
+      const run = await completedRun(runs, created.runId);
+      expect(run.counts).toMatchObject({ refused: 0, in_doubt: 0 });
+      expect(run.counts.succeeded + run.counts.failed).toBe(3);
+      expect(run.pace.rateLimited).toBe(1);
+    },
+  );
 });

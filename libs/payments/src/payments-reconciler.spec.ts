@@ -110,15 +110,25 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     expect(await store.get('forged-1')).toMatchObject({ state: 'refused' });
   });
 
-  it('keeps a reference whose look-ups fail for the confirmation window, then drops it, logged', async () => {
+  it('keeps a reference whose look-ups fail for the confirmation window from the first failure, then drops it, logged', async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    lookup = () => ({ status: 503, body: { message: 'try again' } });
     const { journal, store, reconciler, clock } = journaled();
     await lostWithDeferred(journal, 'failing-1', 'FAILING00001eW');
-    clock.nowMs += 60_000;
+    const deferred = async () => (await store.get('failing-1'))?.deferredEvents;
 
+    // The first pass runs days later, met by a rate limit: no failure of the reference's own.
+    clock.nowMs = START + 2 * PAYMENTS_CONFIRMATION_WINDOW_MS;
+    lookup = () => ({ status: 200, body: { status: 429, success: false, message: 'slow down' } });
     await reconciler.reconcile();
-    expect((await store.get('failing-1'))?.deferredEvents).toHaveLength(1);
+    expect(await deferred()).toEqual([
+      expect.not.objectContaining({ failingSince: expect.anything() }),
+    ]);
+    lookup = () => ({ status: 503, body: { message: 'try again' } });
+    await reconciler.reconcile();
+    const since = clock.nowMs;
+    expect(await deferred()).toEqual([
+      expect.objectContaining({ failingSince: new Date(since).toISOString() }),
+    ]);
     // The log says what failed: the error's code and HTTP status, never its message.
     expect(jest.mocked(Logger.prototype.warn)).toHaveBeenCalledWith(
       expect.stringContaining('failed (ServiceAPIError SERVICE_ERROR, HTTP 503)'),
@@ -127,9 +137,12 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
       code: 'REFUSED',
     });
 
-    clock.nowMs = START + PAYMENTS_CONFIRMATION_WINDOW_MS;
+    clock.nowMs = since + PAYMENTS_CONFIRMATION_WINDOW_MS - 1;
     await reconciler.reconcile();
-    expect((await store.get('failing-1'))?.deferredEvents).toEqual([]);
+    expect(await deferred()).toHaveLength(1);
+    clock.nowMs = since + PAYMENTS_CONFIRMATION_WINDOW_MS;
+    await reconciler.reconcile();
+    expect(await deferred()).toEqual([]);
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('FAILING00001eW'));
     await reconciler.resolve('failing-1', NOTE);
   });

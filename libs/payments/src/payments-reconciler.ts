@@ -28,7 +28,12 @@ import { fromUnits, summedDecimals } from './money';
 import { REQUEST_RULES } from './request-rules';
 import { OperationRunner } from './operation-runner';
 import { PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
-import { isUnknownTransaction, recordFigures, recordOutcome } from './transaction-outcome';
+import {
+  isRateLimitOrCredentials,
+  isUnknownTransaction,
+  recordFigures,
+  recordOutcome,
+} from './transaction-outcome';
 import { TransactionsService } from './transactions.service';
 import { readObjectOfKnownKeys } from './unknown-keys';
 
@@ -609,7 +614,7 @@ export class PaymentsReconciler {
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
     const unusable: string[] = [];
-    for (const { reference, kind, at } of entry.deferredEvents ?? []) {
+    for (const { reference, kind, failingSince } of entry.deferredEvents ?? []) {
       let record: TransactionStatus;
       try {
         record = await this.transactions.status(reference);
@@ -619,7 +624,11 @@ export class PaymentsReconciler {
         // kept for ever would keep a person from resolving the entry `refused`.
         if (isUnknownTransaction(error) || error instanceof PaymentsValidationError) {
           unusable.push(reference);
-        } else if (journal.windowLapsedSince(at)) {
+        } else if (
+          failingSince !== undefined &&
+          !isRateLimitOrCredentials(error) &&
+          journal.windowLapsedSince(failingSince)
+        ) {
           unusable.push(reference);
           this.logger.error(
             `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
@@ -631,6 +640,10 @@ export class PaymentsReconciler {
             `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
               `${entry.idempotencyKey}, failed (${failureNamed(error)})`,
           );
+          // The window counts from the first failure that says something of the reference.
+          if (failingSince === undefined && !isRateLimitOrCredentials(error)) {
+            await journal.deferredEventFailing(entry.idempotencyKey, reference);
+          }
           lookupFailed = true;
         }
         continue;

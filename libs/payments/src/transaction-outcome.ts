@@ -23,6 +23,15 @@ export function isUnknownTransaction(error: unknown): boolean {
 }
 
 /**
+ * Whether a failed look-up was refused for the account's sake, not the reference's: the
+ * credentials (401) or a rate limit (429), in the HTTP status or the service's body.
+ */
+export function isRateLimitOrCredentials(error: unknown): boolean {
+  if (!(error instanceof ServiceAPIError)) return false;
+  return [error.status, error.serviceStatus].some((status) => status === 401 || status === 429);
+}
+
+/**
  * Whether two amounts of `currency` are different sums of money: they differ by half its minor
  * unit or more (0.005 KES, 0.0005 TND, 0.5 UGX; 2 decimals when the currency is unknown). Closer
  * amounts are equal: JSON decimals need not round-trip exactly.

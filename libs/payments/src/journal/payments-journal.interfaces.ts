@@ -52,6 +52,8 @@ export interface PaymentsJournalCall {
   readonly httpStatus?: number;
   /** HTTP attempts made by this send. */
   readonly attempts?: number;
+  /** The status the service's body gave, when it is not `httpStatus` (`{"status":429}` under 200). */
+  readonly serviceStatus?: number;
   /**
    * Ended before a person resolved the entry, who weighed it then: no longer counted as a send that
    * may have executed, except by a record that settles the entry without a reference
@@ -112,9 +114,10 @@ export interface PaymentsJournalEntry {
   readonly answer?: Readonly<Record<string, unknown>>;
   /**
    * What settled it: `webhook` or `status` (a look-up), with the record's status word; `manual`:
-   * a person, through `PaymentsReconciler.resolve()`, with their `note`.
+   * a person, through `PaymentsReconciler.resolve()`, with their `note`; `run`: a payout run's
+   * cancel closed a `refused` key that never executed (its `reason` says which run).
    */
-  readonly settledBy?: 'webhook' | 'status' | 'manual';
+  readonly settledBy?: 'webhook' | 'status' | 'manual' | 'run';
   readonly settledStatus?: string;
   /**
    * The service's reason for a failure, from its record (`transaction_details.reason`: "DS
@@ -169,6 +172,11 @@ export interface PaymentsJournalDeferredEvent {
   readonly kind?: string;
   /** When it arrived (ISO 8601). */
   readonly at: string;
+  /**
+   * Since when its status look-ups fail (not for a rate limit or the credentials): `reconcile()`
+   * drops it once they have failed for `PAYMENTS_CONFIRMATION_WINDOW_MS`.
+   */
+  readonly failingSince?: string;
 }
 
 /** What {@link PaymentsJournalStore.list} returns: filters combine with AND. */

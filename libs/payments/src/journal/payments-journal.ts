@@ -427,6 +427,23 @@ export class PaymentsJournal {
   }
 
   /**
+   * Marks the deferred event of `reference` as failing its look-ups since now, unless it is
+   * already. Rejects when the store fails.
+   */
+  async deferredEventFailing(idempotencyKey: string, reference: string): Promise<void> {
+    await this.changeEntry(idempotencyKey, (entry, at) => {
+      const events = entry.deferredEvents;
+      const index = events?.findIndex((event) => event.reference === reference) ?? -1;
+      if (events === undefined || index < 0 || events[index].failingSince !== undefined) {
+        return undefined;
+      }
+      const marked = [...events];
+      marked[index] = { ...events[index], failingSince: at };
+      return { deferredEvents: marked };
+    });
+  }
+
+  /**
    * Replaces the entry of `idempotencyKey` with `change`'s fields over it (a new version, changed
    * at `at`), read again and retried when another writer changed it meanwhile; nothing when there
    * is no entry or `change` answers undefined. Rejects when the store fails.
@@ -520,7 +537,34 @@ export class PaymentsJournal {
       this.store.create(this.sealed(held)),
     );
     assertEntryOf(held.idempotencyKey, created.entry, 'create');
+    if (state === 'refused' && !created.created) return this.closeRefused(intent, reason);
     return created.entry;
+  }
+
+  /**
+   * Closes a key whose entry is `refused` and never executed (its sends refused, a 429, 401 or a
+   * send that never went out): `settledBy: 'run'` with `reason`, so that a payout run's send under
+   * it stops (`ALREADY_REFUSED`) as for a key held refused. Any other entry stays as it is.
+   */
+  private async closeRefused(intent: JournalIntent, reason: string): Promise<PaymentsJournalEntry> {
+    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+      const entry = await this.storeCall(intent, 'get', () =>
+        this.entryUnder(intent.idempotencyKey),
+      );
+      if (entry === undefined) throw new Error(`the entry ${intent.idempotencyKey} is gone`);
+      if (!neverExecuted(entry) || entry.settledBy !== undefined) return entry;
+      const closed: PaymentsJournalEntry = {
+        ...entry,
+        version: entry.version + 1,
+        updatedAt: new Date(this.now()).toISOString(),
+        settledBy: 'run',
+        reason,
+      };
+      if (await this.storeCall(intent, 'replace', () => this.store.replace(this.sealed(closed)))) {
+        return closed;
+      }
+    }
+    throw new Error(`the entry ${intent.idempotencyKey} kept changing while being closed`);
   }
 
   /** The store's `create` before a send: its failure stops the call with `JOURNAL_UNAVAILABLE`. */
@@ -650,7 +694,7 @@ export class PaymentsJournal {
               'ALREADY_REFUSED',
               current,
               false,
-              `the service refused the call under this idempotencyKey (${current.reason ?? 'refused'}): ` +
+              `the call under this idempotencyKey was refused for good (${current.reason ?? 'refused'}): ` +
                 'it is not sent again under it; a new attempt needs a new idempotencyKey',
             );
           }
@@ -827,6 +871,9 @@ export class PaymentsJournal {
           endedAt: at,
           ...(known ? { code: error.code, attempts: error.attempts } : {}),
           ...(known && error.status !== undefined ? { httpStatus: error.status } : {}),
+          ...(known && error.serviceStatus !== undefined && error.serviceStatus !== error.status
+            ? { serviceStatus: error.serviceStatus }
+            : {}),
         };
         const calls = endCall(entry, callId, call);
         // An entry `refused` (never executed: resolved so by a person while this send was stalled,
@@ -935,6 +982,33 @@ export class PaymentsJournal {
       if (rival && this.isBeingSent(rival)) return { result: 'in-flight', entry: rival };
       if (rival) {
         const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
+        // Kept with the webhooks deferred during the send: the record may be this call's own
+        // execution, so the key is neither sent again nor resolved `refused` until it is placed.
+        const deferred = entry.deferredEvents ?? [];
+        if (
+          deferred.length < MAX_DEFERRED_EVENTS &&
+          !deferred.some((event) => event.reference === settlement.reference)
+        ) {
+          const at = new Date(this.now()).toISOString();
+          const event = {
+            reference: settlement.reference,
+            ...(settlement.kind === undefined ? {} : { kind: settlement.kind }),
+            at,
+          };
+          const next: PaymentsJournalEntry = {
+            ...entry,
+            version: entry.version + 1,
+            updatedAt: at,
+            deferredEvents: [...deferred, event],
+          };
+          const now = await this.writtenOrNow(entry, next);
+          if (now === undefined) return { result: 'no-entry' };
+          if (now !== next) {
+            entry = now;
+            continue;
+          }
+          entry = next;
+        }
         return { result: 'contradicted', entry, why: doubt, undecided: true };
       }
       // Two sends under the key ended as ones that may have executed (a `resend` over a send whose
@@ -1568,20 +1642,31 @@ export function sentAgainAsRetry(entry: PaymentsJournalEntry): boolean {
   return entry.state === 'refused' && entry.calls.length > 0;
 }
 
-/** HTTP statuses of a refusal that a later send may not meet: the credentials, a timeout, a rate limit. */
-const PASSING_REFUSAL_STATUSES: ReadonlySet<number> = new Set([401, 408, 429]);
+/**
+ * Statuses of a refusal that a later send may not meet, in the HTTP status or the service's body:
+ * the credentials, a rate limit. A payout run requeues such an item; it refuses any other.
+ */
+const PASSING_REFUSAL_STATUSES: ReadonlySet<number> = new Set([401, 429]);
 
 /**
- * Whether the service itself refused the latest send under the entry's key, for good: a 4xx (but
- * {@link PASSING_REFUSAL_STATUSES}) or a refusal under 2xx; not a send that never went out
- * (`JOURNAL_UNAVAILABLE`, a closing client) nor one a person resolved.
+ * Whether the key's `refused` stands for good: a person resolved it so, a payout run's cancel
+ * closed it (`settledBy`), or the service itself refused its latest send with a 4xx (but
+ * {@link PASSING_REFUSAL_STATUSES}) or a refusal under 2xx. Not a send that never went out
+ * (`JOURNAL_UNAVAILABLE`, a closing client).
  * @internal
  */
 export function refusedForGood(entry: PaymentsJournalEntry): boolean {
+  if (entry.state !== 'refused') return false;
+  if (entry.settledBy === 'manual' || entry.settledBy === 'run') return true;
   const latest = entry.calls.at(-1);
-  if (entry.settledBy === 'manual' || latest?.outcome !== 'refused') return false;
+  if (latest?.outcome !== 'refused') return false;
   const status = latest.httpStatus;
-  return status !== undefined && status < 500 && !PASSING_REFUSAL_STATUSES.has(status);
+  return (
+    status !== undefined &&
+    status < 500 &&
+    !PASSING_REFUSAL_STATUSES.has(status) &&
+    !(latest.serviceStatus !== undefined && PASSING_REFUSAL_STATUSES.has(latest.serviceStatus))
+  );
 }
 
 /**

@@ -41,8 +41,9 @@ export function itemStateOfEntry(
     case 'accepted':
       return entry.state;
     case 'refused':
-      // A person found it never executed: final. Otherwise it may be sent again.
-      return entry.settledBy === 'manual' ? 'refused' : undefined;
+      // A person found it never executed, or a run's cancel closed it: final. Otherwise it may be
+      // sent again.
+      return entry.settledBy === 'manual' || entry.settledBy === 'run' ? 'refused' : undefined;
     default:
       // `started` (a send in flight) says nothing new.
       return undefined;

@@ -199,18 +199,19 @@ export async function refuseCancelledPayoutRunItem(
  * Holds the key of a queued item of a cancelled run `refused` in the journal, with no send: the
  * run store may forget the run (a restart of the embedded store, its retention, a deleted run),
  * and a run created again with the same id and items would send it. The journal outlives them,
- * and answers such a send `ALREADY_REFUSED` (docs/payout-runs.md, "Cancelling"). A key that holds
- * an entry already keeps it. When the journal cannot be written the cancel still stands in the
- * run, logged.
+ * and answers such a send `ALREADY_REFUSED` (docs/payout-runs.md, "Creating a run again"). A key that
+ * holds an entry already keeps it, closed when it is `refused` and never executed (a 429, a 401).
+ * When the journal or the store cannot be read or written the cancel still stands in the run,
+ * logged.
  */
 async function closeKeyOfCancelledItem(
   context: PayoutRunEngineContext,
   runId: string,
   itemId: string,
 ): Promise<void> {
-  const item = await context.store.getItem(runId, itemId);
-  if (item?.state !== 'queued' || item.request === undefined) return;
   try {
+    const item = await context.store.getItem(runId, itemId);
+    if (item?.state !== 'queued' || item.request === undefined) return;
     await context.payments.payouts.holdKey(
       PAYOUT_RUN_KINDS[item.operation].operation,
       item.request,
@@ -222,7 +223,7 @@ async function closeKeyOfCancelledItem(
     // A stored request the rules refuse now (the defaults changed) could not be sent either.
     if (error instanceof PaymentsValidationError) return;
     logger.error(
-      `Payout run ${runId}: the journal could not hold the key of cancelled item ${itemId} ` +
+      `Payout run ${runId}: the key of cancelled item ${itemId} could not be held in the journal ` +
         `(${failureNamed(error)}): a run created again with the same ` +
         'id and items after this one is forgotten would send it',
     );
@@ -353,7 +354,10 @@ export async function takeOverPayoutRunItem(
   const check =
     'check the payout in the ledger, then settle it with PaymentsReconciler.resolve(key, { outcome, note })';
   let entry = await context.payments.reconciler.get(item.idempotencyKey);
-  if (senderEnded && (!entry || (entry.state === 'refused' && entry.settledBy !== 'manual'))) {
+  if (
+    senderEnded &&
+    (!entry || (entry.state === 'refused' && itemStateOfEntry(entry) === undefined))
+  ) {
     await context.store.updateItem(item.runId, item.itemId, { state: 'queued' }, ['sending']);
     return;
   }

@@ -128,6 +128,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         code: 'SERVICE_ERROR',
         mayHaveExecuted: true,
         httpStatus: 502,
+        serviceStatus: 503,
         attempts: 3,
         weighed: true,
       };
@@ -151,7 +152,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         payee: first.payee!,
         deferredEvents: [
           { reference: `DEFERRED-${run}`, kind: 'payout', at: iso(500) },
-          { reference: `DEFERRED2-${run}`, at: iso(700) },
+          { reference: `DEFERRED2-${run}`, at: iso(700), failingSince: iso(900) },
         ],
         calls: [
           {
