@@ -16,10 +16,15 @@ describe('a payout run whose credentials the service refuses (e2e, sandbox over 
   });
   afterAll(() => harness?.close());
 
-  it('pauses with no item refused, and pays each once on resume', async () => {
+  beforeEach(() => harness.sandbox.control.reset());
+
+  it.each([
+    ['HTTP 401', { status: 401 }],
+    ['401 in the body of an HTTP 400', { status: 400, body: { status: 401, success: false } }],
+  ])('pauses on %s with no item refused, and pays each once on resume', async (_, fault) => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const { runs, sandbox } = harness;
-    await sandbox.control.injectFault({ status: 401, count: 3, path: '/api/v2/withdrawal' });
+    await sandbox.control.injectFault({ ...fault, count: 3, path: '/api/v2/withdrawal' });
     const created = await runs.create({
       items: harness.mpesaItems(30),
       concurrency: 2,
@@ -29,7 +34,7 @@ describe('a payout run whose credentials the service refuses (e2e, sandbox over 
     const paused = await pausedRun(runs, created.runId);
     expect(paused.counts).toMatchObject({ refused: 0, in_doubt: 0 });
     expect(paused.counts.queued).toBeGreaterThan(0);
-    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/paused: .*AUTHENTICATION_FAILED/));
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/paused: .*credentials \(401\)/));
 
     await sandbox.control.clearFaults();
     await runs.resume(created.runId);

@@ -147,7 +147,36 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     await reconciler.resolve('failing-1', NOTE);
   });
 
-  it('keeps a reference whose record agrees with the entry while another call could own it', async () => {
+  it('counts the window of failing look-ups without a break: a look-up that answers starts it again', async () => {
+    const { journal, store, reconciler, clock } = journaled();
+    await lostWithDeferred(journal, 'blips-1', 'OWN000000003eW');
+    const deferred = async () => (await store.get('blips-1'))?.deferredEvents;
+    const failing = () => ({ status: 503, body: { message: 'try again' } });
+    const pending = (reference: string) => ({
+      status: 200,
+      body: { ...successRecord(reference), transaction_details: { status: 'pending' } },
+    });
+    lookup = failing;
+    clock.nowMs += 60_000;
+    await reconciler.reconcile();
+    expect(await deferred()).toEqual([
+      expect.objectContaining({ failingSince: expect.any(String) }),
+    ]);
+    lookup = pending;
+    clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS / 2;
+    await reconciler.reconcile();
+    expect(await deferred()).toEqual([
+      expect.not.objectContaining({ failingSince: expect.anything() }),
+    ]);
+    // A blip past 72 h from the first failure is a new first failure: the reference stays.
+    lookup = failing;
+    clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS;
+    await reconciler.reconcile();
+    expect((await deferred())?.map((event) => event.reference)).toEqual(['OWN000000003eW']);
+  });
+
+  it('keeps a reference whose record agrees with the entry while another call could own it, for the window', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     lookup = (reference) => ({ status: 200, body: successRecord(reference) });
     const { journal, store, reconciler, clock } = journaled();
     await lostWithDeferred(journal, 'rival-1', 'RIVAL0000001eW');
@@ -156,11 +185,40 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     clock.nowMs += 60_000;
 
     await reconciler.reconcile();
-
     expect(await store.get('rival-1')).toMatchObject({
       state: 'in_doubt',
       deferredEvents: [expect.objectContaining({ reference: 'RIVAL0000001eW' })],
     });
     await expect(reconciler.resolve('rival-1', NOTE)).rejects.toMatchObject({ code: 'REFUSED' });
+
+    // Unplaced for 72 h (a forger may name a real transaction under keys not its own): dropped.
+    clock.nowMs = START + PAYMENTS_CONFIRMATION_WINDOW_MS;
+    await reconciler.reconcile();
+    expect((await store.get('rival-1'))?.deferredEvents).toEqual([]);
+    expect(errors).toHaveBeenCalledWith(expect.stringContaining('RIVAL0000001eW'));
+    await reconciler.resolve('rival-1', NOTE);
+  });
+
+  it("drops a reference whose record, not final, has other figures than the call's; keeps one that has the call's", async () => {
+    const pending = (reference: string, amount: number) => ({
+      status: 200,
+      body: { ...successRecord(reference), amount, transaction_details: { status: 'pending' } },
+    });
+    lookup = (reference) => pending(reference, reference.startsWith('OWN') ? 500 : 1);
+    const { journal, store, reconciler, clock } = journaled();
+    await lostWithDeferred(journal, 'pending-1', 'DEPOSIT00001eW', 'OWN000000002eW');
+    clock.nowMs += 60_000;
+
+    for (let pass = 0; pass < 4; pass += 1) {
+      clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS / 2;
+      await reconciler.reconcile();
+    }
+    // Days later, the call's own execution, still pending, keeps the key closed.
+    expect((await store.get('pending-1'))?.deferredEvents?.map((event) => event.reference)).toEqual(
+      ['OWN000000002eW'],
+    );
+    await expect(journal.begin(payoutIntent('pending-1', { resend: true }))).rejects.toMatchObject({
+      code: 'IN_DOUBT',
+    });
   });
 });

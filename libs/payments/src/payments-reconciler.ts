@@ -614,7 +614,7 @@ export class PaymentsReconciler {
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
     const unusable: string[] = [];
-    for (const { reference, kind, failingSince } of entry.deferredEvents ?? []) {
+    for (const { reference, kind, at, failingSince } of entry.deferredEvents ?? []) {
       let record: TransactionStatus;
       try {
         record = await this.transactions.status(reference);
@@ -642,28 +642,51 @@ export class PaymentsReconciler {
           );
           // The window counts from the first failure that says something of the reference.
           if (failingSince === undefined && !isRateLimitOrCredentials(error)) {
-            await journal.deferredEventFailing(entry.idempotencyKey, reference);
+            await journal.deferredEventFailing(entry.idempotencyKey, reference, true);
           }
           lookupFailed = true;
         }
         continue;
       }
-      const result = await this.settleByRecord(
-        journal,
-        entry.idempotencyKey,
-        reference,
-        record,
-        kind,
-      );
+      if (failingSince !== undefined) {
+        await journal.deferredEventFailing(entry.idempotencyKey, reference, false);
+      }
+      // A record not final yet whose figures are not the call's is another transaction's.
+      const pendingMismatch =
+        record.code === reference && recordOutcome(record) === undefined
+          ? journal.recordMismatch(entry, {
+              reference,
+              outcome: 'succeeded', // not compared: a record's figures only
+              ...recordFigures(record),
+              ...(kind === undefined ? {} : { kind }),
+              by: 'status',
+            })
+          : undefined;
+      const result =
+        pendingMismatch === undefined
+          ? await this.settleByRecord(journal, entry.idempotencyKey, reference, record, kind)
+          : ({ result: 'contradicted', entry, why: pendingMismatch } as const);
       if (result === 'unknown') unusable.push(reference);
-      if (result === 'unknown' || result === 'not-final') continue;
-      if (result.result === 'settled') return 'changed';
-      // A record that agrees, which another call could as well own, stays for a person.
-      if (result.result === 'contradicted' && result.undecided !== true) {
+      else if (result !== 'not-final' && result.result === 'settled') return 'changed';
+      else if (result !== 'not-final' && result.result === 'contradicted' && !result.undecided) {
         unusable.push(reference);
         this.logger.warn(
           `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +
             `does not agree with the entry (${result.why}); not taken`,
+        );
+      } else if (
+        result !== 'not-final' &&
+        result.result === 'contradicted' &&
+        journal.windowLapsedSince(at)
+      ) {
+        // Agreeing with another call as well for the whole window: dropped, so that a genuine
+        // record a forger names under keys it is not theirs does not close them for ever. A record
+        // not final whose figures are the call's stays: it may be the call's own execution.
+        unusable.push(reference);
+        this.logger.error(
+          `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, whose ` +
+            `record another call could as well own, for ${PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000} h: ` +
+            'dropped, check it by hand',
         );
       }
     }

@@ -427,18 +427,23 @@ export class PaymentsJournal {
   }
 
   /**
-   * Marks the deferred event of `reference` as failing its look-ups since now, unless it is
-   * already. Rejects when the store fails.
+   * Marks the deferred event of `reference` as failing its look-ups since now (`failing`), unless
+   * it is already; or as answered again, which clears the mark: the window counts failures without
+   * a break. Rejects when the store fails.
    */
-  async deferredEventFailing(idempotencyKey: string, reference: string): Promise<void> {
+  async deferredEventFailing(
+    idempotencyKey: string,
+    reference: string,
+    failing: boolean,
+  ): Promise<void> {
     await this.changeEntry(idempotencyKey, (entry, at) => {
       const events = entry.deferredEvents;
       const index = events?.findIndex((event) => event.reference === reference) ?? -1;
-      if (events === undefined || index < 0 || events[index].failingSince !== undefined) {
-        return undefined;
-      }
+      if (events === undefined || index < 0) return undefined;
+      const { failingSince, ...event } = events[index];
+      if ((failingSince !== undefined) === failing) return undefined;
       const marked = [...events];
-      marked[index] = { ...events[index], failingSince: at };
+      marked[index] = failing ? { ...event, failingSince: at } : event;
       return { deferredEvents: marked };
     });
   }
@@ -1912,10 +1917,10 @@ function differ<T>(one: T | undefined, other: T | undefined): boolean {
 function deferredReason(entry: PaymentsJournalEntry): string {
   const named = (entry.deferredEvents ?? []).map((event) => event.reference).join(', ');
   return (
-    `webhooks under this idempotencyKey named ${named} while its call was being sent, and its ` +
-    'answer was lost: one may be its execution. Run reconcile(), which looks them up (the ' +
-    "call's own record settles the entry; one of no such transaction is dropped); neither " +
-    "{ resend: true } nor a resolution 'refused' is taken before"
+    `webhooks under this idempotencyKey named ${named}, which reconcile() has not placed yet: ` +
+    "one may be the call's execution. Run reconcile(), which looks them up (the call's own " +
+    'record settles the entry; one of no such transaction is dropped, and one it cannot place ' +
+    "is dropped after 72 h); neither { resend: true } nor a resolution 'refused' is taken before"
   );
 }
 

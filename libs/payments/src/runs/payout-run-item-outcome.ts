@@ -105,14 +105,17 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
         };
     }
   }
-  if (error instanceof AuthenticationError && !error.mayHaveExecuted) {
+  if (
+    error instanceof ServiceAPIError &&
+    !error.mayHaveExecuted &&
+    (error instanceof AuthenticationError || error.serviceStatus === 401)
+  ) {
     // The account's credentials, not the item: every other item would be refused the same way.
     // The item waits and the run pauses until resume(), after the password is put right.
     return {
       kind: 'requeue',
       rateLimited: false,
-      pauseRun:
-        "the service refused the account's credentials (AUTHENTICATION_FAILED, HTTP 401): put apiPassword right",
+      pauseRun: "the service refused the account's credentials (401): put apiPassword right",
     };
   }
   if (error instanceof ServiceAPIError) {
