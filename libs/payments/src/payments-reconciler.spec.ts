@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { payoutIntent, testJournal } from '../spec-support/journal-entries';
 import { RecordingServer } from '../spec-support/recording-server';
+import { waitFor } from '../spec-support/wait-for';
 import type { RecordedRequest, Reply } from '../spec-support/recording-server';
 import { createPaymentsClient } from './create-payments-client';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
@@ -53,6 +54,18 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
       client.transactions,
     );
     return { clock, store, journal, reconciler };
+  }
+
+  /** A payout under `key` whose answer was lost after webhooks of these references and kinds came. */
+  async function lostWithDeferredKinds(
+    journal: PaymentsJournal,
+    key: string,
+    events: readonly (readonly [reference: string, kind: string])[],
+  ) {
+    const decision = await journal.begin(payoutIntent(key));
+    if (!decision.send) throw new Error(`${key} was not sent`);
+    for (const [reference, kind] of events) await journal.deferEvent(key, reference, kind);
+    await journal.failed(decision, new Error('socket hang up'));
   }
 
   /** A payout under `key` whose answer was lost after the webhooks naming `references` came. */
@@ -121,13 +134,13 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     lookup = () => ({ status: 200, body: { status: 429, success: false, message: 'slow down' } });
     await reconciler.reconcile();
     expect(await deferred()).toEqual([
-      expect.not.objectContaining({ failingSince: expect.anything() }),
+      expect.not.objectContaining({ unplacedSince: expect.anything() }),
     ]);
     lookup = () => ({ status: 503, body: { message: 'try again' } });
     await reconciler.reconcile();
     const since = clock.nowMs;
     expect(await deferred()).toEqual([
-      expect.objectContaining({ failingSince: new Date(since).toISOString() }),
+      expect.objectContaining({ unplacedSince: new Date(since).toISOString() }),
     ]);
     // The log says what failed: the error's code and HTTP status, never its message.
     expect(jest.mocked(Logger.prototype.warn)).toHaveBeenCalledWith(
@@ -160,13 +173,13 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     clock.nowMs += 60_000;
     await reconciler.reconcile();
     expect(await deferred()).toEqual([
-      expect.objectContaining({ failingSince: expect.any(String) }),
+      expect.objectContaining({ unplacedSince: expect.any(String) }),
     ]);
     lookup = pending;
     clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS / 2;
     await reconciler.reconcile();
     expect(await deferred()).toEqual([
-      expect.not.objectContaining({ failingSince: expect.anything() }),
+      expect.not.objectContaining({ unplacedSince: expect.anything() }),
     ]);
     // A blip past 72 h from the first failure is a new first failure: the reference stays.
     lookup = failing;
@@ -175,7 +188,7 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     expect((await deferred())?.map((event) => event.reference)).toEqual(['OWN000000003eW']);
   });
 
-  it('keeps a reference whose record agrees with the entry while another call could own it, for the window', async () => {
+  it('keeps a reference whose record agrees with the entry while another call could own it, for the window from the first pass that found it so', async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     lookup = (reference) => ({ status: 200, body: successRecord(reference) });
     const { journal, store, reconciler, clock } = journaled();
@@ -191,8 +204,16 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     });
     await expect(reconciler.resolve('rival-1', NOTE)).rejects.toMatchObject({ code: 'REFUSED' });
 
-    // Unplaced for 72 h (a forger may name a real transaction under keys not its own): dropped.
-    clock.nowMs = START + PAYMENTS_CONFIRMATION_WINDOW_MS;
+    // Unplaced for 72 h from the first pass that found it so (a forger may name a real
+    // transaction under keys not its own): dropped.
+    const since = clock.nowMs;
+    expect(await store.get('rival-1')).toMatchObject({
+      deferredEvents: [expect.objectContaining({ unplacedSince: new Date(since).toISOString() })],
+    });
+    clock.nowMs = since + PAYMENTS_CONFIRMATION_WINDOW_MS - 1;
+    await reconciler.reconcile();
+    expect((await store.get('rival-1'))?.deferredEvents).toHaveLength(1);
+    clock.nowMs = since + PAYMENTS_CONFIRMATION_WINDOW_MS;
     await reconciler.reconcile();
     expect((await store.get('rival-1'))?.deferredEvents).toEqual([]);
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('RIVAL0000001eW'));
@@ -220,5 +241,64 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     await expect(journal.begin(payoutIntent('pending-1', { resend: true }))).rejects.toMatchObject({
       code: 'IN_DOUBT',
     });
+  });
+  it("places the call's own record whatever kind a webhook that named it first claimed", async () => {
+    const { journal, store, reconciler, clock } = journaled();
+    // A forger posts the call's own reference on the collection route before the service's
+    // webhook of the payout, which then adds nothing (one event per reference).
+    const events = [
+      ['OWN000000004eW', 'collection'],
+      ['OWN000000004eW', 'payout'],
+    ] as const;
+    lookup = (reference) => ({
+      status: 200,
+      body: { ...successRecord(reference), transaction_details: { status: 'pending' } },
+    });
+    await lostWithDeferredKinds(journal, 'kind-1', events);
+    clock.nowMs += 60_000;
+    await reconciler.reconcile();
+    expect((await store.get('kind-1'))?.deferredEvents?.map((event) => event.reference)).toEqual([
+      'OWN000000004eW',
+    ]);
+
+    lookup = (reference) => ({ status: 200, body: successRecord(reference) });
+    await reconciler.reconcile();
+    expect(await store.get('kind-1')).toMatchObject({
+      state: 'succeeded',
+      reference: 'OWN000000004eW',
+    });
+  });
+
+  it('drops a reference unplaced for the window only if no other instance placed it meanwhile', async () => {
+    const { journal, store, reconciler, clock } = journaled();
+    const other = new PaymentsReconciler(
+      { journal } as unknown as OperationRunner,
+      clients.at(-1)!.transactions,
+    );
+    await lostWithDeferred(journal, 'race-1', 'OWN000000005eW');
+    lookup = () => ({ status: 503, body: { message: 'try again' } });
+    clock.nowMs += 60_000;
+    await reconciler.reconcile();
+    clock.nowMs += PAYMENTS_CONFIRMATION_WINDOW_MS;
+    // This instance's look-up hangs, read with the old mark; the other's answers: pending.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    lookup = () => ({ status: 503, body: { message: 'try again' }, after: released });
+    const hanging = reconciler.reconcile();
+    await waitFor(
+      () => Promise.resolve(server.requests.length >= 2 ? true : undefined),
+      'the look-up',
+    );
+    lookup = (reference) => ({
+      status: 200,
+      body: { ...successRecord(reference), transaction_details: { status: 'pending' } },
+    });
+    await other.reconcile();
+    release();
+    await hanging;
+
+    expect((await store.get('race-1'))?.deferredEvents?.map((event) => event.reference)).toEqual([
+      'OWN000000005eW',
+    ]);
   });
 });

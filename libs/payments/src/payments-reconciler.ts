@@ -606,87 +606,81 @@ export class PaymentsReconciler {
    * An entry in doubt without a reference, whose call's answer never came, settled by one of the
    * webhooks deferred while it was being sent: each reference is looked up, and settles the entry
    * only as any event named by the key alone would (docs/journal.md, "Webhooks"); a forger's
-   * reference is refused there.
+   * reference is refused there. What cannot be placed yet stays, and closes the key, for
+   * {@link PAYMENTS_CONFIRMATION_WINDOW_MS} of passes that could not place it (`unplacedSince`).
    */
   private async settleByDeferredEvents(
     journal: PaymentsJournal,
     entry: PaymentsJournalEntry,
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
-    const unusable: string[] = [];
-    for (const { reference, kind, at, failingSince } of entry.deferredEvents ?? []) {
+    const unusable: { reference: string; unplacedSince?: string }[] = [];
+    const hours = PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000;
+    for (const { reference, unplacedSince } of entry.deferredEvents ?? []) {
+      /** This pass could not place it: dropped once that has lasted the window, else marked. */
+      const unplaced = async (why: string): Promise<void> => {
+        if (unplacedSince !== undefined && journal.windowLapsedSince(unplacedSince)) {
+          unusable.push({ reference, unplacedSince });
+          this.logger.error(
+            `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +
+              `could not be placed for ${hours} h (${why}): dropped, check it by hand`,
+          );
+        } else if (unplacedSince === undefined) {
+          await journal.deferredEventUnplaced(entry.idempotencyKey, reference, true);
+        }
+      };
       let record: TransactionStatus;
       try {
         record = await this.transactions.status(reference);
       } catch (error) {
-        // Unknown to the service, or no reference a look-up can carry: a forger's. Anything else
-        // may pass, and is looked up again next time, for the confirmation window: a reference
-        // kept for ever would keep a person from resolving the entry `refused`.
+        // Unknown to the service, or no reference a look-up can carry: a forger's. A rate limit or
+        // refused credentials say nothing of the reference, and do not count.
         if (isUnknownTransaction(error) || error instanceof PaymentsValidationError) {
-          unusable.push(reference);
-        } else if (
-          failingSince !== undefined &&
-          !isRateLimitOrCredentials(error) &&
-          journal.windowLapsedSince(failingSince)
-        ) {
-          unusable.push(reference);
-          this.logger.error(
-            `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
-              `${entry.idempotencyKey}, kept failing for ${PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000} h ` +
-              `(${failureNamed(error)}): dropped, check it by hand`,
-          );
-        } else {
+          unusable.push({ reference });
+          continue;
+        }
+        this.logger.warn(
+          `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
+            `${entry.idempotencyKey}, failed (${failureNamed(error)})`,
+        );
+        if (!isRateLimitOrCredentials(error)) await unplaced(`look-ups failed`);
+        lookupFailed = true;
+        continue;
+      }
+      // The kind its webhook gave is not compared: whoever posts a reference first gives it, and
+      // a forger's on another route would make the call's own record read as another's.
+      const figures = {
+        reference,
+        outcome: 'succeeded' as const, // not compared: a record's figures only
+        ...recordFigures(record),
+        by: 'status' as const,
+      };
+      if (record.code === reference && recordOutcome(record) === undefined) {
+        // Not final: another transaction's if its figures are not the call's; else it may be
+        // the call's own execution, and stays for as long as it is pending.
+        const mismatch = journal.recordMismatch(entry, figures);
+        if (mismatch !== undefined) {
+          unusable.push({ reference });
           this.logger.warn(
-            `Reconcile: the status look-up of ${reference}, named by a deferred webhook of ` +
-              `${entry.idempotencyKey}, failed (${failureNamed(error)})`,
+            `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, whose ` +
+              `pending record does not agree with the entry (${mismatch}); not taken`,
           );
-          // The window counts from the first failure that says something of the reference.
-          if (failingSince === undefined && !isRateLimitOrCredentials(error)) {
-            await journal.deferredEventFailing(entry.idempotencyKey, reference, true);
-          }
-          lookupFailed = true;
+        } else if (unplacedSince !== undefined) {
+          await journal.deferredEventUnplaced(entry.idempotencyKey, reference, false);
         }
         continue;
       }
-      if (failingSince !== undefined) {
-        await journal.deferredEventFailing(entry.idempotencyKey, reference, false);
-      }
-      // A record not final yet whose figures are not the call's is another transaction's.
-      const pendingMismatch =
-        record.code === reference && recordOutcome(record) === undefined
-          ? journal.recordMismatch(entry, {
-              reference,
-              outcome: 'succeeded', // not compared: a record's figures only
-              ...recordFigures(record),
-              ...(kind === undefined ? {} : { kind }),
-              by: 'status',
-            })
-          : undefined;
-      const result =
-        pendingMismatch === undefined
-          ? await this.settleByRecord(journal, entry.idempotencyKey, reference, record, kind)
-          : ({ result: 'contradicted', entry, why: pendingMismatch } as const);
-      if (result === 'unknown') unusable.push(reference);
-      else if (result !== 'not-final' && result.result === 'settled') return 'changed';
-      else if (result !== 'not-final' && result.result === 'contradicted' && !result.undecided) {
-        unusable.push(reference);
+      const result = await this.settleByRecord(journal, entry.idempotencyKey, reference, record);
+      if (result === 'unknown') unusable.push({ reference });
+      else if (result === 'not-final') continue;
+      else if (result.result === 'settled') return 'changed';
+      else if (result.result === 'contradicted' && result.undecided === true) {
+        await unplaced('another call could as well own its record');
+      } else if (result.result === 'contradicted') {
+        unusable.push({ reference });
         this.logger.warn(
           `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, which ` +
             `does not agree with the entry (${result.why}); not taken`,
-        );
-      } else if (
-        result !== 'not-final' &&
-        result.result === 'contradicted' &&
-        journal.windowLapsedSince(at)
-      ) {
-        // Agreeing with another call as well for the whole window: dropped, so that a genuine
-        // record a forger names under keys it is not theirs does not close them for ever. A record
-        // not final whose figures are the call's stays: it may be the call's own execution.
-        unusable.push(reference);
-        this.logger.error(
-          `Reconcile: the deferred webhook of ${entry.idempotencyKey} named ${reference}, whose ` +
-            `record another call could as well own, for ${PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000} h: ` +
-            'dropped, check it by hand',
         );
       }
     }
@@ -698,16 +692,15 @@ export class PaymentsReconciler {
   }
 
   /**
-   * Settles the entry of `idempotencyKey` by the service's `record` of `reference` (and the kind of
-   * the webhook that named it): `'unknown'` when the record is of another transaction, `'not-final'`
-   * while it is not final, else what the journal's settlement did.
+   * Settles the entry of `idempotencyKey` by the service's `record` of `reference`: `'unknown'`
+   * when the record is of another transaction, `'not-final'` while it is not final, else what the
+   * journal's settlement did.
    */
   private async settleByRecord(
     journal: PaymentsJournal,
     idempotencyKey: string,
     reference: string,
     record: TransactionStatus,
-    kind?: string,
   ): Promise<'unknown' | 'not-final' | JournalSettleResult> {
     if (record.code !== reference) return 'unknown';
     const outcome = recordOutcome(record);
@@ -717,7 +710,6 @@ export class PaymentsReconciler {
       reference,
       outcome,
       ...recordFigures(record),
-      ...(kind === undefined ? {} : { kind }),
       by: 'status',
     });
   }

@@ -173,10 +173,12 @@ export interface PaymentsJournalDeferredEvent {
   /** When it arrived (ISO 8601). */
   readonly at: string;
   /**
-   * Since when its status look-ups fail (not for a rate limit or the credentials): `reconcile()`
-   * drops it once they have failed for `PAYMENTS_CONFIRMATION_WINDOW_MS`.
+   * Since when `reconcile()` could not place it: its look-ups failed (not for a rate limit or the
+   * credentials), or its record could as well be another call's. Dropped once that has lasted
+   * `PAYMENTS_CONFIRMATION_WINDOW_MS` without a break; cleared by a pending record of the call's
+   * figures.
    */
-  readonly failingSince?: string;
+  readonly unplacedSince?: string;
 }
 
 /** What {@link PaymentsJournalStore.list} returns: filters combine with AND. */

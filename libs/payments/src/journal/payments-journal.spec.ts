@@ -994,7 +994,7 @@ describe('PaymentsJournal', () => {
     });
     expect(await store.get('deferred-1')).toMatchObject({ state: 'in_doubt' });
     // reconcile() drops a reference the service does not know; then the person may resolve.
-    await journal.dropDeferredEvents('deferred-1', ['DEFERRED0001eW']);
+    await journal.dropDeferredEvents('deferred-1', [{ reference: 'DEFERRED0001eW' }]);
     await journal.resolve('deferred-1', { outcome: 'refused', note: 'ops: not in the dashboard' });
     expect(await store.get('deferred-1')).toMatchObject({ state: 'refused' });
   });
@@ -1030,7 +1030,7 @@ describe('PaymentsJournal', () => {
       });
     }
     // reconcile() found the service has no such transaction, and dropped it.
-    await journal.dropDeferredEvents('salary-11', ['OF-THE-FIRST-SEND']);
+    await journal.dropDeferredEvents('salary-11', [{ reference: 'OF-THE-FIRST-SEND' }]);
     const again = await journal.begin(payoutIntent('salary-11', { resend: true }));
 
     expect(again.send).toBe(true);

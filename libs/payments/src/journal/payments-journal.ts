@@ -415,35 +415,49 @@ export class PaymentsJournal {
   }
 
   /**
-   * Drops deferred events whose references `reconcile()` found unknown to the service or at odds
-   * with the entry, so that no later pass looks them up again. Rejects when the store fails.
+   * Drops deferred events `reconcile()` found of no use (unknown to the service, no reference a
+   * look-up can carry, a record at odds with the entry) or unplaced for the window, so that no
+   * later pass looks them up again. One dropped for its `unplacedSince` is dropped only while the
+   * entry still holds that mark: another instance's look-up may have placed it since. Rejects when
+   * the store fails.
    */
-  async dropDeferredEvents(idempotencyKey: string, references: readonly string[]): Promise<void> {
+  async dropDeferredEvents(
+    idempotencyKey: string,
+    dropped: readonly { readonly reference: string; readonly unplacedSince?: string }[],
+  ): Promise<void> {
     await this.changeEntry(idempotencyKey, (entry) => {
-      const kept = entry.deferredEvents?.filter((event) => !references.includes(event.reference));
+      const kept = entry.deferredEvents?.filter(
+        (event) =>
+          !dropped.some(
+            (drop) =>
+              drop.reference === event.reference &&
+              (drop.unplacedSince === undefined || drop.unplacedSince === event.unplacedSince),
+          ),
+      );
       if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
       return { deferredEvents: kept };
     });
   }
 
   /**
-   * Marks the deferred event of `reference` as failing its look-ups since now (`failing`), unless
-   * it is already; or as answered again, which clears the mark: the window counts failures without
-   * a break. Rejects when the store fails.
+   * Marks the deferred event of `reference` as unplaced since now (`unplaced`: a look-up failed,
+   * or found a record another call could as well own), unless it is already; or clears the mark
+   * (its record is pending with the call's figures): the window counts passes that could not place
+   * it, without a break. Rejects when the store fails.
    */
-  async deferredEventFailing(
+  async deferredEventUnplaced(
     idempotencyKey: string,
     reference: string,
-    failing: boolean,
+    unplaced: boolean,
   ): Promise<void> {
     await this.changeEntry(idempotencyKey, (entry, at) => {
       const events = entry.deferredEvents;
       const index = events?.findIndex((event) => event.reference === reference) ?? -1;
       if (events === undefined || index < 0) return undefined;
-      const { failingSince, ...event } = events[index];
-      if ((failingSince !== undefined) === failing) return undefined;
+      const { unplacedSince, ...event } = events[index];
+      if ((unplacedSince !== undefined) === unplaced) return undefined;
       const marked = [...events];
-      marked[index] = failing ? { ...event, failingSince: at } : event;
+      marked[index] = unplaced ? { ...event, unplacedSince: at } : event;
       return { deferredEvents: marked };
     });
   }
@@ -1920,7 +1934,7 @@ function deferredReason(entry: PaymentsJournalEntry): string {
     `webhooks under this idempotencyKey named ${named}, which reconcile() has not placed yet: ` +
     "one may be the call's execution. Run reconcile(), which looks them up (the call's own " +
     'record settles the entry; one of no such transaction is dropped, and one it cannot place ' +
-    "is dropped after 72 h); neither { resend: true } nor a resolution 'refused' is taken before"
+    "for 72 h is dropped then); neither { resend: true } nor a resolution 'refused' is taken before"
   );
 }
 

@@ -152,7 +152,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         payee: first.payee!,
         deferredEvents: [
           { reference: `DEFERRED-${run}`, kind: 'payout', at: iso(500) },
-          { reference: `DEFERRED2-${run}`, at: iso(700), failingSince: iso(900) },
+          { reference: `DEFERRED2-${run}`, at: iso(700), unplacedSince: iso(900) },
         ],
         calls: [
           {
