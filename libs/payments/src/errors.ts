@@ -69,8 +69,9 @@ export class PaymentsValidationError extends PaymentsError {
  * - `IN_PROGRESS`: a call under this key is being sent now (here or by another instance), or its
  *   process died mid-send and its deadline has not passed;
  * - `ALREADY_FAILED`: the call under this key failed at the service: a new attempt needs a new key;
- * - `ALREADY_REFUSED`: the key was held for a payout-run takeover and a person settled it refused:
- *   nothing goes out under it again unless the caller passes `{ resend: true }`;
+ * - `ALREADY_REFUSED`: the key was held without a send (a payout-run takeover settled refused, a
+ *   cancelled run's item), or a payout run's key whose refusal stands: nothing goes out under it
+ *   again unless the caller passes `{ resend: true }`;
  * - `JOURNAL_UNAVAILABLE`: the journal could not be written, so the call was not sent.
  */
 export type PaymentsErrorCode =
