@@ -104,7 +104,7 @@ export const ON_WIRE = Symbol('malipo.onWire');
 export const UNSENT_SENDS = Symbol('malipo.unsentSends');
 
 /**
- * A call option of payout runs: a key the service refused for good (a 4xx but 401, 408 or 429) is
+ * A call option of payout runs: a key the service refused for good (a 4xx but 401 and 429) is
  * not sent again as a retry, but stops with `ALREADY_REFUSED`. A run created again (its store lost
  * it) reports the item refused as the first run did, rather than pay what someone may have paid
  * in a new run since (docs/payout-runs.md, "The embedded engine and crashes").

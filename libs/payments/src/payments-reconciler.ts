@@ -447,12 +447,7 @@ export class PaymentsReconciler {
     // record of the call. (A reference the person gives is checked so by the journal.)
     const mismatch =
       known && record && entry.reference !== undefined
-        ? journal.recordMismatch(entry, {
-            reference,
-            outcome,
-            ...recordFigures(record),
-            by: 'status',
-          })
+        ? journal.recordMismatch(entry, { reference, ...recordFigures(record) })
         : undefined;
     if (mismatch !== undefined) {
       throw new PaymentsReconcilerError(
@@ -649,16 +644,10 @@ export class PaymentsReconciler {
       }
       // The kind its webhook gave is not compared: whoever posts a reference first gives it, and
       // a forger's on another route would make the call's own record read as another's.
-      const figures = {
-        reference,
-        outcome: 'succeeded' as const, // not compared: a record's figures only
-        ...recordFigures(record),
-        by: 'status' as const,
-      };
       if (record.code === reference && recordOutcome(record) === undefined) {
         // Not final: another transaction's if its figures are not the call's; else it may be
         // the call's own execution, and stays for as long as it is pending.
-        const mismatch = journal.recordMismatch(entry, figures);
+        const mismatch = journal.recordMismatch(entry, { reference, ...recordFigures(record) });
         if (mismatch !== undefined) {
           unusable.push({ reference });
           this.logger.warn(

@@ -23,12 +23,23 @@ export function isUnknownTransaction(error: unknown): boolean {
 }
 
 /**
- * Whether a failed look-up was refused for the account's sake, not the reference's: the
- * credentials (401) or a rate limit (429), in the HTTP status or the service's body.
+ * Whether a status refuses a call for the account's sake, not the request's: the credentials
+ * (401) or a rate limit (429). A later call may not meet it.
+ */
+export function isRateLimitOrCredentialsStatus(status: number | undefined): boolean {
+  return status === 401 || status === 429;
+}
+
+/**
+ * Whether a failed call was refused for the account's sake ({@link isRateLimitOrCredentialsStatus}),
+ * in the HTTP status or the service's body.
  */
 export function isRateLimitOrCredentials(error: unknown): boolean {
   if (!(error instanceof ServiceAPIError)) return false;
-  return [error.status, error.serviceStatus].some((status) => status === 401 || status === 429);
+  return (
+    isRateLimitOrCredentialsStatus(error.status) ||
+    isRateLimitOrCredentialsStatus(error.serviceStatus)
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ import { canonicalJson } from '../idempotency-keys';
 import type { PaymentsOperationName } from '../operation-names';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { nationalNumber } from '../phone-numbers';
-import { amountsDiffer } from '../transaction-outcome';
+import { amountsDiffer, isRateLimitOrCredentialsStatus } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
 import { readObjectOfKnownKeys } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
@@ -26,6 +26,7 @@ import {
 } from './payments-journal.interfaces';
 import type {
   PaymentsJournalCall,
+  PaymentsJournalDeferredEvent,
   PaymentsJournalEntry,
   PaymentsJournalResolution,
   PaymentsJournalState,
@@ -177,6 +178,9 @@ export interface JournalSettlement {
   /** The service's reason for a failure, masked (`transaction_details.reason`). */
   readonly reason?: string;
 }
+
+/** What of a settlement tells whether its record is of an entry's call: not what it settles. */
+export type RecordFigures = Omit<JournalSettlement, 'outcome' | 'by'>;
 
 /**
  * What a settlement did: nothing matched, it settled (or agreed with) an entry, contradicted one,
@@ -406,11 +410,8 @@ export class PaymentsJournal {
   async deferEvent(idempotencyKey: string, reference: string, kind?: string): Promise<void> {
     await this.changeEntry(idempotencyKey, (entry, at) => {
       if (!this.isBeingSent(entry)) return undefined;
-      const deferred = entry.deferredEvents ?? [];
-      if (deferred.length >= MAX_DEFERRED_EVENTS) return undefined;
-      if (deferred.some((event) => event.reference === reference)) return undefined;
-      const event = { reference, ...(kind === undefined ? {} : { kind }), at };
-      return { deferredEvents: [...deferred, event] };
+      const deferredEvents = withDeferredEvent(entry, reference, kind, at);
+      return deferredEvents && { deferredEvents };
     });
   }
 
@@ -465,26 +466,28 @@ export class PaymentsJournal {
   /**
    * Replaces the entry of `idempotencyKey` with `change`'s fields over it (a new version, changed
    * at `at`), read again and retried when another writer changed it meanwhile; nothing when there
-   * is no entry or `change` answers undefined. Rejects when the store fails.
+   * is no entry or `change` answers undefined, or other writers kept changing it. Resolves with
+   * the entry as it is afterwards. Rejects when the store fails.
    */
   private async changeEntry(
     idempotencyKey: string,
     change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
-  ): Promise<void> {
+  ): Promise<PaymentsJournalEntry | undefined> {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const entry = await this.entryUnder(idempotencyKey);
-      if (entry === undefined) return;
+      if (entry === undefined) return undefined;
       const at = new Date(this.now()).toISOString();
       const fields = change(entry, at);
-      if (fields === undefined) return;
+      if (fields === undefined) return entry;
       const next: PaymentsJournalEntry = {
         ...entry,
         ...fields,
         version: entry.version + 1,
         updatedAt: at,
       };
-      if (await this.store.replace(this.sealed(next))) return;
+      if (await this.store.replace(this.sealed(next))) return next;
     }
+    return this.entryUnder(idempotencyKey);
   }
 
   /**
@@ -566,24 +569,18 @@ export class PaymentsJournal {
    * it stops (`ALREADY_REFUSED`) as for a key held refused. Any other entry stays as it is.
    */
   private async closeRefused(intent: JournalIntent, reason: string): Promise<PaymentsJournalEntry> {
-    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      const entry = await this.storeCall(intent, 'get', () =>
-        this.entryUnder(intent.idempotencyKey),
-      );
-      if (entry === undefined) throw new Error(`the entry ${intent.idempotencyKey} is gone`);
-      if (!neverExecuted(entry) || entry.settledBy !== undefined) return entry;
-      const closed: PaymentsJournalEntry = {
-        ...entry,
-        version: entry.version + 1,
-        updatedAt: new Date(this.now()).toISOString(),
-        settledBy: 'run',
-        reason,
-      };
-      if (await this.storeCall(intent, 'replace', () => this.store.replace(this.sealed(closed)))) {
-        return closed;
-      }
+    const open = (entry: PaymentsJournalEntry) =>
+      neverExecuted(entry) && entry.settledBy === undefined;
+    const closed = await this.storeCall(intent, 'replace', () =>
+      this.changeEntry(intent.idempotencyKey, (entry) =>
+        open(entry) ? { settledBy: 'run', reason } : undefined,
+      ),
+    );
+    if (closed === undefined) throw new Error(`the entry ${intent.idempotencyKey} is gone`);
+    if (open(closed)) {
+      throw new Error(`the entry ${intent.idempotencyKey} kept changing while being closed`);
     }
-    throw new Error(`the entry ${intent.idempotencyKey} kept changing while being closed`);
+    return closed;
   }
 
   /** The store's `create` before a send: its failure stops the call with `JOURNAL_UNAVAILABLE`. */
@@ -909,11 +906,12 @@ export class PaymentsJournal {
         // A send that may have executed, ending after another send under the key was accepted
         // (a stalled send, and a `resend` meanwhile): the service may have run the call twice.
         // A send a person weighed counts: a resolution on a reference cannot say which send made it.
+        const ranWeighedToo = sendsThatMayHaveRun(calls, true);
         if (
           mayHaveExecuted &&
           entry.reference !== undefined &&
-          sendsThatMayHaveRun(calls, true).some((ran) => ran.callId === callId) &&
-          anotherMayHaveRun(calls, callId, true)
+          ranWeighedToo.some((ran) => ran.callId === callId) &&
+          ranWeighedToo.some((ran) => ran.callId !== callId)
         ) {
           const twice =
             `${entry.settledBy === undefined ? 'accepted' : 'settled'} with the reference ${entry.reference}, and another send under the key ended ` +
@@ -1003,22 +1001,14 @@ export class PaymentsJournal {
         const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
         // Kept with the webhooks deferred during the send: the record may be this call's own
         // execution, so the key is neither sent again nor resolved `refused` until it is placed.
-        const deferred = entry.deferredEvents ?? [];
-        if (
-          deferred.length < MAX_DEFERRED_EVENTS &&
-          !deferred.some((event) => event.reference === settlement.reference)
-        ) {
-          const at = new Date(this.now()).toISOString();
-          const event = {
-            reference: settlement.reference,
-            ...(settlement.kind === undefined ? {} : { kind: settlement.kind }),
-            at,
-          };
+        const at = new Date(this.now()).toISOString();
+        const deferredEvents = withDeferredEvent(entry, settlement.reference, settlement.kind, at);
+        if (deferredEvents !== undefined) {
           const next: PaymentsJournalEntry = {
             ...entry,
             version: entry.version + 1,
             updatedAt: at,
-            deferredEvents: [...deferred, event],
+            deferredEvents,
           };
           const now = await this.writtenOrNow(entry, next);
           if (now === undefined) return { result: 'no-entry' };
@@ -1362,7 +1352,7 @@ export class PaymentsJournal {
    * number other than the call's (another payment of the same amount, which a forger may pair
    * with this call's key while the entry has no reference).
    */
-  recordMismatch(entry: PaymentsJournalEntry, settlement: JournalSettlement): string | undefined {
+  recordMismatch(entry: PaymentsJournalEntry, settlement: RecordFigures): string | undefined {
     const mismatch = figuresMismatch(entry, settlement);
     if (mismatch !== undefined) return mismatch;
     if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
@@ -1662,15 +1652,10 @@ export function sentAgainAsRetry(entry: PaymentsJournalEntry): boolean {
 }
 
 /**
- * Statuses of a refusal that a later send may not meet, in the HTTP status or the service's body:
- * the credentials, a rate limit. A payout run requeues such an item; it refuses any other.
- */
-const PASSING_REFUSAL_STATUSES: ReadonlySet<number> = new Set([401, 429]);
-
-/**
  * Whether the key's `refused` stands for good: a person resolved it so, a payout run's cancel
- * closed it (`settledBy`), or the service itself refused its latest send with a 4xx (but
- * {@link PASSING_REFUSAL_STATUSES}) or a refusal under 2xx. Not a send that never went out
+ * closed it (`settledBy`), or the service itself refused its latest send with a 4xx or a refusal
+ * under 2xx, but not for the account's sake ({@link isRateLimitOrCredentialsStatus}, in the HTTP
+ * status or the body: a payout run requeues such an item). Not a send that never went out
  * (`JOURNAL_UNAVAILABLE`, a closing client).
  * @internal
  */
@@ -1683,8 +1668,8 @@ export function refusedForGood(entry: PaymentsJournalEntry): boolean {
   return (
     status !== undefined &&
     status < 500 &&
-    !PASSING_REFUSAL_STATUSES.has(status) &&
-    !(latest.serviceStatus !== undefined && PASSING_REFUSAL_STATUSES.has(latest.serviceStatus))
+    !isRateLimitOrCredentialsStatus(status) &&
+    !isRateLimitOrCredentialsStatus(latest.serviceStatus)
   );
 }
 
@@ -1710,7 +1695,7 @@ const CLOCK_SKEW_MS = 10 * 60 * 1000;
  */
 function figuresMismatch(
   entry: PaymentsJournalEntry,
-  settlement: JournalSettlement,
+  settlement: RecordFigures,
 ): string | undefined {
   if (
     entry.amount !== undefined &&
@@ -1925,6 +1910,22 @@ function payeeKeyIdOf(payee: string | undefined): string | undefined {
 /** Whether two values are both known and unequal. */
 function differ<T>(one: T | undefined, other: T | undefined): boolean {
   return one !== undefined && other !== undefined && one !== other;
+}
+
+/**
+ * The entry's `deferredEvents` with one of `reference` arrived at `at`; undefined when it holds
+ * that reference already, or {@link MAX_DEFERRED_EVENTS}.
+ */
+function withDeferredEvent(
+  entry: PaymentsJournalEntry,
+  reference: string,
+  kind: string | undefined,
+  at: string,
+): PaymentsJournalDeferredEvent[] | undefined {
+  const deferred = entry.deferredEvents ?? [];
+  if (deferred.length >= MAX_DEFERRED_EVENTS) return undefined;
+  if (deferred.some((event) => event.reference === reference)) return undefined;
+  return [...deferred, { reference, ...(kind === undefined ? {} : { kind }), at }];
 }
 
 /** Why an entry in doubt with `deferredEvents` is neither sent again nor resolved `refused` yet. */

@@ -1,9 +1,4 @@
-import {
-  AuthenticationError,
-  PaymentsJournalError,
-  PaymentsValidationError,
-  ServiceAPIError,
-} from '../errors';
+import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import { keptServiceText } from '../journal/personal-data';
 import type { PayoutRunItemState } from './payout-run.interfaces';
@@ -71,6 +66,11 @@ function isRateLimited(error: ServiceAPIError): boolean {
   return error.status === 429 || error.serviceStatus === 429;
 }
 
+/** HTTP 401 under either the HTTP status or the service's body status. */
+function isCredentialsRefused(error: ServiceAPIError): boolean {
+  return error.status === 401 || error.serviceStatus === 401;
+}
+
 /**
  * Reads a failed send the way the journal does (docs/journal.md): what may have executed is
  * `in_doubt` and never sent again by the run; what certainly did not is `refused`, except a 429,
@@ -105,11 +105,7 @@ export function classifySendFailure(error: unknown, request?: object): PayoutRun
         };
     }
   }
-  if (
-    error instanceof ServiceAPIError &&
-    !error.mayHaveExecuted &&
-    (error instanceof AuthenticationError || error.serviceStatus === 401)
-  ) {
+  if (error instanceof ServiceAPIError && !error.mayHaveExecuted && isCredentialsRefused(error)) {
     // The account's credentials, not the item: every other item would be refused the same way.
     // The item waits and the run pauses until resume(), after the password is put right.
     return {
