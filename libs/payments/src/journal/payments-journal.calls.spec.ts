@@ -214,6 +214,46 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     ]);
   });
 
+  it('holds in doubt, with no reference, a call answered with the reference another call holds', async () => {
+    const payments = client();
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-1' });
+    // A service that answers another payout of the same sum and phone with the first one's
+    // answer (a duplicate filter), executing nothing: the reference is refund-1's.
+    const second = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-2' });
+    expect(second.transactionReference).toBe(PAYOUT_REFERENCE);
+
+    const entry = await store.get('refund-2');
+    expect(entry).toMatchObject({ state: 'in_doubt' });
+    expect(entry?.reference).toBeUndefined();
+    expect(entry?.reason).toContain(PAYOUT_REFERENCE);
+    expect(entry?.reason).toContain('refund-1');
+    expect(entry?.calls[0]).toMatchObject({ outcome: 'in_doubt' });
+    expect((await store.findByReference(PAYOUT_REFERENCE))?.idempotencyKey).toBe('refund-1');
+    expect(logged.mock.calls.flat().join('\n')).toContain('refund-2');
+
+    // The record of the one transaction settles refund-1 alone.
+    await payments.reconciler.reconcile();
+    expect(await store.get('refund-1')).toMatchObject({ state: 'succeeded', settledBy: 'status' });
+    expect(await store.get('refund-2')).toMatchObject({ state: 'in_doubt' });
+    // Nor does its webhook under refund-2's key settle it: the reference is refund-1's.
+    const event = {
+      idempotencyKey: 'refund-2',
+      reference: PAYOUT_REFERENCE,
+      outcome: 'succeeded',
+      amount: PAYOUT.amount,
+      currency: 'KES',
+      kind: 'payout',
+      by: 'webhook',
+    } as const;
+    expect(await payments.reconciler.settle(event)).toMatchObject({ result: 'contradicted' });
+    // And refund-2 is not sent again without a person or `resend`.
+    expect(
+      await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-2' })),
+    ).toMatchObject({ code: 'IN_DOUBT' });
+    expect(posts()).toHaveLength(2);
+  });
+
   it('journals the amount as sent: the decimal a sum stands for, as the wire and the ledger carry it', async () => {
     const payments = client();
     await payments.payouts.mpesa({ ...PAYOUT, amount: 10.1 + 0.2 }, { idempotencyKey: 'sum-1' });
@@ -759,12 +799,17 @@ describe('the payments journal, through a client over loopback HTTP', () => {
 
   it('sums money in and money out apart by operation, beside the totals of both', async () => {
     const payments = client();
+    let sent = 0;
     server.fallback = (request) =>
       request.method === 'GET'
         ? { status: 200, body: statusRecord(request.path.split('/').pop()!, 'pending', 0) }
         : {
             status: 200,
-            body: successBody(request.path.includes('withdrawal') ? 'payout' : 'collection'),
+            body: {
+              ...successBody(request.path.includes('withdrawal') ? 'payout' : 'collection'),
+              // One transaction per call: a reference two calls were given is neither's.
+              transaction_reference: `9BD10000000${(sent += 1)}eW`,
+            },
           };
     const collection = MPESA_COLLECTION.request as { amount: number };
     await payments.collections.mpesa(MPESA_COLLECTION.request, {

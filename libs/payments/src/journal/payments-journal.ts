@@ -17,7 +17,7 @@ import { amountsDiffer, isRateLimitOrCredentialsStatus } from '../transaction-ou
 import { RESPONSE_WIRE_KEYS } from '../wire';
 import { readObjectOfKnownKeys } from '../unknown-keys';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
-import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
+import { InMemoryPaymentsJournal, sealedJournalEntry } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
 import {
   FINAL_JOURNAL_STATES,
@@ -286,7 +286,7 @@ export class PaymentsJournal {
    * MongoDB driver adds `_id`).
    */
   private sealed<T extends PaymentsJournalEntry>(entry: T): T {
-    return this.store instanceof InMemoryPaymentsJournal ? deepFrozenEntry(entry) : entry;
+    return this.store instanceof InMemoryPaymentsJournal ? sealedJournalEntry(entry) : entry;
   }
 
   /**
@@ -589,16 +589,19 @@ export class PaymentsJournal {
     fresh: PaymentsJournalEntry,
   ): Promise<{ created: boolean; entry: PaymentsJournalEntry }> {
     const { callId } = fresh.calls[0];
-    const created = await this.writeBeforeSending(intent, 'create', callId, async () => {
-      const answer = await this.store.create(this.sealed(fresh));
-      assertEntryOf(fresh.idempotencyKey, answer.entry, 'create');
-      // `created: true` with an entry that is not this send's (a store that takes an equal
-      // request for its own retried insert): the key was held, and it is decided as held.
-      if (answer.created && answer.entry.calls.at(-1)?.callId !== callId) {
-        return { created: false, entry: answer.entry };
-      }
-      return answer;
-    });
+    let created: { created: boolean; entry: PaymentsJournalEntry };
+    // Inline, not through a closure: one await on the path of every call.
+    try {
+      created = await this.store.create(this.sealed(fresh));
+      assertEntryOf(fresh.idempotencyKey, created.entry, 'create');
+    } catch (error) {
+      throw this.notWritten(intent, 'create', callId, error);
+    }
+    // `created: true` with an entry that is not this send's (a store that takes an equal request
+    // for its own retried insert): the key was held, and it is decided as held.
+    if (created.created && created.entry.calls.at(-1)?.callId !== callId) {
+      created = { created: false, entry: created.entry };
+    }
     // The store's answer was lost and the command sent again (ioredis resends on reconnect): the
     // entry found is this call's own, written by the first (a create, or a retry's replace), and
     // nobody has sent it.
@@ -609,22 +612,18 @@ export class PaymentsJournal {
   }
 
   /**
-   * A store write before the send of `callId`; its failure stops the call with
-   * `JOURNAL_UNAVAILABLE`, and the write, which may still land, is undone.
+   * What stops a call whose store write before the send of `callId` failed: `JOURNAL_UNAVAILABLE`;
+   * the write, which may still land, is undone.
    */
-  private async writeBeforeSending<T>(
+  private notWritten(
     intent: JournalIntent,
     what: 'create' | 'replace',
     callId: string,
-    write: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      this.undoUnsentWrite(intent.idempotencyKey, callId);
-      intent.unsentSends?.notSent(callId);
-      throw this.unavailable(intent, what, error);
-    }
+    error: unknown,
+  ): PaymentsJournalError {
+    this.undoUnsentWrite(intent.idempotencyKey, callId);
+    intent.unsentSends?.notSent(callId);
+    return this.unavailable(intent, what, error);
   }
 
   /** {@link begin} of a key the journal holds already: `existing`, read by the failed create. */
@@ -731,9 +730,12 @@ export class PaymentsJournal {
           current.state === 'in_doubt' ? { ...call, resend: true } : call,
         ]),
       });
-      const replaced = await this.writeBeforeSending(intent, 'replace', callId, () =>
-        this.store.replace(this.sealed(next)),
-      );
+      let replaced: boolean;
+      try {
+        replaced = await this.store.replace(this.sealed(next));
+      } catch (error) {
+        throw this.notWritten(intent, 'replace', callId, error);
+      }
       if (replaced) {
         if (leftover) this.unsent.delete(leftover.callId);
         return { send: true, idempotencyKey: intent.idempotencyKey, callId, written: next };
@@ -747,7 +749,6 @@ export class PaymentsJournal {
    * Never rejects: a failed write is logged.
    */
   accepted(sent: JournalSendRef, record: JsonObject, request: object): Promise<void> {
-    const { callId } = sent;
     const answer: Record<string, unknown> = {};
     for (const field of REPLAYED_FIELDS) {
       const value = record[field];
@@ -759,10 +760,40 @@ export class PaymentsJournal {
       // Never rejects, and never keeps what it could not mask: the free text is left out.
       for (const key of MASKED_ANSWER_KEYS) delete answer[key];
     }
-    const reference =
+    const answered =
       typeof record.transactionReference === 'string' && record.transactionReference !== ''
         ? record.transactionReference
         : undefined;
+    if (answered === undefined) return this.endAccepted(sent, answer, undefined);
+    // One transaction is one call's: a reference another entry holds (a service that answered this
+    // call with another's answer) is not this call's, whose outcome is then unknown. A store that
+    // cannot tell leaves the reference to the checks of its settlement (docs/journal.md, rule 8).
+    return this.store.findByReference(answered).then(
+      (holder) =>
+        holder === undefined || holder.idempotencyKey === sent.idempotencyKey
+          ? this.endAccepted(sent, answer, answered)
+          : this.endAccepted(sent, answer, undefined, { reference: answered, holder }),
+      () => this.endAccepted(sent, answer, answered),
+    );
+  }
+
+  /**
+   * {@link accepted}'s write: the send ended `accepted` with `reference`, the call's own; without
+   * one, in doubt, `taken` naming a reference the service gave that another entry holds.
+   */
+  private endAccepted(
+    sent: JournalSendRef,
+    answer: Record<string, unknown>,
+    reference: string | undefined,
+    taken?: { readonly reference: string; readonly holder: PaymentsJournalEntry },
+  ): Promise<void> {
+    const { callId } = sent;
+    if (taken !== undefined) {
+      this.logger.error(
+        `The payments journal entry ${sent.idempotencyKey} was answered with the reference ` +
+          `${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: left in doubt`,
+      );
+    }
     return this.endSend(sent, 'accepted', END_RETRY_DELAYS_MS, (entry, at, version) => {
       const calls = endCall(entry, callId, {
         outcome: reference ? 'accepted' : 'in_doubt',
@@ -797,6 +828,12 @@ export class PaymentsJournal {
       // Not final: a person's `refused` (settledBy `manual`) no longer holds once a send was taken.
       const open = withoutSettlement(entry);
       if (reference === undefined) {
+        const without =
+          taken === undefined
+            ? 'without a transaction reference'
+            : `with the reference ${taken.reference}, which the call ${taken.holder.idempotencyKey} ` +
+              'holds: one transaction is not two calls, look both up (a service that answered ' +
+              "this call with the other's answer may not have executed it)";
         return {
           ...open,
           version,
@@ -805,8 +842,8 @@ export class PaymentsJournal {
           answer,
           reason:
             entry.otherExecutions === undefined
-              ? 'the service accepted the call without a transaction reference'
-              : `${entry.reason ?? 'executed more than once'}; a further send was accepted without a transaction reference`,
+              ? `the service accepted the call ${without}`
+              : `${entry.reason ?? 'executed more than once'}; a further send was accepted ${without}`,
           calls,
         };
       }
@@ -1834,6 +1871,14 @@ function withoutReason(entry: PaymentsJournalEntry): PaymentsJournalEntry {
  * settled anew.
  */
 function withoutSettlement(entry: PaymentsJournalEntry): PaymentsJournalEntry {
+  if (
+    entry.settledBy === undefined &&
+    entry.settledStatus === undefined &&
+    entry.settledReason === undefined &&
+    entry.unconfirmed === undefined
+  ) {
+    return entry;
+  }
   const {
     settledBy: _settledBy,
     settledStatus: _settledStatus,
@@ -1984,22 +2029,6 @@ export function awaitsConfirmation(entry: PaymentsJournalEntry): boolean {
     entry.reference !== undefined &&
     FINAL_JOURNAL_STATES.has(entry.state)
   );
-}
-
-/**
- * `entry`, deeply frozen: what the journal writes never changes afterwards, so the in-memory store
- * may hold it as it is, and the next entry shares its unchanged sends.
- */
-function deepFrozenEntry<T extends PaymentsJournalEntry>(entry: T): T {
-  for (const call of entry.calls) Object.freeze(call);
-  Object.freeze(entry.calls);
-  if (entry.answer !== undefined) Object.freeze(entry.answer);
-  if (entry.otherExecutions !== undefined) Object.freeze(entry.otherExecutions);
-  if (entry.deferredEvents !== undefined) {
-    for (const event of entry.deferredEvents) Object.freeze(event);
-    Object.freeze(entry.deferredEvents);
-  }
-  return Object.freeze(entry);
 }
 
 /**
