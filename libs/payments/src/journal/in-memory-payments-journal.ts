@@ -122,7 +122,7 @@ export class InMemoryPaymentsJournal implements PaymentsJournalStore {
 
   findByReference(reference: string): Promise<PaymentsJournalEntry | undefined> {
     const key = this.byReference.get(reference);
-    return key === undefined ? Promise.resolve(undefined) : this.get(key);
+    return Promise.resolve(key === undefined ? undefined : this.entries.get(key));
   }
 
   list(query: PaymentsJournalQuery = {}): Promise<PaymentsJournalEntry[]> {

@@ -252,6 +252,104 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-2' })),
     ).toMatchObject({ code: 'IN_DOUBT' });
     expect(posts()).toHaveLength(2);
+    // The other call's answer is not kept as this one's: a person who finds the call never
+    // executed resolves it refused, and it is sent again as a retry.
+    expect(entry?.answer).toBeUndefined();
+    await payments.reconciler.resolve('refund-2', RESOLUTION);
+    server.fallback = () => ({
+      status: 200,
+      body: { ...successBody('payout'), correlator_id: '9BD100000002eW' },
+    });
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-2' });
+    expect(await store.get('refund-2')).toMatchObject({
+      state: 'accepted',
+      reference: '9BD100000002eW',
+    });
+    expect(posts()).toHaveLength(3);
+  });
+
+  it("keeps an entry settled on its own reference when its late answer gives another call's", async () => {
+    const payments = client();
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'owner-1' });
+    // A webhook settled late-2 on its own reference while its answer, another call's, was on
+    // its way.
+    rewriteWhileSending(
+      'late-2',
+      { state: 'succeeded', reference: '9BD000000009eW', settledBy: 'webhook' },
+      { status: 200, body: successBody('payout') },
+    );
+    const late = await payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'late-2' });
+    expect(late.transactionReference).toBe(PAYOUT_REFERENCE);
+
+    const entry = await store.get('late-2');
+    expect(entry).toMatchObject({ state: 'succeeded', reference: '9BD000000009eW' });
+    expect(entry?.otherExecutions).toBeUndefined();
+    // Not kept, so never replayed as this call's answer.
+    expect(entry?.answer).toBeUndefined();
+    expect((await store.findByReference(PAYOUT_REFERENCE))?.idempotencyKey).toBe('owner-1');
+  });
+
+  it('lets one of two calls answered at once with one reference keep it, and holds the other in doubt', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    // A store a network away: each answer's check of its reference is over before either is
+    // written, so both find it free.
+    const slow = <T>(answer: () => Promise<T>) =>
+      new Promise<T>((resolve, reject) => setTimeout(() => answer().then(resolve, reject), 30));
+    const remote: PaymentsJournalStore = {
+      create: (entry) => slow(() => store.create(entry)),
+      replace: (entry) => slow(() => store.replace(entry)),
+      get: (key) => slow(() => store.get(key)),
+      findByReference: (reference) => slow(() => store.findByReference(reference)),
+      list: (query) => slow(() => store.list(query)),
+    };
+    const payments = client({ journal: remote });
+    await Promise.all(
+      ['twin-1', 'twin-2'].map((key) => payments.payouts.mpesa(PAYOUT, { idempotencyKey: key })),
+    );
+    // Checked again once the callers have their answers: close() waits for it.
+    await payments.close();
+    const entries = await Promise.all(['twin-1', 'twin-2'].map((key) => store.get(key)));
+    const holder = await store.findByReference(PAYOUT_REFERENCE);
+    expect(entries.filter((entry) => entry?.reference === PAYOUT_REFERENCE)).toEqual([holder]);
+    const other = entries.find((entry) => entry !== holder);
+    expect(other).toMatchObject({ state: 'in_doubt' });
+    expect(other?.reference).toBeUndefined();
+    expect(other?.answer).toBeUndefined();
+    expect(other?.reason).toContain(holder?.idempotencyKey);
+  });
+
+  it('answers an executed call and journals it when the store cannot tell who holds its reference', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const throwing: PaymentsJournalStore = {
+      create: (entry) => store.create(entry),
+      replace: (entry) => store.replace(entry),
+      get: (key) => store.get(key),
+      findByReference: () => {
+        throw new Error('pool closed');
+      },
+      list: (query) => store.list(query),
+    };
+    const answer = await client({ journal: throwing }).payouts.mpesa(PAYOUT, {
+      idempotencyKey: 'unchecked-1',
+    });
+    expect(answer.transactionReference).toBe(PAYOUT_REFERENCE);
+    // A look-up that never answers holds the answer back for a while, not for ever.
+    const silent: PaymentsJournalStore = {
+      ...throwing,
+      findByReference: () => new Promise(() => undefined),
+    };
+    const late = await client({ journal: silent }).payouts.mpesa(PAYOUT, {
+      idempotencyKey: 'unchecked-2',
+    });
+    expect(late.transactionReference).toBe(PAYOUT_REFERENCE);
+    for (const key of ['unchecked-1', 'unchecked-2']) {
+      expect(await store.get(key)).toMatchObject({
+        state: 'accepted',
+        reference: PAYOUT_REFERENCE,
+      });
+    }
+    expect(warned).not.toHaveBeenCalled();
   });
 
   it('journals the amount as sent: the decimal a sum stands for, as the wire and the ledger carry it', async () => {

@@ -62,6 +62,11 @@ const MAX_REPLACE_ROUNDS = 8;
 
 /** Waits between attempts to record a send's end when the store fails, while the caller waits. */
 const END_RETRY_DELAYS_MS = [50, 200, 1000];
+/**
+ * How long an accepted answer waits for the store to say whether another entry holds its reference
+ * (a custom store's slow look-up must not hold back the answer of a call that executed).
+ */
+const REFERENCE_CHECK_TIMEOUT_MS = 2_000;
 
 /**
  * Waits between the attempts that go on, the caller answered, to record a send's end the store
@@ -765,16 +770,99 @@ export class PaymentsJournal {
         ? record.transactionReference
         : undefined;
     if (answered === undefined) return this.endAccepted(sent, answer, undefined);
-    // One transaction is one call's: a reference another entry holds (a service that answered this
-    // call with another's answer) is not this call's, whose outcome is then unknown. A store that
-    // cannot tell leaves the reference to the checks of its settlement (docs/journal.md, rule 8).
-    return this.store.findByReference(answered).then(
-      (holder) =>
-        holder === undefined || holder.idempotencyKey === sent.idempotencyKey
-          ? this.endAccepted(sent, answer, answered)
-          : this.endAccepted(sent, answer, undefined, { reference: answered, holder }),
-      () => this.endAccepted(sent, answer, answered),
-    );
+    return this.acceptedWithReference(sent, answer, answered);
+  }
+
+  /**
+   * {@link accepted} of an answer that gives `reference`. One transaction is one call's: a
+   * reference another entry holds (a service that answered this call with another's answer) is not
+   * this call's, whose outcome is then unknown. Checked before the write, and after it, since two
+   * answers written at once both find it free: the store keeps the first holder, and the other
+   * entry lets go of it.
+   */
+  private async acceptedWithReference(
+    sent: JournalSendRef,
+    answer: Record<string, unknown>,
+    reference: string,
+  ): Promise<void> {
+    const holder = await this.otherHolderOf(reference, sent.idempotencyKey);
+    if (holder) return this.endAccepted(sent, answer, undefined, { reference, holder });
+    await this.endAccepted(sent, answer, reference);
+    // A store that could not tell before is not asked again. Checked after the caller has the
+    // answer (close() waits for it): the call executed whichever entry keeps the reference.
+    if (holder !== null) this.inBackground(this.keepReferenceIfFirst(sent, reference));
+  }
+
+  /** The entry of `sent` lets go of `reference` when another entry held it first. */
+  private async keepReferenceIfFirst(sent: JournalSendRef, reference: string): Promise<void> {
+    const first = await this.otherHolderOf(reference, sent.idempotencyKey);
+    if (first) await this.letGoOfReference(sent, { reference, holder: first });
+  }
+
+  /**
+   * The entry other than `idempotencyKey`'s that holds `reference`, or undefined; `null` when the
+   * store cannot tell within {@link REFERENCE_CHECK_TIMEOUT_MS} (it throws, or does not answer):
+   * the answer is then written as it came, and its settlement's checks stand (docs/journal.md,
+   * rule 8).
+   */
+  private async otherHolderOf(
+    reference: string,
+    idempotencyKey: string,
+  ): Promise<PaymentsJournalEntry | undefined | null> {
+    try {
+      const found = this.store.findByReference(reference);
+      // The in-memory store answers at once: no timer on the path of every call.
+      const holder =
+        this.store instanceof InMemoryPaymentsJournal
+          ? await found
+          : await within(found, REFERENCE_CHECK_TIMEOUT_MS);
+      return holder !== undefined && holder.idempotencyKey !== idempotencyKey ? holder : undefined;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The entry of `sent`, written accepted with `taken.reference` at the same time as the entry that
+   * holds it first: in doubt, without the reference or the answer that gave it. An entry settled
+   * meanwhile is left as it is, logged.
+   */
+  private async letGoOfReference(sent: JournalSendRef, taken: TakenReference): Promise<void> {
+    const { idempotencyKey, callId } = sent;
+    try {
+      for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
+        const entry = await this.entryUnder(idempotencyKey);
+        if (entry === undefined || entry.reference !== taken.reference) return;
+        if (FINAL_JOURNAL_STATES.has(entry.state) || entry.otherExecutions !== undefined) {
+          this.logger.error(
+            `The payments journal entry ${idempotencyKey} holds the reference ${taken.reference}, ` +
+              `which the call ${taken.holder.idempotencyKey} held first: look both up`,
+          );
+          return;
+        }
+        const { reference: _taken, answer: _answer, ...rest } = entry;
+        const at = new Date(this.now()).toISOString();
+        const next: PaymentsJournalEntry = {
+          ...rest,
+          version: entry.version + 1,
+          updatedAt: at,
+          state: 'in_doubt',
+          reason: `the service accepted the call ${takenBecause(taken)}`,
+          calls: endCall(entry, callId, { outcome: 'in_doubt' }),
+        };
+        if (await this.store.replace(this.sealed(next))) {
+          this.logger.error(takenLog(idempotencyKey, taken));
+          return;
+        }
+      }
+      throw new Error('the entry kept changing');
+    } catch (error) {
+      this.logger.error(
+        `The payments journal could not let the entry ${idempotencyKey} go of the reference ` +
+          `${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: ` +
+          `${error instanceof Error ? error.message : 'error'}; look both up`,
+      );
+    }
   }
 
   /**
@@ -785,15 +873,10 @@ export class PaymentsJournal {
     sent: JournalSendRef,
     answer: Record<string, unknown>,
     reference: string | undefined,
-    taken?: { readonly reference: string; readonly holder: PaymentsJournalEntry },
+    taken?: TakenReference,
   ): Promise<void> {
     const { callId } = sent;
-    if (taken !== undefined) {
-      this.logger.error(
-        `The payments journal entry ${sent.idempotencyKey} was answered with the reference ` +
-          `${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: left in doubt`,
-      );
-    }
+    if (taken !== undefined) this.logger.error(takenLog(sent.idempotencyKey, taken));
     return this.endSend(sent, 'accepted', END_RETRY_DELAYS_MS, (entry, at, version) => {
       const calls = endCall(entry, callId, {
         outcome: reference ? 'accepted' : 'in_doubt',
@@ -809,7 +892,9 @@ export class PaymentsJournal {
           entry.reference === reference ||
           entry.otherExecutions?.includes(reference) === true
         ) {
-          return { ...entry, version, updatedAt: at, answer: entry.answer ?? answer, calls };
+          // An answer with another call's reference is not kept: it would be replayed as this one's.
+          const kept = entry.answer ?? (taken === undefined ? answer : undefined);
+          return { ...entry, version, updatedAt: at, ...(kept && { answer: kept }), calls };
         }
         // The answer's reference is the call's; the settled one is kept as another execution
         // (two transactions, or a record the key was wrongly paired with): a person looks.
@@ -829,17 +914,15 @@ export class PaymentsJournal {
       const open = withoutSettlement(entry);
       if (reference === undefined) {
         const without =
-          taken === undefined
-            ? 'without a transaction reference'
-            : `with the reference ${taken.reference}, which the call ${taken.holder.idempotencyKey} ` +
-              'holds: one transaction is not two calls, look both up (a service that answered ' +
-              "this call with the other's answer may not have executed it)";
+          taken === undefined ? 'without a transaction reference' : takenBecause(taken);
         return {
           ...open,
           version,
           updatedAt: at,
           state: 'in_doubt',
-          answer,
+          // Another call's answer is not kept: this call may not have executed, and a person may
+          // find so and resolve it `refused`.
+          ...(taken === undefined && { answer }),
           reason:
             entry.otherExecutions === undefined
               ? `the service accepted the call ${without}`
@@ -2087,6 +2170,44 @@ function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
     kept = [...kept.slice(0, dropped), ...kept.slice(dropped + 1)];
   }
   return kept;
+}
+
+/** A reference the service gave a call that another entry holds. */
+interface TakenReference {
+  readonly reference: string;
+  readonly holder: PaymentsJournalEntry;
+}
+
+/** How the reason of an entry answered with another call's reference goes on. */
+function takenBecause(taken: TakenReference): string {
+  return (
+    `with the reference ${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: ` +
+    "one transaction is not two calls, look both up (a service that answered this call with the other's " +
+    'answer may not have executed it)'
+  );
+}
+
+/** The error line of an entry answered with another call's reference. */
+function takenLog(idempotencyKey: string, taken: TakenReference): string {
+  return (
+    `The payments journal entry ${idempotencyKey} was answered with the reference ` +
+    `${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: not taken as this ` +
+    "call's, look both up"
+  );
+}
+
+/** `value`, or a rejection once `ms` passed without it. */
+async function within<T>(value: T | PromiseLike<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([value, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 printsAsNameOnly(PaymentsJournal.prototype, 'PaymentsJournal');
