@@ -294,8 +294,10 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     // A store a network away: each answer's check of its reference is over before either is
     // written, so both find it free.
-    const slow = <T>(answer: () => Promise<T>) =>
-      new Promise<T>((resolve, reject) => setTimeout(() => answer().then(resolve, reject), 30));
+    const slow = async <T>(answer: () => Promise<T>) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return answer();
+    };
     const remote: PaymentsJournalStore = {
       create: (entry) => slow(() => store.create(entry)),
       replace: (entry) => slow(() => store.replace(entry)),
