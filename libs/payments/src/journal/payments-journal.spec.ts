@@ -141,6 +141,64 @@ function acceptedAs(journal: PaymentsJournal, sent: JournalSendRef, reference: s
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
+  it('raises no second execution for a record whose own call is answered between the reads', async () => {
+    /** A store under which the answer of `then` is written just after the next read of the settle. */
+    class RacedStore extends InMemoryPaymentsJournal {
+      then: (() => Promise<void>) | undefined;
+      private async raced<T>(read: Promise<T>): Promise<T> {
+        const answer = await read;
+        const write = this.then;
+        this.then = undefined;
+        await write?.();
+        return answer;
+      }
+      override list(query?: Parameters<InMemoryPaymentsJournal['list']>[0]) {
+        return this.raced(super.list(query));
+      }
+      override findByReference(reference: string) {
+        return this.raced(super.findByReference(reference));
+      }
+    }
+    const store = new RacedStore();
+    const journal = testJournal(store);
+    // B paid and settled; A, the same payout under another key, is being sent.
+    const paid = await begunSend(journal, payoutIntent('payee-b'));
+    await acceptedAs(journal, paid, 'BBBB00000001eW');
+    const sending = await begunSend(journal, payoutIntent('payee-a'));
+    // A forger posts A's genuine record under B's key; A's answer lands between the journal's reads.
+    store.then = () => acceptedAs(journal, sending, 'AAAA00000001eW');
+    const result = await journal.settle(recordOf('payee-b', 'AAAA00000001eW'));
+    expect(result.result).toBe('contradicted');
+    expect(await store.get('payee-a')).toMatchObject({ reference: 'AAAA00000001eW' });
+  });
+
+  it('holds an event named by no key, or an unknown one, while a call it may be is being sent', async () => {
+    const { journal, store, decision } = await sent('sending-1');
+    for (const idempotencyKey of [undefined, 'never-journaled']) {
+      const event = { ...recordOf('sending-1', 'SEND00000001eW'), idempotencyKey };
+      // Its answer will give the call its reference: the event is that call's, not keyless.
+      expect(await journal.settle(event)).toMatchObject({
+        result: 'in-flight',
+        entry: expect.objectContaining({ idempotencyKey: 'sending-1' }),
+      });
+    }
+    // Another payout's record (another amount) is no call's being sent.
+    expect(
+      await journal.settle({
+        ...recordOf('x', 'OTHR00000001eW'),
+        idempotencyKey: undefined,
+        amount: 7,
+      }),
+    ).toEqual({ result: 'no-entry' });
+    await acceptedAs(journal, decision, 'SEND00000001eW');
+    const again = { ...recordOf('sending-1', 'SEND00000001eW'), idempotencyKey: undefined };
+    expect(await journal.settle(again)).toMatchObject({
+      result: 'settled',
+      entry: expect.objectContaining({ idempotencyKey: 'sending-1', state: 'succeeded' }),
+    });
+    expect((await store.get('sending-1'))?.state).toBe('succeeded');
+  });
+
   it("reopens an entry settled on another reference than the service's answer gives", async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     // The answer is late (a stalled process): past the deadline the entry reads in doubt, and an

@@ -1080,7 +1080,17 @@ export class PaymentsJournal {
         ? undefined
         : await this.entryUnder(settlement.idempotencyKey);
     entry ??= await this.store.findByReference(settlement.reference);
-    if (entry === undefined) return { result: 'no-entry' };
+    if (entry === undefined) {
+      // Named by no key, or one the journal does not hold: a call being sent may get the record's
+      // reference from its answer, and the event is then that call's, handed over with its key
+      // (docs/journal.md, "Webhooks"). Asked again after the answer, as for a key being sent.
+      const sending = (await this.callsTheRecordMayBe(settlement)).find((call) =>
+        this.isBeingSent(call),
+      );
+      return sending === undefined
+        ? { result: 'no-entry' }
+        : { result: 'in-flight', entry: sending };
+    }
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       // Its `malipo_key` comes from a URL anyone can write: until the answer gives the call's
       // reference, an event about another transaction could settle the call (docs/journal.md).
@@ -1460,10 +1470,12 @@ export class PaymentsJournal {
     }
     if (entry.amount === undefined || settlement.amount === undefined) return false;
     if (this.recordMismatch(entry, settlement) !== undefined) return false;
-    if ((await this.store.findByReference(settlement.reference)) !== undefined) return false;
     // A lost answer's call could as well be the record's (rule 10): a forger who pairs its
     // reference with this key must not raise a false alarm, nor have its delivery taken as done.
-    return (await this.rivalOf(entry, settlement)) === undefined;
+    // Read before the references: a call whose answer is written between the two reads is then
+    // seen by one of them (open without a reference, or holding it).
+    if ((await this.rivalOf(entry, settlement)) !== undefined) return false;
+    return (await this.store.findByReference(settlement.reference)) === undefined;
   }
 
   /**
@@ -1504,11 +1516,19 @@ export class PaymentsJournal {
     entry: PaymentsJournalEntry,
     settlement: JournalSettlement,
   ): Promise<PaymentsJournalEntry | undefined> {
+    return (await this.callsTheRecordMayBe(settlement)).find(
+      (other) => other.idempotencyKey !== entry.idempotencyKey,
+    );
+  }
+
+  /** The open calls without a reference that the record may be the execution of ({@link rivalOf}). */
+  private async callsTheRecordMayBe(
+    settlement: JournalSettlement,
+  ): Promise<PaymentsJournalEntry[]> {
     const recordPayee = this.payeeOf(settlement.phoneNumber);
     const open = await this.store.list({ states: ['started', 'in_doubt'] });
-    return open.find(
+    return open.filter(
       (other) =>
-        other.idempotencyKey !== entry.idempotencyKey &&
         other.reference === undefined &&
         figuresMismatch(other, settlement) === undefined &&
         !this.anotherPayee(other, recordPayee),

@@ -502,6 +502,37 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
     }
   });
 
+  it("answers 503 to a delivery naming no key, or another, while a call it may be is being sent; then hands it over with the call's key", async () => {
+    const { app, call, delivery, release } = await payoutBeingSent({ inFlightHoldMs: 0 });
+    const base = `${await app.getUrl()}/webhooks/payments`;
+    const forged = (url: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          ...kenyaSuccess,
+          transaction_reference: PAYOUT_REFERENCE,
+          amount: PAYOUT.amount,
+          forward_url: '',
+        }),
+      });
+    // A copy of the genuine body with no key, or under a key the journal does not hold, would
+    // otherwise be handled keyless and claim the delivery before the call's own.
+    expect((await forged(base)).status).toBe(503);
+    expect((await forged(`${base}?malipo_key=never-used`)).status).toBe(503);
+    release();
+    await call;
+    expect((await delivery).status).toBe(503);
+    // Delivered again after the answer: the call's, with its key.
+    expect((await forged(base)).status).toBe(200);
+    expect(app.get(Handlers).payouts).toEqual([
+      expect.objectContaining({
+        idempotencyKey: 'salary-8',
+        transactionReference: PAYOUT_REFERENCE,
+      }),
+    ]);
+  });
+
   it('reads the journal once more as a short hold runs out: an answer that came in it counts', async () => {
     const { journal, call, delivery, release, reads } = await payoutBeingSent({
       inFlightHoldMs: 60,
