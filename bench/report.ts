@@ -465,7 +465,7 @@ function journalSection(doc: BenchDocument): string[] {
     });
     const calls = Object.values(memory.heapGrowth)[0]?.calls ?? doc.config.journalHeapCalls;
     out.push(
-      `Memory, each client in a fresh process, forced GC: heap per in-flight call (${doc.config.inflightCalls.toLocaleString('en-US')} calls held, started ${doc.config.journalInflightBatch} at a time; vs (a)): ${inflight.join(', ')}. Heap kept after ${calls.toLocaleString('en-US')} more calls (warmed with ${doc.config.initialWarmupCalls.toLocaleString('en-US')}): ${growth.join(', ')}. (a+j)'s journal keeps every entry until its bound (default 100,000 entries), which is what it holds per call; the bench's answers all carry the same reference, so its index by reference holds one entry where an app's holds one per call. These figures are not comparable with (a)'s memory figures above and are kept apart from its targets.`,
+      `Memory, each client in a fresh process, forced GC: heap per in-flight call (${doc.config.inflightCalls.toLocaleString('en-US')} calls held, started ${doc.config.journalInflightBatch} at a time; vs (a)): ${inflight.join(', ')}. Heap kept after ${calls.toLocaleString('en-US')} more calls (warmed with ${doc.config.initialWarmupCalls.toLocaleString('en-US')}): ${growth.join(', ')}. (a+j)'s journal keeps every entry until its bound (default 100,000 entries), which is what it holds per call, its index by reference included (each answer of the bench's server carries a reference of its own, as the service's do). These figures are not comparable with (a)'s memory figures above and are kept apart from its targets.`,
       '',
     );
     const cap = memory.cap;

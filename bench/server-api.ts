@@ -7,7 +7,9 @@
 export const RESPONSE_RECORD = {
   payment_method: 'mobile',
   status: 'SUCCESS',
-  transaction_reference: 'TX-1',
+  // Each answer of the bench's server writes its own number over the zeros, as the service gives
+  // each transaction its own reference: the journal takes a reference two calls share for neither.
+  transaction_reference: 'TX-0000000000',
   success: true,
   message: 'Processed successfully',
   trackingId: '',
@@ -15,7 +17,10 @@ export const RESPONSE_RECORD = {
   result: null,
 } as const;
 
-export const EXPECTED_REFERENCE = RESPONSE_RECORD.transaction_reference;
+/** Whether `value` is a reference the bench's server answers: `TX-` and ten digits. */
+export function isBenchReference(value: unknown): boolean {
+  return typeof value === 'string' && /^TX-\d{10}$/.test(value);
+}
 
 /**
  * The record padded to about `bytes` with order lines under a key the library does not know:

@@ -36,9 +36,28 @@ const ANSWERS = {
   hold: answer(RESPONSE_RECORD),
 };
 
+/** Where the reference's ten digits are in each answer's body. */
+const REFERENCE_DIGITS = Object.fromEntries(
+  Object.entries(ANSWERS).map(([kind, { body }]) => [kind, body.indexOf('TX-0000000000') + 3]),
+) as Record<keyof ServerPorts, number>;
+let answered = 0;
+
+/**
+ * The answer of `kind` with a reference of its own (the next number over its zeros): the service
+ * gives each transaction its own, and a journal keeps it per call. The padded answers, which no
+ * journaled client asks for, are sent as built.
+ */
 function reply(res: ServerResponse, kind: keyof ServerPorts): void {
-  res.writeHead(200, ANSWERS[kind].headers);
-  res.end(ANSWERS[kind].body);
+  const { body, headers } = ANSWERS[kind];
+  res.writeHead(200, headers);
+  if (kind !== 'standard' && kind !== 'hold') {
+    res.end(body);
+    return;
+  }
+  const own = Buffer.from(body);
+  answered = (answered + 1) % 10_000_000_000;
+  own.write(String(answered).padStart(10, '0'), REFERENCE_DIGITS[kind], 'latin1');
+  res.end(own);
 }
 
 function holdHandler(): (req: IncomingMessage, res: ServerResponse) => void {
