@@ -54,6 +54,19 @@ function statusRecord(reference: string, status: string, amount: number) {
   };
 }
 
+/** A confirmed webhook of the payout's success under `idempotencyKey`, naming `reference`. */
+function payoutWebhook(idempotencyKey: string, reference: string) {
+  return {
+    idempotencyKey,
+    reference,
+    outcome: 'succeeded',
+    amount: PAYOUT.amount,
+    currency: 'KES',
+    kind: 'payout',
+    by: 'webhook',
+  } as const;
+}
+
 const RESOLUTION = { outcome: 'refused', note: 'ops: not in the dashboard' } as const;
 
 /** A client whose journal store is down, called 25 times at once (run by a child process). */
@@ -237,16 +250,9 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     expect(await store.get('refund-1')).toMatchObject({ state: 'succeeded', settledBy: 'status' });
     expect(await store.get('refund-2')).toMatchObject({ state: 'in_doubt' });
     // Nor does its webhook under refund-2's key settle it: the reference is refund-1's.
-    const event = {
-      idempotencyKey: 'refund-2',
-      reference: PAYOUT_REFERENCE,
-      outcome: 'succeeded',
-      amount: PAYOUT.amount,
-      currency: 'KES',
-      kind: 'payout',
-      by: 'webhook',
-    } as const;
-    expect(await payments.reconciler.settle(event)).toMatchObject({ result: 'contradicted' });
+    expect(
+      await payments.reconciler.settle(payoutWebhook('refund-2', PAYOUT_REFERENCE)),
+    ).toMatchObject({ result: 'contradicted' });
     // And refund-2 is not sent again without a person or `resend`.
     expect(
       await rejection(payments.payouts.mpesa(PAYOUT, { idempotencyKey: 'refund-2' })),
@@ -1125,15 +1131,7 @@ describe('the payments journal, through a client over loopback HTTP', () => {
 
   it('settles nothing by key alone while the call is being sent: its reference is not known yet', async () => {
     const payments = client();
-    const forged = {
-      idempotencyKey: 'salary-20',
-      reference: 'FORGED000001eW',
-      outcome: 'succeeded',
-      amount: PAYOUT.amount,
-      currency: 'KES',
-      kind: 'payout',
-      by: 'webhook',
-    } as const;
+    const forged = payoutWebhook('salary-20', 'FORGED000001eW');
     let whileSending: Promise<unknown> | undefined;
     server.fallback = () => {
       whileSending = payments.reconciler.settle(forged);

@@ -16,6 +16,7 @@ import { nationalNumber } from '../phone-numbers';
 import { amountsDiffer, isRateLimitOrCredentialsStatus } from '../transaction-outcome';
 import { RESPONSE_WIRE_KEYS } from '../wire';
 import { readObjectOfKnownKeys } from '../unknown-keys';
+import { within } from '../within';
 import type { EncodedRequest, JsonObject, ResponseField } from '../wire';
 import { InMemoryPaymentsJournal, sealedJournalEntry } from './in-memory-payments-journal';
 import { maskPersonalData } from './personal-data';
@@ -474,23 +475,40 @@ export class PaymentsJournal {
    * is no entry or `change` answers undefined, or other writers kept changing it. Resolves with
    * the entry as it is afterwards. Rejects when the store fails.
    */
-  private async changeEntry(
+  private changeEntry(
     idempotencyKey: string,
     change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
+  ): Promise<PaymentsJournalEntry | undefined> {
+    return this.rewriteEntry(idempotencyKey, (entry, at) => {
+      const fields = change(entry, at);
+      return fields && { ...entry, ...fields };
+    });
+  }
+
+  /**
+   * {@link changeEntry} with `rewrite`'s entry in place of the one read, whole: a field it lacks is
+   * gone. Its `version` and `updatedAt` are the journal's. `written` is told when a rewrite landed.
+   */
+  private async rewriteEntry(
+    idempotencyKey: string,
+    rewrite: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry | undefined,
+    written?: () => void,
   ): Promise<PaymentsJournalEntry | undefined> {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const entry = await this.entryUnder(idempotencyKey);
       if (entry === undefined) return undefined;
       const at = new Date(this.now()).toISOString();
-      const fields = change(entry, at);
-      if (fields === undefined) return entry;
+      const rewritten = rewrite(entry, at);
+      if (rewritten === undefined) return entry;
       const next: PaymentsJournalEntry = {
-        ...entry,
-        ...fields,
+        ...rewritten,
         version: entry.version + 1,
         updatedAt: at,
       };
-      if (await this.store.replace(this.sealed(next))) return next;
+      if (await this.store.replace(this.sealed(next))) {
+        written?.();
+        return next;
+      }
     }
     return this.entryUnder(idempotencyKey);
   }
@@ -815,7 +833,11 @@ export class PaymentsJournal {
       const holder =
         this.store instanceof InMemoryPaymentsJournal
           ? await found
-          : await within(found, REFERENCE_CHECK_TIMEOUT_MS);
+          : await within(
+              found,
+              REFERENCE_CHECK_TIMEOUT_MS,
+              () => new Error(`no answer within ${REFERENCE_CHECK_TIMEOUT_MS} ms`),
+            );
       return holder !== undefined && holder.idempotencyKey !== idempotencyKey ? holder : undefined;
     } catch {
       return null;
@@ -829,33 +851,35 @@ export class PaymentsJournal {
    */
   private async letGoOfReference(sent: JournalSendRef, taken: TakenReference): Promise<void> {
     const { idempotencyKey, callId } = sent;
+    /** Whether the latest read called for letting go, and whether a rewrite landed. */
+    let letting = false;
+    let letGo = false;
     try {
-      for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-        const entry = await this.entryUnder(idempotencyKey);
-        if (entry === undefined || entry.reference !== taken.reference) return;
-        if (FINAL_JOURNAL_STATES.has(entry.state) || entry.otherExecutions !== undefined) {
-          this.logger.error(
-            `The payments journal entry ${idempotencyKey} holds the reference ${taken.reference}, ` +
-              `which the call ${taken.holder.idempotencyKey} held first: look both up`,
-          );
-          return;
-        }
-        const { reference: _taken, answer: _answer, ...rest } = entry;
-        const at = new Date(this.now()).toISOString();
-        const next: PaymentsJournalEntry = {
-          ...rest,
-          version: entry.version + 1,
-          updatedAt: at,
-          state: 'in_doubt',
-          reason: `the service accepted the call ${takenBecause(taken)}`,
-          calls: endCall(entry, callId, { outcome: 'in_doubt' }),
-        };
-        if (await this.store.replace(this.sealed(next))) {
-          this.logger.error(takenLog(idempotencyKey, taken));
-          return;
-        }
-      }
-      throw new Error('the entry kept changing');
+      await this.rewriteEntry(
+        idempotencyKey,
+        (entry) => {
+          letting = false;
+          if (entry.reference !== taken.reference) return undefined;
+          if (FINAL_JOURNAL_STATES.has(entry.state) || entry.otherExecutions !== undefined) {
+            this.logger.error(
+              `The payments journal entry ${idempotencyKey} holds the reference ${taken.reference}, ` +
+                `which the call ${taken.holder.idempotencyKey} held first: look both up`,
+            );
+            return undefined;
+          }
+          letting = true;
+          const { reference: _taken, answer: _answer, ...rest } = entry;
+          return {
+            ...rest,
+            state: 'in_doubt',
+            reason: `the service accepted the call ${takenBecause(taken)}`,
+            calls: endCall(entry, callId, { outcome: 'in_doubt' }),
+          };
+        },
+        () => (letGo = true),
+      );
+      if (letGo) this.logger.error(takenLog(idempotencyKey, taken));
+      else if (letting) throw new Error('the entry kept changing');
     } catch (error) {
       this.logger.error(
         `The payments journal could not let the entry ${idempotencyKey} go of the reference ` +
@@ -2214,20 +2238,6 @@ function takenLog(idempotencyKey: string, taken: TakenReference): string {
     `${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: not taken as this ` +
     "call's, look both up"
   );
-}
-
-/** `value`, or a rejection once `ms` passed without it. */
-async function within<T>(value: T | PromiseLike<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([value, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 printsAsNameOnly(PaymentsJournal.prototype, 'PaymentsJournal');

@@ -400,16 +400,20 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
       () => service.requests.find((request) => request.method === 'POST'),
       'the payout at the service',
     );
-    const url = `${await app.getUrl()}/webhooks/payments?malipo_key=salary-8`;
-    /** The service's delivery of the payout's webhook, named by its key alone. */
-    const deliver = () =>
-      fetch(url, {
+    const route = `${await app.getUrl()}/webhooks/payments`;
+    /**
+     * The service's delivery of the payout's webhook, named by its key alone; or a copy of it
+     * under another `query`, with `changes` to its body.
+     */
+    const deliver = (query = '?malipo_key=salary-8', changes: object = {}) =>
+      fetch(`${route}${query}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           ...kenyaSuccess,
           transaction_reference: PAYOUT_REFERENCE,
           amount: PAYOUT.amount,
+          ...changes,
         }),
       });
     const delivery = deliver();
@@ -503,28 +507,18 @@ describe('PaymentsWebhookModule with the payments journal: a delivery for a call
   });
 
   it("answers 503 to a delivery naming no key, or another, while a call it may be is being sent; then hands it over with the call's key", async () => {
-    const { app, call, delivery, release } = await payoutBeingSent({ inFlightHoldMs: 0 });
-    const base = `${await app.getUrl()}/webhooks/payments`;
-    const forged = (url: string) =>
-      fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          ...kenyaSuccess,
-          transaction_reference: PAYOUT_REFERENCE,
-          amount: PAYOUT.amount,
-          forward_url: '',
-        }),
-      });
+    const { app, call, delivery, deliver, release } = await payoutBeingSent({ inFlightHoldMs: 0 });
+    /** A copy of the genuine body, its `forward_url` (which names the key) blanked. */
+    const forged = (query: string) => deliver(query, { forward_url: '' });
     // A copy of the genuine body with no key, or under a key the journal does not hold, would
     // otherwise be handled keyless and claim the delivery before the call's own.
-    expect((await forged(base)).status).toBe(503);
-    expect((await forged(`${base}?malipo_key=never-used`)).status).toBe(503);
+    expect((await forged('')).status).toBe(503);
+    expect((await forged('?malipo_key=never-used')).status).toBe(503);
     release();
     await call;
     expect((await delivery).status).toBe(503);
     // Delivered again after the answer: the call's, with its key.
-    expect((await forged(base)).status).toBe(200);
+    expect((await forged('')).status).toBe(200);
     expect(app.get(Handlers).payouts).toEqual([
       expect.objectContaining({
         idempotencyKey: 'salary-8',

@@ -30,6 +30,7 @@ import type { PayoutRunItemState } from '../payout-run.interfaces';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 import { printsAsNameOnly } from '../../secret-holders';
+import { within } from '../../within';
 import { restOnRedisRefusals } from './rest-on-redis-refusals';
 import { throttledWarning } from './throttled-warning';
 
@@ -685,19 +686,14 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   /** `work`, or a rejection once `setupTimeoutMs` passed without its answer. */
   private withinSetup<T>(work: Promise<T>, runId: string): Promise<T> {
     const ms = this.options.setupTimeoutMs ?? SETUP_TIMEOUT_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new Error(
-              `BullMQ did not answer within ${ms} ms for payout run ${runId} (is Redis reachable, with this password?); the engine tries again`,
-            ),
-          ),
-        ms,
-      );
-    });
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    return within(
+      work,
+      ms,
+      () =>
+        new Error(
+          `BullMQ did not answer within ${ms} ms for payout run ${runId} (is Redis reachable, with this password?); the engine tries again`,
+        ),
+    );
   }
 
   private async detach(run: AttachedRun): Promise<void> {
