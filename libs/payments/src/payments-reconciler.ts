@@ -526,20 +526,22 @@ export class PaymentsReconciler {
     stored: PaymentsJournalEntry,
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let entry = stored;
+    /** Whether this pass marked the entry overdue: a change counted as the pass's own. */
+    let marked = false;
     if (entry.state === 'started') {
       if (journal.view(entry) === entry) return 'unchanged';
-      entry = await journal.markOverdue(entry);
+      ({ entry, marked } = await journal.markOverdue(entry));
     }
     const reference = entry.reference;
     if (reference === undefined && entry.state === 'in_doubt' && entry.deferredEvents?.length) {
       const result = await this.settleByDeferredEvents(journal, entry);
-      return result === 'unchanged' && entry !== stored ? 'changed' : result;
+      return result === 'unchanged' && marked ? 'changed' : result;
     }
     if (
       reference === undefined ||
       (FINAL_JOURNAL_STATES.has(entry.state) && !awaitsConfirmation(entry))
     ) {
-      return entry === stored ? 'unchanged' : 'changed';
+      return marked ? 'changed' : 'unchanged';
     }
     let record: TransactionStatus;
     try {
@@ -571,15 +573,17 @@ export class PaymentsReconciler {
       }
     }
     if (result === 'unknown' || result === 'not-final') {
-      return entry === stored ? 'unchanged' : 'changed';
+      return marked ? 'changed' : 'unchanged';
     }
     if (result.result === 'contradicted') {
       this.logger.error(
         `Reconcile: the service's record of ${reference} contradicts the journal entry ` +
-          `${entry.idempotencyKey}: ${result.why}; left as it was, for a look`,
+          `${entry.idempotencyKey}: ${result.why}; ` +
+          (result.wrote === true ? 'now in doubt, for a look' : 'left as it was, for a look'),
       );
     }
-    return result.result === 'settled' || entry !== stored ? 'changed' : 'unchanged';
+    const wrote = result.result === 'contradicted' && result.wrote === true;
+    return result.result === 'settled' || wrote || marked ? 'changed' : 'unchanged';
   }
 
   /**
@@ -663,7 +667,12 @@ export class PaymentsReconciler {
       if (result === 'unknown') unusable.push({ reference });
       else if (result === 'not-final') continue;
       else if (result.result === 'settled') return 'changed';
-      else if (result.result === 'contradicted' && result.undecided === true) {
+      else if (result.result === 'second-execution') {
+        // The call's answer or webhook gave the entry its reference while this pass looked the
+        // deferred one up: the service ran the call twice, as when the answer comes after.
+        await journal.anotherExecution(entry.idempotencyKey, reference);
+        unusable.push({ reference });
+      } else if (result.result === 'contradicted' && result.undecided === true) {
         await unplaced('another call could as well own its record');
       } else if (result.result === 'contradicted') {
         unusable.push({ reference });

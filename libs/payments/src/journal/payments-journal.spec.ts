@@ -97,6 +97,72 @@ class LandsThenFails extends InMemoryPaymentsJournal {
   }
 }
 
+/**
+ * A store under which a write lands right after the `n`-th read from now (`get`, `list` or
+ * `findByReference`): another instance's, between two reads of a settle.
+ */
+class RacedStore extends InMemoryPaymentsJournal {
+  private race: { reads: number; write: () => Promise<void> } | undefined;
+
+  /** `write` after the `reads`-th read from now. */
+  writeAfter(reads: number, write: () => Promise<void>): void {
+    this.race = { reads, write };
+  }
+
+  /** Whether the write was made. */
+  get wrote(): boolean {
+    return this.race === undefined;
+  }
+
+  private async raced<T>(read: Promise<T>): Promise<T> {
+    const answer = await read;
+    const race = this.race;
+    if (race !== undefined && (race.reads -= 1) === 0) {
+      this.race = undefined;
+      await race.write();
+    }
+    return answer;
+  }
+
+  override get(key: string) {
+    return this.raced(super.get(key));
+  }
+
+  override list(query?: Parameters<InMemoryPaymentsJournal['list']>[0]) {
+    return this.raced(super.list(query));
+  }
+
+  override findByReference(reference: string) {
+    return this.raced(super.findByReference(reference));
+  }
+}
+
+/**
+ * A store whose reference reads go as `reads` says, in turn: one that fails (`throws`), one of a
+ * replica behind that finds nothing (`behind`), or one held until a promise settles.
+ */
+class ScriptedReads extends InMemoryPaymentsJournal {
+  readonly reads: ('throws' | 'behind' | Promise<void>)[] = [];
+
+  override async findByReference(reference: string) {
+    const read = this.reads.shift();
+    if (read === 'throws') throw new Error('Command timed out');
+    if (read === 'behind') return undefined;
+    await read;
+    return super.findByReference(reference);
+  }
+}
+
+/** The error of a payout whose send timed out after it was sent: it may have executed. */
+const timedOut = (key: string) =>
+  new ServiceAPIError('timeout', {
+    operation: 'payouts.mpesa',
+    idempotencyKey: key,
+    code: 'TIMEOUT',
+    attempts: 1,
+    mayHaveExecuted: true,
+  });
+
 /** The request the accepted sends of these cases were made of. */
 const PAYOUT_REQUEST = { phoneNumber: '0712345678', amount: 500, narration: 'Salary' };
 
@@ -141,35 +207,133 @@ function acceptedAs(journal: PaymentsJournal, sent: JournalSendRef, reference: s
 describe('PaymentsJournal', () => {
   afterEach(() => jest.restoreAllMocks());
 
-  it('raises no second execution for a record whose own call is answered between the reads', async () => {
-    /** A store under which the answer of `then` is written just after the next read of the settle. */
-    class RacedStore extends InMemoryPaymentsJournal {
-      then: (() => Promise<void>) | undefined;
-      private async raced<T>(read: Promise<T>): Promise<T> {
-        const answer = await read;
-        const write = this.then;
-        this.then = undefined;
-        await write?.();
-        return answer;
-      }
-      override list(query?: Parameters<InMemoryPaymentsJournal['list']>[0]) {
-        return this.raced(super.list(query));
-      }
-      override findByReference(reference: string) {
-        return this.raced(super.findByReference(reference));
-      }
-    }
-    const store = new RacedStore();
+  it.each([1, 2])(
+    'raises no second execution for a record whose own call is answered after read %i of the settle',
+    async (reads) => {
+      const store = new RacedStore();
+      const journal = testJournal(store);
+      // B paid and settled; A, the same payout under another key, is being sent.
+      const paid = await begunSend(journal, payoutIntent('payee-b'));
+      await acceptedAs(journal, paid, 'BBBB00000001eW');
+      const sending = await begunSend(journal, payoutIntent('payee-a'));
+      // A forger posts A's genuine record under B's key; A's answer lands between the journal's reads.
+      store.writeAfter(reads, () => acceptedAs(journal, sending, 'AAAA00000001eW'));
+      const result = await journal.settle(recordOf('payee-b', 'AAAA00000001eW'));
+      expect(store.wrote).toBe(true);
+      expect(result.result).toBe('contradicted');
+      expect(await store.get('payee-b')).toMatchObject({ reference: 'BBBB00000001eW' });
+    },
+  );
+
+  it.each([
+    [undefined, 1],
+    [undefined, 2],
+    [undefined, 3],
+    ['never-journaled', 1],
+    ['never-journaled', 2],
+    ['never-journaled', 3],
+    ['never-journaled', 4],
+  ])(
+    'hands an event named by key %s to the call being sent whose answer is written after read %i',
+    async (idempotencyKey, reads) => {
+      const store = new RacedStore();
+      const journal = testJournal(store);
+      const sending = await begunSend(journal, payoutIntent('keyless-1'));
+      store.writeAfter(reads, () => acceptedAs(journal, sending, 'KEYL00000001eW'));
+      const result = await journal.settle({
+        ...recordOf('keyless-1', 'KEYL00000001eW'),
+        idempotencyKey,
+      });
+      expect(store.wrote).toBe(true);
+      // Never `no-entry`: handled keyless, the event would claim the call's own delivery.
+      expect(result).toMatchObject({
+        result: expect.stringMatching(/^(in-flight|settled)$/),
+        entry: expect.objectContaining({ idempotencyKey: 'keyless-1' }),
+      });
+    },
+  );
+
+  it.each([1, 2, 3])(
+    "books no other call's record to an entry in doubt when that call is answered after read %i",
+    async (reads) => {
+      const store = new RacedStore();
+      const journal = testJournal(store);
+      // `doubted`'s send timed out, no reference; `sending`, the same payout, is on the wire.
+      const doubted = await begunSend(journal, payoutIntent('doubted-2'));
+      await journal.failed(doubted, timedOut('doubted-2'));
+      const sending = await begunSend(journal, payoutIntent('sending-1'));
+      // A forger posts the sent call's genuine record under the doubted key.
+      store.writeAfter(reads, () => acceptedAs(journal, sending, 'SENT00000001eW'));
+      const result = await journal.settle(recordOf('doubted-2', 'SENT00000001eW'));
+      expect(store.wrote).toBe(true);
+      expect(result.result).toMatch(/^(contradicted|in-flight)$/);
+      const entry = await store.get('doubted-2');
+      expect(entry).toMatchObject({ state: 'in_doubt' });
+      expect(entry?.reference).toBeUndefined();
+      expect(await store.get('sending-1')).toMatchObject({ reference: 'SENT00000001eW' });
+    },
+  );
+
+  it('settles by a reference two entries hold only the one that held it first, when the store could not tell at the answer', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const store = new ScriptedReads();
     const journal = testJournal(store);
-    // B paid and settled; A, the same payout under another key, is being sent.
-    const paid = await begunSend(journal, payoutIntent('payee-b'));
-    await acceptedAs(journal, paid, 'BBBB00000001eW');
-    const sending = await begunSend(journal, payoutIntent('payee-a'));
-    // A forger posts A's genuine record under B's key; A's answer lands between the journal's reads.
-    store.then = () => acceptedAs(journal, sending, 'AAAA00000001eW');
-    const result = await journal.settle(recordOf('payee-b', 'AAAA00000001eW'));
-    expect(result.result).toBe('contradicted');
-    expect(await store.get('payee-a')).toMatchObject({ reference: 'AAAA00000001eW' });
+    const first = await begunSend(journal, payoutIntent('holder-1'));
+    await acceptedAs(journal, first, 'HELD00000001eW');
+    // The service answers another call with the first's answer; the store fails the check.
+    const second = await begunSend(journal, payoutIntent('second-2'));
+    store.reads.push('throws');
+    await acceptedAs(journal, second, 'HELD00000001eW');
+    await journal.close();
+    expect(await store.get('second-2')).toMatchObject({
+      state: 'accepted',
+      reference: 'HELD00000001eW',
+    });
+
+    // The record of the reference, under the later entry's key: a look-up, or its webhook.
+    const result = await journal.settle({
+      ...recordOf('second-2', 'HELD00000001eW'),
+      by: 'status',
+    });
+    expect(result).toMatchObject({ result: 'contradicted', wrote: true });
+    const later = await store.get('second-2');
+    expect(later).toMatchObject({ state: 'in_doubt' });
+    expect(later?.reference).toBeUndefined();
+    expect(later?.answer).toBeUndefined();
+    expect(later?.reason).toContain('holder-1');
+    expect(errors).toHaveBeenCalledWith(expect.stringContaining('second-2'));
+    await expectSettledSucceeded(journal, store, 'holder-1', 'HELD00000001eW');
+    expect(await journal.settle(recordOf('second-2', 'HELD00000001eW'))).toMatchObject({
+      result: 'contradicted',
+    });
+    expect((await store.get('second-2'))?.state).toBe('in_doubt');
+  });
+
+  it('lets go of a reference another entry held first even when the entry was settled before its check ended', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const store = new ScriptedReads();
+    const journal = testJournal(store);
+    const first = await begunSend(journal, payoutIntent('holder-3'));
+    await acceptedAs(journal, first, 'HELD00000003eW');
+    const second = await begunSend(journal, payoutIntent('second-4'));
+    // Both checks before the write find it free (the answers came at once); the one after is slow,
+    // and the settlement's own check finds it free too.
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    store.reads.push('behind', held, 'behind');
+    await acceptedAs(journal, second, 'HELD00000003eW');
+    expect(await journal.settle(recordOf('second-4', 'HELD00000003eW'))).toMatchObject({
+      result: 'settled',
+    });
+    release();
+    await journal.close();
+
+    const later = await store.get('second-4');
+    expect(later).toMatchObject({ state: 'in_doubt' });
+    expect(later?.reference).toBeUndefined();
+    expect(later?.settledBy).toBeUndefined();
+    expect(later?.reason).toContain('holder-3');
+    expect(await store.get('holder-3')).toMatchObject({ reference: 'HELD00000003eW' });
   });
 
   it('holds an event named by no key, or an unknown one, while a call it may be is being sent', async () => {

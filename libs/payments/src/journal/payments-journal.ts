@@ -207,6 +207,11 @@ export type JournalSettleResult =
       readonly entry: PaymentsJournalEntry;
       readonly why: string;
       /**
+       * The settlement wrote the entry: it held a reference another entry held first, and is now
+       * in doubt without it.
+       */
+      readonly wrote?: true;
+      /**
        * The record agrees with the entry, but another call could as well be its own: not a record
        * of another transaction, only one a person must place.
        */
@@ -846,8 +851,9 @@ export class PaymentsJournal {
 
   /**
    * The entry of `sent`, written accepted with `taken.reference` at the same time as the entry that
-   * holds it first: in doubt, without the reference or the answer that gave it. An entry settled
-   * meanwhile is left as it is, logged.
+   * holds it first: in doubt, without the reference or what came with it ({@link
+   * withoutTakenReference}), also when a webhook settled it meanwhile. One a person weighed is left
+   * as it is, logged.
    */
   private async letGoOfReference(sent: JournalSendRef, taken: TakenReference): Promise<void> {
     const { idempotencyKey, callId } = sent;
@@ -860,21 +866,10 @@ export class PaymentsJournal {
         (entry) => {
           letting = false;
           if (entry.reference !== taken.reference) return undefined;
-          if (FINAL_JOURNAL_STATES.has(entry.state) || entry.otherExecutions !== undefined) {
-            this.logger.error(
-              `The payments journal entry ${idempotencyKey} holds the reference ${taken.reference}, ` +
-                `which the call ${taken.holder.idempotencyKey} held first: look both up`,
-            );
-            return undefined;
-          }
-          letting = true;
-          const { reference: _taken, answer: _answer, ...rest } = entry;
-          return {
-            ...rest,
-            state: 'in_doubt',
-            reason: `the service accepted the call ${takenBecause(taken)}`,
-            calls: endCall(entry, callId, { outcome: 'in_doubt' }),
-          };
+          const next = withoutTakenReference(entry, taken, callId);
+          if (next === undefined) this.logger.error(weighedHolderLog(idempotencyKey, taken));
+          letting = next !== undefined;
+          return next;
         },
         () => (letGo = true),
       );
@@ -1111,9 +1106,14 @@ export class PaymentsJournal {
       const sending = (await this.callsTheRecordMayBe(settlement)).find((call) =>
         this.isBeingSent(call),
       );
-      return sending === undefined
-        ? { result: 'no-entry' }
-        : { result: 'in-flight', entry: sending };
+      // The reference asked again after the open calls: an answer written between the first two
+      // reads is in neither, and would leave the call's own event keyless.
+      entry = await this.store.findByReference(settlement.reference);
+      if (entry === undefined) {
+        return sending === undefined
+          ? { result: 'no-entry' }
+          : { result: 'in-flight', entry: sending };
+      }
     }
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       // Its `malipo_key` comes from a URL anyone can write: until the answer gives the call's
@@ -1140,15 +1140,52 @@ export class PaymentsJournal {
         }
         return { result: 'unchanged', entry };
       }
-      const why = await this.contradiction(entry, settlement);
+      const why = this.contradiction(entry, settlement);
       if (why !== undefined) {
         // Named by a key anyone can write into a URL: reported (payment.duplicate), not written,
         // so that a genuine record paired with a stranger's key cannot put its entry in doubt.
         const second = await this.isSecondExecution(entry, settlement);
         return { result: second ? 'second-execution' : 'contradicted', entry, why };
       }
-      const rival =
-        entry.reference === undefined ? await this.rivalOf(entry, settlement) : undefined;
+      let rival: PaymentsJournalEntry | undefined;
+      if (entry.reference !== undefined) {
+        // Two entries hold the reference (their answers written at once, or while the store could
+        // not tell who held it): the one the store found first keeps it, and this one is not
+        // settled by the record of another call's transaction.
+        const holder = await this.store.findByReference(entry.reference);
+        if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
+          const taken = { reference: entry.reference, holder };
+          const next = withoutTakenReference(entry, taken);
+          const why = `the reference ${entry.reference} belongs to the call ${holder.idempotencyKey}, which held it first`;
+          if (next === undefined) {
+            this.logger.error(weighedHolderLog(entry.idempotencyKey, taken));
+            return { result: 'contradicted', entry, why };
+          }
+          const inDoubt: PaymentsJournalEntry = {
+            ...next,
+            version: entry.version + 1,
+            updatedAt: new Date(this.now()).toISOString(),
+          };
+          const now = await this.writtenOrNow(entry, inDoubt);
+          if (now === inDoubt) {
+            this.logger.error(takenLog(entry.idempotencyKey, taken));
+            return { result: 'contradicted', entry: inDoubt, why, wrote: true };
+          }
+          if (now === undefined) return { result: 'no-entry' };
+          entry = now;
+          continue;
+        }
+      } else {
+        // The key comes from a URL anyone can write: a reference of another call settles nothing.
+        // The open calls are read before the references, so that a call whose answer is written
+        // between the two reads is seen by one of them (open without a reference, or holding it).
+        rival = await this.rivalOf(entry, settlement);
+        const holder = await this.store.findByReference(settlement.reference);
+        if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
+          const taken = `the reference ${settlement.reference} belongs to the call ${holder.idempotencyKey}`;
+          return { result: 'contradicted', entry, why: taken };
+        }
+      }
       // Being sent, the rival may get the record's reference from its answer: ask again later.
       if (rival && this.isBeingSent(rival)) return { result: 'in-flight', entry: rival };
       if (rival) {
@@ -1461,18 +1498,50 @@ export class PaymentsJournal {
 
   /**
    * Marks a `started` entry past its deadline `in_doubt` in the store. Resolves with the entry as
-   * stored afterwards.
+   * stored afterwards, and whether this mark is what changed it (another writer may have first).
    */
-  async markOverdue(entry: PaymentsJournalEntry): Promise<PaymentsJournalEntry> {
+  async markOverdue(
+    entry: PaymentsJournalEntry,
+  ): Promise<{ readonly entry: PaymentsJournalEntry; readonly marked: boolean }> {
     const viewed = this.view(entry);
-    if (viewed === entry) return entry;
+    if (viewed === entry) return { entry, marked: false };
     const next = {
       ...viewed,
       version: entry.version + 1,
       updatedAt: new Date(this.now()).toISOString(),
     };
-    if (await this.store.replace(this.sealed(next))) return next;
-    return (await this.entryUnder(entry.idempotencyKey)) ?? entry;
+    if (await this.store.replace(this.sealed(next))) return { entry: next, marked: true };
+    return { entry: (await this.entryUnder(entry.idempotencyKey)) ?? entry, marked: false };
+  }
+
+  /**
+   * Lists `reference` as another execution of the call of `idempotencyKey`, whose entry holds
+   * another reference, and puts the entry in doubt (logged at error level): the service's final
+   * record of `reference` agrees with the call, and a webhook deferred while it was being sent
+   * named it. Nothing when the entry holds no reference, or that one, or lists it already.
+   */
+  async anotherExecution(idempotencyKey: string, reference: string): Promise<void> {
+    let reason = '';
+    let wrote = false;
+    await this.rewriteEntry(
+      idempotencyKey,
+      (entry) => {
+        if (
+          entry.reference === undefined ||
+          entry.reference === reference ||
+          entry.otherExecutions?.includes(reference) === true
+        ) {
+          return undefined;
+        }
+        reason =
+          `${entry.state} on the reference ${entry.reference}, and the service's final record of ` +
+          `${reference}, named by a webhook deferred while the call was being sent, agrees with ` +
+          'the call: more than one transaction may have executed, look both up';
+        return moreThanOnce(entry, reason, reference);
+      },
+      () => (wrote = true),
+    );
+    if (wrote) this.logger.error(`The payments journal entry ${idempotencyKey} was ${reason}`);
   }
 
   /**
@@ -1559,11 +1628,14 @@ export class PaymentsJournal {
     );
   }
 
-  /** Why `settlement` cannot settle `entry`, or undefined when it agrees with it. */
-  private async contradiction(
+  /**
+   * Why `settlement` cannot settle `entry`, from the two alone, or undefined when it agrees with
+   * it. Whether another entry holds the reference is {@link settle}'s to read.
+   */
+  private contradiction(
     entry: PaymentsJournalEntry,
     settlement: JournalSettlement,
-  ): Promise<string | undefined> {
+  ): string | undefined {
     if (neverExecuted(entry)) {
       // Every send was refused, or never sent: no genuine outcome can exist.
       return 'the entry was refused: its call never executed';
@@ -1587,13 +1659,6 @@ export class PaymentsJournal {
     }
     if (entry.currency !== undefined && !settlement.currency) {
       return "the service's record has no currency to compare with the entry's";
-    }
-    if (entry.reference === undefined) {
-      // The key comes from a URL anyone can write: a reference of another call settles nothing.
-      const holder = await this.store.findByReference(settlement.reference);
-      if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
-        return `the reference ${settlement.reference} belongs to the call ${holder.idempotencyKey}`;
-      }
     }
     return undefined;
   }
@@ -2228,6 +2293,34 @@ function takenBecause(taken: TakenReference): string {
     `with the reference ${taken.reference}, which the call ${taken.holder.idempotencyKey} holds: ` +
     "one transaction is not two calls, look both up (a service that answered this call with the other's " +
     'answer may not have executed it)'
+  );
+}
+
+/**
+ * `entry`, which holds `taken.reference` that another entry held first, in doubt without it, the
+ * answer that gave it, or a settlement by its record; `callId`'s send ended in doubt. Undefined
+ * for an entry a person weighed (resolved by hand, or executed more than once), left to them.
+ */
+function withoutTakenReference(
+  entry: PaymentsJournalEntry,
+  taken: TakenReference,
+  callId?: string,
+): PaymentsJournalEntry | undefined {
+  if (entry.settledBy === 'manual' || entry.otherExecutions !== undefined) return undefined;
+  const { reference: _taken, answer: _answer, ...rest } = withoutSettlement(entry);
+  return {
+    ...rest,
+    state: 'in_doubt',
+    reason: `the service accepted the call ${takenBecause(taken)}`,
+    calls: callId === undefined ? entry.calls : endCall(entry, callId, { outcome: 'in_doubt' }),
+  };
+}
+
+/** The error line of an entry a person weighed that holds a reference another held first. */
+function weighedHolderLog(idempotencyKey: string, taken: TakenReference): string {
+  return (
+    `The payments journal entry ${idempotencyKey} holds the reference ${taken.reference}, ` +
+    `which the call ${taken.holder.idempotencyKey} held first: look both up`
   );
 }
 
