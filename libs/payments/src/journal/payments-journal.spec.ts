@@ -613,6 +613,41 @@ describe('PaymentsJournal', () => {
       await expectSettledSucceeded(journal, store, 'once-3', 'ONLY00000003eW');
     });
 
+    it.each([
+      ['its write before the send failed', 'JOURNAL_UNAVAILABLE'],
+      ['its deadline came before the send', 'TIMEOUT'],
+    ] as const)(
+      'keeps in doubt a key whose resend over a send that never ended was not sent: %s',
+      async (_case, code) => {
+        const { journal, store } = await sentPastItsDeadline('unsent-1');
+        const resent = await begunSend(journal, payoutIntent('unsent-1', { resend: true }));
+        await journal.failed(
+          resent,
+          new ServiceAPIError('not sent', {
+            operation: 'payouts.mpesa',
+            idempotencyKey: 'unsent-1',
+            code,
+            attempts: 0,
+            mayHaveExecuted: false,
+          }),
+        );
+        const entry = await store.get('unsent-1');
+        expect(entry).toMatchObject({ state: 'in_doubt' });
+        expect(entry?.reason).toContain('never ended');
+        // Nothing goes out under the key without a resend: the first send may have paid.
+        await expect(journal.begin(payoutIntent('unsent-1'))).rejects.toMatchObject({
+          code: 'IN_DOUBT',
+        });
+      },
+    );
+
+    it('takes the refusal of a resend the service answered over a send that never ended: the caller vouched for it', async () => {
+      const { journal, store } = await sentPastItsDeadline('vouched-1');
+      const resent = await begunSend(journal, payoutIntent('vouched-1', { resend: true }));
+      await journal.failed(resent, refusedByTheService('vouched-1', 400));
+      expect(await store.get('vouched-1')).toMatchObject({ state: 'refused' });
+    });
+
     it("keeps in doubt a send's answer written after a later resend ended in doubt (the store down meanwhile)", async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await sentPastItsDeadline('late-1');

@@ -1072,13 +1072,17 @@ export class PaymentsJournal {
         // in doubt for a person.
         if (outcome === 'refused') {
           const executed = hasExecuted(entry);
-          if (executed || anotherMayHaveRun(calls, callId)) {
+          const unsentResend =
+            known && error.attempts === 0 && isResendOverAnOpenSend(calls, callId);
+          if (executed || anotherMayHaveRun(calls, callId) || unsentResend) {
             const why =
               entry.state === 'in_doubt' && entry.reason !== undefined
                 ? entry.reason
                 : executed
                   ? `${executedBecause(entry)} an earlier call under the key, and a later send ended with ${reason}`
-                  : `an earlier send under the key may have executed, and a later send ended with ${reason}`;
+                  : unsentResend
+                    ? `an earlier send under the key never ended and may have executed; a resend over it was not sent (${reason})`
+                    : `an earlier send under the key may have executed, and a later send ended with ${reason}`;
             return { ...entry, version, updatedAt: at, state: 'in_doubt', reason: why, calls };
           }
         }
@@ -2128,6 +2132,23 @@ function sendsThatMayHaveRun(
     ran.push(call);
   }
   return ran;
+}
+
+/**
+ * Whether `callId` is a `resend` over an entry in doubt of which another send never ended (its
+ * process died or stalled): a resend that was never sent weighs nothing, and the key stays as it
+ * read before it, in doubt, instead of `refused`.
+ */
+function isResendOverAnOpenSend(calls: readonly PaymentsJournalCall[], callId: string): boolean {
+  let resend = false;
+  let open = false;
+  for (const call of calls) {
+    if (call.callId === callId) resend = call.resend === true;
+    else if (call.outcome === undefined && call.endedAt === undefined && call.weighed !== true) {
+      open = true;
+    }
+  }
+  return resend && open;
 }
 
 /** Whether a send under the key other than `callId` may have executed ({@link sendsThatMayHaveRun}). */
