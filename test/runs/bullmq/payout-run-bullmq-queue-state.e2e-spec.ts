@@ -149,6 +149,46 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     }
   });
 
+  it('sends a run deleted in progress and created again while the engine removed the deleted one', async () => {
+    const input = {
+      runId: 'deleted-and-again',
+      items: mpesaItems(20, `${instance.url}/webhooks/payments`),
+      concurrency: 4,
+      ratePerSecond: 50,
+    };
+    const runId = (await instance.runs.create(input)).runId;
+    await instance.runs.pause(runId);
+    // The engine read the run gone and removes its queue: the run is created again in between,
+    // its start listing it before the removal ends.
+    let again: Promise<unknown> | undefined;
+    const removeQueue = Queue.prototype.obliterate;
+    const obliterate = jest.spyOn(Queue.prototype, 'obliterate').mockImplementation(async function (
+      this: Queue,
+      options,
+    ) {
+      if (this.name === `run-${runId}`) again ??= instance.runs.create(input);
+      await again;
+      return removeQueue.call(this, options);
+    });
+    try {
+      expect(await store.deleteRun(runId)).toBe(true);
+      await waitFor(async () => again, 'the run created again');
+      expect(await again).toMatchObject({ existing: false });
+    } finally {
+      obliterate.mockRestore();
+    }
+    // Listed, and its items sent to the end: never left running with its queue removed.
+    const completed = await waitFor(
+      async () => {
+        const run = await instance.runs.get(runId);
+        return run.state === 'completed' ? run : undefined;
+      },
+      'the run created again completed',
+      90_000,
+    );
+    expect(completed.counts).toMatchObject({ queued: 0, sending: 0, accepted: 0 });
+  });
+
   it('removes the queue of a run deleted while no instance held it, once one starts', async () => {
     // A Redis of its own: no other instance takes the run up meanwhile.
     const own = await RedisServer.start();

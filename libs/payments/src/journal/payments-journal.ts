@@ -1473,26 +1473,21 @@ export class PaymentsJournal {
    * confirmation (a settlement came first).
    */
   async markUnconfirmed(entry: PaymentsJournalEntry, why: string): Promise<void> {
-    let current: PaymentsJournalEntry | undefined = entry;
-    for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
-      if (current === undefined || !awaitsConfirmation(current)) return;
-      const next: PaymentsJournalEntry = {
-        ...current,
-        version: current.version + 1,
-        updatedAt: new Date(this.now()).toISOString(),
-        unconfirmed: why,
-      };
-      if (await this.store.replace(this.sealed(next))) {
-        this.logger.error(
-          `The journal entry ${entry.idempotencyKey} was resolved ${entry.state} by hand ` +
-            `(${entry.note ?? 'no note'}), and the service's record does not bear it out: ${why}; ` +
-            'reconcile() no longer looks it up: check it (docs/journal.md, "By a person")',
-        );
-        return;
-      }
-      current = await this.entryUnder(entry.idempotencyKey);
+    let marked = false;
+    const after = await this.rewriteEntry(
+      entry.idempotencyKey,
+      (current) => (awaitsConfirmation(current) ? { ...current, unconfirmed: why } : undefined),
+      () => (marked = true),
+    );
+    if (marked) {
+      this.logger.error(
+        `The journal entry ${entry.idempotencyKey} was resolved ${entry.state} by hand ` +
+          `(${entry.note ?? 'no note'}), and the service's record does not bear it out: ${why}; ` +
+          'reconcile() no longer looks it up: check it (docs/journal.md, "By a person")',
+      );
+    } else if (after !== undefined && awaitsConfirmation(after)) {
+      throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being marked`);
     }
-    throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being marked`);
   }
 
   /** What stops a person's resolution of `idempotencyKey`: nothing was resolved. */

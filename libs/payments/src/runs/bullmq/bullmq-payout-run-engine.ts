@@ -662,6 +662,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     await queue.obliterate({ force: true });
     await this.pace.forget(runId);
     await this.client.srem(this.activeKey, runId);
+    // Created anew since it was read finished or gone (deleted, then `create()` again under its
+    // id): its start listed it before this removal. Listed again, it is attached afresh, with a
+    // job for each of its items, by the next tick (a start after this read lists it itself).
+    const record = await this.context.store.getRun(runId);
+    if (record && record.finishedAt === undefined) await this.listed(runId);
   }
 
   /** The run's queue, its errors logged from its creation on. */
