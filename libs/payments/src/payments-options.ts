@@ -338,6 +338,15 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
         'mistaken for an amount.',
     );
   }
+  for (const name of ['apiUsername', 'apiPassword'] as const) {
+    // Sent as given: a newline a secret file ends with makes every call a 401, told only then.
+    if (schema[name] !== schema[name].trim()) {
+      new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+        `${name} begins or ends with whitespace (a newline from a secret file?): it is sent as it ` +
+          'is, and the service will refuse it (401) unless that is part of it; trim it when reading it.',
+      );
+    }
+  }
   if (schema.baseUrl === undefined) {
     // Said once at boot: an app meant for a test environment would otherwise reach production.
     new Logger(PAYMENTS_LOGGER_CONTEXT).log(
