@@ -191,6 +191,55 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     expect(summary.changed).toBe(2);
   });
 
+  it('counts as changed a deferred reference dropped by this pass only, not one another pass dropped first', async () => {
+    const { journal, store, reconciler, clock } = journaled(new InMemoryPaymentsJournal());
+    await lostWithDeferred(journal, 'dropped-1', 'DROP00000001eW');
+    clock.nowMs += 60_000;
+    // Of another amount: whichever pass reads it drops it. Both passes look it up before either does.
+    let release: () => void = () => undefined;
+    const bothAsked = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    lookup = (reference) => {
+      asked += 1;
+      if (asked === 2) release();
+      return { status: 200, body: { ...successRecord(reference), amount: 999 }, after: bothAsked };
+    };
+
+    const [one, other] = await Promise.all([reconciler.reconcile(), reconciler.reconcile()]);
+
+    expect((await store.get('dropped-1'))?.deferredEvents).toEqual([]);
+    expect(one.changed + other.changed).toBe(1);
+  });
+
+  it('settles accepted entries by their records while the reference index fails', async () => {
+    /** A store whose reference index fails while `failing`. */
+    class FailingIndex extends InMemoryPaymentsJournal {
+      failing = false;
+      override async findByReference(reference: string) {
+        if (this.failing) throw new Error('Command timed out');
+        return super.findByReference(reference);
+      }
+    }
+    const { journal, store, reconciler } = journaled(new FailingIndex());
+    for (const key of ['indexed-1', 'indexed-2']) {
+      const decision = await journal.begin(payoutIntent(key));
+      if (!decision.send) throw new Error(`${key} was not sent`);
+      await journal.accepted(
+        decision,
+        { success: true, transactionReference: `${key.toUpperCase().replace('-', '')}0eW` },
+        { phoneNumber: '0712345678', amount: 500 },
+      );
+    }
+    await journal.close();
+    lookup = (reference) => ({ status: 200, body: successRecord(reference) });
+    store.failing = true;
+
+    const summary = await reconciler.reconcile();
+
+    expect(summary.changed).toBe(2);
+    expect(summary.totals.succeeded?.KES).toEqual({ count: 2, amount: 1000 });
+  });
+
   it("settles the entry by the call's own record, which a person's refused could not override", async () => {
     lookup = (reference) => ({ status: 200, body: successRecord(reference) });
     const { journal, store, reconciler, clock } = journaled(new InMemoryPaymentsJournal());

@@ -568,8 +568,9 @@ export class PaymentsReconciler {
         return this.unconfirmedOnceLapsed(journal, entry, `its record is still ${status}`);
       }
       if (result.result === 'contradicted') {
-        await journal.markUnconfirmed(entry, result.why);
-        return 'changed';
+        return (await journal.markUnconfirmed(entry, result.why)) || marked
+          ? 'changed'
+          : 'unchanged';
       }
     }
     if (result === 'unknown' || result === 'not-final') {
@@ -597,8 +598,11 @@ export class PaymentsReconciler {
   ): Promise<'changed' | 'unchanged'> {
     if (!journal.confirmationLapsed(entry)) return 'unchanged';
     const hours = PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000;
-    await journal.markUnconfirmed(entry, `${what} ${hours} h after the resolution`);
-    return 'changed';
+    const unconfirmed = await journal.markUnconfirmed(
+      entry,
+      `${what} ${hours} h after the resolution`,
+    );
+    return unconfirmed ? 'changed' : 'unchanged';
   }
 
   /**
@@ -613,6 +617,8 @@ export class PaymentsReconciler {
     entry: PaymentsJournalEntry,
   ): Promise<'changed' | 'unchanged' | 'lookup-failed'> {
     let lookupFailed = false;
+    /** Whether this pass listed one as another execution of the call. */
+    let listed = false;
     const unusable: { reference: string; unplacedSince?: string }[] = [];
     const hours = PAYMENTS_CONFIRMATION_WINDOW_MS / 3_600_000;
     for (const { reference, unplacedSince } of entry.deferredEvents ?? []) {
@@ -670,7 +676,7 @@ export class PaymentsReconciler {
       else if (result.result === 'second-execution') {
         // The call's answer or webhook gave the entry its reference while this pass looked the
         // deferred one up: the service ran the call twice, as when the answer comes after.
-        await journal.anotherExecution(entry.idempotencyKey, reference);
+        if (await journal.anotherExecution(entry.idempotencyKey, reference)) listed = true;
         unusable.push({ reference });
       } else if (result.result === 'contradicted' && result.undecided === true) {
         await unplaced('another call could as well own its record');
@@ -682,10 +688,10 @@ export class PaymentsReconciler {
         );
       }
     }
-    if (unusable.length > 0) {
-      await journal.dropDeferredEvents(entry.idempotencyKey, unusable);
-      return 'changed';
-    }
+    // Counted changed only for what this pass wrote: another may have dropped them first.
+    const dropped =
+      unusable.length > 0 && (await journal.dropDeferredEvents(entry.idempotencyKey, unusable));
+    if (dropped || listed) return 'changed';
     return lookupFailed ? 'lookup-failed' : 'unchanged';
   }
 

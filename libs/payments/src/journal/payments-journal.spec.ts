@@ -309,6 +309,20 @@ describe('PaymentsJournal', () => {
     expect((await store.get('second-2'))?.state).toBe('in_doubt');
   });
 
+  it("settles an entry by its own reference's record when the store cannot tell who holds it", async () => {
+    const store = new ScriptedReads();
+    const journal = testJournal(store);
+    const sent = await begunSend(journal, payoutIntent('unsure-1'));
+    await acceptedAs(journal, sent, 'OWNR00000001eW');
+    await journal.close();
+    // The reference index fails: the webhook of the entry's own reference is not held up by it.
+    store.reads.push('throws', 'throws');
+    await expectSettledSucceeded(journal, store, 'unsure-1', 'OWNR00000001eW');
+    await expect(journal.settle(recordOf('unsure-1', 'OWNR00000001eW'))).resolves.toMatchObject({
+      result: 'unchanged',
+    });
+  });
+
   it('lets go of a reference another entry held first even when the entry was settled before its check ended', async () => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const store = new ScriptedReads();

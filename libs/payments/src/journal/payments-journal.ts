@@ -430,25 +430,32 @@ export class PaymentsJournal {
    * Drops deferred events `reconcile()` found of no use (unknown to the service, no reference a
    * look-up can carry, a record at odds with the entry) or unplaced for the window, so that no
    * later pass looks them up again. One dropped for its `unplacedSince` is dropped only while the
-   * entry still holds that mark: another instance's look-up may have placed it since. Rejects when
-   * the store fails.
+   * entry still holds that mark: another instance's look-up may have placed it since. Resolves
+   * whether this call dropped any (another pass may have first). Rejects when the store fails.
    */
   async dropDeferredEvents(
     idempotencyKey: string,
     dropped: readonly { readonly reference: string; readonly unplacedSince?: string }[],
-  ): Promise<void> {
-    await this.changeEntry(idempotencyKey, (entry) => {
-      const kept = entry.deferredEvents?.filter(
-        (event) =>
-          !dropped.some(
-            (drop) =>
-              drop.reference === event.reference &&
-              (drop.unplacedSince === undefined || drop.unplacedSince === event.unplacedSince),
-          ),
-      );
-      if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
-      return { deferredEvents: kept };
-    });
+  ): Promise<boolean> {
+    let wrote = false;
+    const write = () => (wrote = true);
+    await this.changeEntry(
+      idempotencyKey,
+      (entry) => {
+        const kept = entry.deferredEvents?.filter(
+          (event) =>
+            !dropped.some(
+              (drop) =>
+                drop.reference === event.reference &&
+                (drop.unplacedSince === undefined || drop.unplacedSince === event.unplacedSince),
+            ),
+        );
+        if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
+        return { deferredEvents: kept };
+      },
+      write,
+    );
+    return wrote;
   }
 
   /**
@@ -483,11 +490,16 @@ export class PaymentsJournal {
   private changeEntry(
     idempotencyKey: string,
     change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
+    written?: () => void,
   ): Promise<PaymentsJournalEntry | undefined> {
-    return this.rewriteEntry(idempotencyKey, (entry, at) => {
-      const fields = change(entry, at);
-      return fields && { ...entry, ...fields };
-    });
+    return this.rewriteEntry(
+      idempotencyKey,
+      (entry, at) => {
+        const fields = change(entry, at);
+        return fields && { ...entry, ...fields };
+      },
+      written,
+    );
   }
 
   /**
@@ -1155,9 +1167,10 @@ export class PaymentsJournal {
       if (entry.reference !== undefined) {
         // Two entries hold the reference (their answers written at once, or while the store could
         // not tell who held it): the one the store found first keeps it, and this one is not
-        // settled by the record of another call's transaction.
-        const holder = await this.store.findByReference(entry.reference);
-        if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
+        // settled by the record of another call's transaction. A store that cannot tell now (it
+        // throws, or does not answer in time) holds up no settlement of the entry's own reference.
+        const holder = await this.otherHolderOf(entry.reference, entry.idempotencyKey);
+        if (holder) {
           const taken = { reference: entry.reference, holder };
           const next = withoutTakenReference(entry, taken);
           const why = `the reference ${entry.reference} belongs to the call ${holder.idempotencyKey}, which held it first`;
@@ -1470,9 +1483,9 @@ export class PaymentsJournal {
   /**
    * Marks a person's resolution the service's record did not bear out `unconfirmed`, saying `why`
    * (logged at error level): `reconcile()` no longer looks it up. Nothing when it no longer awaits
-   * confirmation (a settlement came first).
+   * confirmation (a settlement came first). Resolves whether this call marked it.
    */
-  async markUnconfirmed(entry: PaymentsJournalEntry, why: string): Promise<void> {
+  async markUnconfirmed(entry: PaymentsJournalEntry, why: string): Promise<boolean> {
     let marked = false;
     const after = await this.rewriteEntry(
       entry.idempotencyKey,
@@ -1488,6 +1501,7 @@ export class PaymentsJournal {
     } else if (after !== undefined && awaitsConfirmation(after)) {
       throw new Error(`The journal entry ${entry.idempotencyKey} kept changing while being marked`);
     }
+    return marked;
   }
 
   /** What stops a person's resolution of `idempotencyKey`: nothing was resolved. */
@@ -1518,8 +1532,9 @@ export class PaymentsJournal {
    * another reference, and puts the entry in doubt (logged at error level): the service's final
    * record of `reference` agrees with the call, and a webhook deferred while it was being sent
    * named it. Nothing when the entry holds no reference, or that one, or lists it already.
+   * Resolves whether this call listed it.
    */
-  async anotherExecution(idempotencyKey: string, reference: string): Promise<void> {
+  async anotherExecution(idempotencyKey: string, reference: string): Promise<boolean> {
     let reason = '';
     let wrote = false;
     await this.rewriteEntry(
@@ -1541,6 +1556,7 @@ export class PaymentsJournal {
       () => (wrote = true),
     );
     if (wrote) this.logger.error(`The payments journal entry ${idempotencyKey} was ${reason}`);
+    return wrote;
   }
 
   /**
