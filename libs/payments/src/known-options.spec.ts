@@ -1,3 +1,6 @@
+import { PaymentsModule } from './payments.module';
+import { PayoutRunsModule } from './runs/payout-runs.module';
+import { PaymentsWebhookModule } from './webhooks/payments-webhook.module';
 import { PaymentsValidationError } from './errors';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 import { RedisPaymentsJournal } from './redis/redis-payments-journal';
@@ -193,5 +196,24 @@ describe('the options of the journals, stores and engines an app constructs', ()
         setupTimeoutMs: 1,
       }),
     ).not.toThrow();
+  });
+});
+
+describe('forRootAsync without a source of options', () => {
+  it.each([
+    ['PaymentsModule', (options: object) => PaymentsModule.forRootAsync(options as never)],
+    [
+      'PaymentsWebhookModule',
+      (options: object) => PaymentsWebhookModule.forRootAsync(options as never),
+    ],
+    ['PayoutRunsModule', (options: object) => PayoutRunsModule.forRootAsync(options as never)],
+  ])('%s refuses it at once, naming what is missing', (moduleName, forRootAsync) => {
+    const refusal = thrownBy(() => forRootAsync({ inject: [] }));
+    expect(refusal).toBeInstanceOf(PaymentsValidationError);
+    expect(refusal).toMatchObject({
+      target: `${moduleName}AsyncOptions`,
+      errors: [{ field: 'useFactory', rule: 'isDefined' }],
+    });
+    expect(() => forRootAsync({ useFactory: () => ({}) })).not.toThrow();
   });
 });

@@ -23,6 +23,25 @@ export function assertKnownOptions(
 }
 
 /**
+ * Fails on `forRootAsync` options that say neither how the module's options are made: without
+ * `useFactory`, `useClass` or `useExisting`, Nest fails later, on a dependency it cannot resolve,
+ * in words that do not name the cause.
+ * @throws PaymentsValidationError (`useFactory`, `isDefined`).
+ * @internal
+ */
+export function assertAsyncOptionsSource(moduleName: string, options: object): void {
+  const { useFactory, useClass, useExisting } = options as Record<string, unknown>;
+  if (useFactory !== undefined || useClass !== undefined || useExisting !== undefined) return;
+  throw new PaymentsValidationError(`${moduleName}AsyncOptions`, [
+    {
+      field: 'useFactory',
+      rule: 'isDefined',
+      message: `${moduleName}.forRootAsync() needs useFactory, useClass or useExisting to make its options`,
+    },
+  ]);
+}
+
+/**
  * The error that stops the boot on a module's option that breaks its rule, as `PaymentsModule`'s
  * own: `target` is `<module>Options`, and the option and its rule are named.
  * @internal

@@ -33,4 +33,29 @@ describe('resolvePaymentsOptions: what it says at boot', () => {
     });
     expect(warned).not.toHaveBeenCalled();
   });
+
+  it.each(['https://payments.example/api/v2', 'https://gateway.example/payd/api/v1/'])(
+    'warns of a baseUrl that ends with an API version path (%s): each call adds its own',
+    (baseUrl) => {
+      const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      resolvePaymentsOptions({
+        apiUsername: 'api-user',
+        apiPassword: 'options-spec-password',
+        baseUrl,
+      });
+      expect(warned).toHaveBeenCalledWith(
+        expect.stringContaining('baseUrl ends with an API version path'),
+      );
+    },
+  );
+
+  it('takes a proxy path before the API paths without a warning', () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    resolvePaymentsOptions({
+      apiUsername: 'api-user',
+      apiPassword: 'options-spec-password',
+      baseUrl: 'https://gateway.example/payd',
+    });
+    expect(warned).not.toHaveBeenCalled();
+  });
 });

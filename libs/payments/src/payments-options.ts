@@ -347,6 +347,17 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
       );
     }
   }
+  if (
+    schema.baseUrl !== undefined &&
+    URL.canParse(schema.baseUrl) &&
+    /\/api\/v\d+\/?$/.test(new URL(schema.baseUrl).pathname)
+  ) {
+    // Every operation's path starts with its own /api/vN (docs/wire-contract.md).
+    new Logger(PAYMENTS_LOGGER_CONTEXT).warn(
+      'baseUrl ends with an API version path (/api/vN): each call adds its own, so calls would go ' +
+        "to /api/vN/api/v2/...; set the service's origin (https://api.payd.money), or your proxy's.",
+    );
+  }
   if (schema.baseUrl === undefined) {
     // Said once at boot: an app meant for a test environment would otherwise reach production.
     new Logger(PAYMENTS_LOGGER_CONTEXT).log(

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
 import {
   PAYMENTS_HTTP_SERVICE,
   PAYMENTS_MODULE_OPTIONS,
@@ -6,6 +7,8 @@ import {
 } from './payments.constants';
 import { createPaymentsHttpService, HttpPaymentsWire } from './http-payments-wire';
 import { ConfigurablePaymentsModule } from './payments.module-definition';
+import type { PaymentsModuleAsyncOptions } from './payments.module-definition';
+import { assertAsyncOptionsSource } from './known-options';
 import { resolvePaymentsOptions } from './payments-options';
 import { OperationRunner } from './operation-runner';
 import { PaymentsWire } from './payments-wire';
@@ -39,4 +42,10 @@ import { PaymentsRegistrationCheck } from './payments-registrations';
   ],
   // Exports depend on `name`, so they are set in payments.module-definition.ts.
 })
-export class PaymentsModule extends ConfigurablePaymentsModule {}
+export class PaymentsModule extends ConfigurablePaymentsModule {
+  /** The module with options `useFactory`, `useClass` or `useExisting` makes, validated at boot. */
+  static override forRootAsync(options: PaymentsModuleAsyncOptions): DynamicModule {
+    assertAsyncOptionsSource('PaymentsModule', options);
+    return super.forRootAsync(options);
+  }
+}

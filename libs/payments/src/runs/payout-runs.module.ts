@@ -14,8 +14,10 @@ import {
 } from './payout-runs.constants';
 import {
   ConfigurablePayoutRunsModule,
+  type PayoutRunsModuleAsyncOptions,
   type PayoutRunsModuleForRootOptions,
 } from './payout-runs.module-definition';
+import { assertAsyncOptionsSource } from '../known-options';
 import { resolvePayoutRunsOptions } from './payout-runs.options';
 import type { PayoutRunsModuleOptions, ResolvedPayoutRunsOptions } from './payout-runs.options';
 import { PayoutRunsPayments } from './payout-runs-payments';
@@ -98,5 +100,11 @@ export class PayoutRunsModule
   /** The module with `options`; without them: in-memory runs, 4 at once, 10 per second. */
   static override forRoot(options: PayoutRunsModuleForRootOptions = {}): DynamicModule {
     return super.forRoot(options);
+  }
+
+  /** The module with options `useFactory`, `useClass` or `useExisting` makes. */
+  static override forRootAsync(options: PayoutRunsModuleAsyncOptions): DynamicModule {
+    assertAsyncOptionsSource('PayoutRunsModule', options);
+    return super.forRootAsync(options);
   }
 }

@@ -4,8 +4,10 @@ import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import { PaymentsWebhookLookups } from './payments-webhook.lookups';
 import {
   ConfigurablePaymentsWebhookModule,
+  type PaymentsWebhookModuleAsyncOptions,
   type PaymentsWebhookModuleForRootOptions,
 } from './payments-webhook.module-definition';
+import { assertAsyncOptionsSource } from '../known-options';
 import { PaymentsWebhookRouteCheck } from './payments-webhook.route-check';
 import { PAYMENTS_WEBHOOK_STORE_PROVIDER } from './payments-webhook.store-host';
 
@@ -43,5 +45,11 @@ export class PaymentsWebhookModule extends ConfigurablePaymentsWebhookModule {
   /** The module with `options`; without them: route `webhooks/payments`, confirmation on. */
   static override forRoot(options: PaymentsWebhookModuleForRootOptions = {}): DynamicModule {
     return super.forRoot(options);
+  }
+
+  /** The module with options `useFactory`, `useClass` or `useExisting` makes. */
+  static override forRootAsync(options: PaymentsWebhookModuleAsyncOptions): DynamicModule {
+    assertAsyncOptionsSource('PaymentsWebhookModule', options);
+    return super.forRootAsync(options);
   }
 }
