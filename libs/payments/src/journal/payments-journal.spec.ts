@@ -422,6 +422,34 @@ describe('PaymentsJournal', () => {
       return begun;
     }
 
+    it('settles no other call by a record that may be the unknown execution of a call executed more than once', async () => {
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      // `twice-9` was resent over a stalled send and accepted; the stalled send then ended in
+      // doubt: one of its executions has no known reference.
+      const { journal, store, decision } = await stalledAndResent('twice-9', 'RESENT000009eW');
+      await journal.failed(decision, timedOut('twice-9'));
+      expect(await store.get('twice-9')).toMatchObject({ state: 'in_doubt', otherExecutions: [] });
+      // `lost-9`, the same payout, lost its answer.
+      const lost = await begunSend(journal, payoutIntent('lost-9'));
+      await journal.failed(lost, timedOut('lost-9'));
+
+      // A record of the same figures, under `lost-9`'s key: it may as well be `twice-9`'s first.
+      const result = await journal.settle({
+        ...recordOf('lost-9', 'FIRST0000009eW'),
+        by: 'status',
+      });
+
+      expect(result).toMatchObject({ result: 'contradicted', undecided: true });
+      const entry = await store.get('lost-9');
+      expect(entry).toMatchObject({ state: 'in_doubt' });
+      expect(entry?.reference).toBeUndefined();
+      // A record of one of its own known references is no other call's.
+      expect(
+        await journal.settle({ ...recordOf('lost-9', 'RESENT000009eW'), by: 'status' }),
+      ).toMatchObject({ result: 'contradicted' });
+      expect((await store.get('lost-9'))?.reference).toBeUndefined();
+    });
+
     it('keeps in doubt an entry a record settles when two of its sends ended as ones that may have executed', async () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await sent('twice-3');

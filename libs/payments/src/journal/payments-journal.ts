@@ -1629,7 +1629,11 @@ export class PaymentsJournal {
     );
   }
 
-  /** The open calls without a reference that the record may be the execution of ({@link rivalOf}). */
+  /**
+   * The open calls that the record may be an execution of ({@link rivalOf}): without a reference,
+   * or in doubt as executed more than once (`otherExecutions`: an execution of theirs may have no
+   * known reference, as a send stalled past a resend that was accepted).
+   */
   private async callsTheRecordMayBe(
     settlement: JournalSettlement,
   ): Promise<PaymentsJournalEntry[]> {
@@ -1637,7 +1641,11 @@ export class PaymentsJournal {
     const open = await this.store.list({ states: ['started', 'in_doubt'] });
     return open.filter(
       (other) =>
-        other.reference === undefined &&
+        (other.reference === undefined ||
+          (other.state === 'in_doubt' &&
+            other.otherExecutions !== undefined &&
+            other.reference !== settlement.reference &&
+            !other.otherExecutions.includes(settlement.reference))) &&
         figuresMismatch(other, settlement) === undefined &&
         !this.anotherPayee(other, recordPayee),
     );
