@@ -440,6 +440,9 @@ describe('PaymentsJournal', () => {
       });
 
       expect(result).toMatchObject({ result: 'contradicted', undecided: true });
+      expect(result).toMatchObject({
+        why: expect.stringContaining('twice-9, executed more than once'),
+      });
       const entry = await store.get('lost-9');
       expect(entry).toMatchObject({ state: 'in_doubt' });
       expect(entry?.reference).toBeUndefined();

@@ -1206,7 +1206,10 @@ export class PaymentsJournal {
       // Being sent, the rival may get the record's reference from its answer: ask again later.
       if (rival && this.isBeingSent(rival)) return { result: 'in-flight', entry: rival };
       if (rival) {
-        const doubt = `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`;
+        const doubt =
+          rival.reference === undefined
+            ? `the call ${rival.idempotencyKey} could as well be the record's, and neither has a reference: a person decides (resolve with the reference)`
+            : `the call ${rival.idempotencyKey}, executed more than once, could as well be the record's, and this one has no reference: a person decides (resolve with the reference)`;
         // Kept with the webhooks deferred during the send: the record may be this call's own
         // execution, so the key is neither sent again nor resolved `refused` until it is placed.
         const at = new Date(this.now()).toISOString();
