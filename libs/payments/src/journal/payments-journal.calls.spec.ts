@@ -402,7 +402,15 @@ describe('the payments journal, through a client over loopback HTTP', () => {
     const again = await payments.payouts.panAfrican(request as never, { idempotencyKey: 'pa-1' });
 
     expect(first.message).toContain('ADA OBI');
-    const kept = JSON.stringify(await store.get('pa-1'));
+    // Read without what is random or a keyed hash (a call's UUID, the fingerprints), whose
+    // letters may spell `ada` by chance: the fields that hold text are what is checked.
+    const {
+      calls,
+      fingerprint: _fingerprint,
+      payee: _payee,
+      ...entry
+    } = (await store.get('pa-1'))!;
+    const kept = JSON.stringify({ ...entry, calls: calls.map(({ callId: _id, ...call }) => call) });
     for (const text of [/ada/i, /obi/i, /803\D?123\D?4567/, /0123456789/]) {
       expect(kept).not.toMatch(text);
       expect(JSON.stringify({ ...again, raw: again._raw })).not.toMatch(text);
