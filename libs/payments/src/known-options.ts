@@ -32,13 +32,12 @@ export function assertKnownOptions(
 export function assertAsyncOptionsSource(moduleName: string, options: object): void {
   const { useFactory, useClass, useExisting } = options as Record<string, unknown>;
   if (useFactory !== undefined || useClass !== undefined || useExisting !== undefined) return;
-  throw new PaymentsValidationError(`${moduleName}AsyncOptions`, [
-    {
-      field: 'useFactory',
-      rule: 'isDefined',
-      message: `${moduleName}.forRootAsync() needs useFactory, useClass or useExisting to make its options`,
-    },
-  ]);
+  throw moduleOptionError(
+    `${moduleName}Async`,
+    'useFactory',
+    'isDefined',
+    `${moduleName}.forRootAsync() needs useFactory, useClass or useExisting to make its options`,
+  );
 }
 
 /**

@@ -1,61 +1,52 @@
 import { Logger } from '@nestjs/common';
+import type { PaymentsModuleOptions } from './payments-options.interface';
 import { resolvePaymentsOptions } from './payments-options';
+
+const CREDENTIALS = { apiUsername: 'api-user', apiPassword: 'options-spec-password' };
+
+/** The options `changes` make resolved, and the warnings logged while resolving them. */
+function resolvedWithWarnings(changes: Partial<PaymentsModuleOptions>) {
+  const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  const resolved = resolvePaymentsOptions({
+    ...CREDENTIALS,
+    baseUrl: 'https://payments.example',
+    ...changes,
+  });
+  return { resolved, warnings: warned.mock.calls.map(([line]) => String(line)) };
+}
 
 describe('resolvePaymentsOptions: what it says at boot', () => {
   afterEach(() => jest.restoreAllMocks());
 
-  it.each([
-    ['apiPassword', { apiUsername: 'api-user', apiPassword: 'options-spec-password\n' }],
-    ['apiUsername', { apiUsername: ' api-user', apiPassword: 'options-spec-password' }],
+  it.each<[string, Partial<PaymentsModuleOptions>]>([
+    ['apiPassword', { apiPassword: 'options-spec-password\n' }],
+    ['apiUsername', { apiUsername: ' api-user' }],
   ])(
     'warns of whitespace around %s, without printing it, and sends it as given',
     (name, credentials) => {
-      const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-      const resolved = resolvePaymentsOptions({
-        ...credentials,
-        baseUrl: 'https://payments.example',
-      });
-      expect(warned).toHaveBeenCalledTimes(1);
-      const [line] = warned.mock.calls[0] as [string];
-      expect(line).toContain(`${name} begins or ends with whitespace`);
-      expect(line).not.toContain('options-spec-password');
-      expect(line).not.toContain('api-user');
-      expect(resolved.apiUsername).toBe(credentials.apiUsername);
+      const { resolved, warnings } = resolvedWithWarnings(credentials);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`${name} begins or ends with whitespace`);
+      expect(warnings[0]).not.toContain('options-spec-password');
+      expect(warnings[0]).not.toContain('api-user');
+      expect(resolved.apiUsername).toBe(credentials.apiUsername ?? CREDENTIALS.apiUsername);
     },
   );
 
   it('says nothing of credentials without whitespace around them', () => {
-    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    resolvePaymentsOptions({
-      apiUsername: 'api-user',
-      apiPassword: 'options spec password',
-      baseUrl: 'https://payments.example',
-    });
-    expect(warned).not.toHaveBeenCalled();
+    expect(resolvedWithWarnings({ apiPassword: 'options spec password' }).warnings).toEqual([]);
   });
 
   it.each(['https://payments.example/api/v2', 'https://gateway.example/payd/api/v1/'])(
     'warns of a baseUrl that ends with an API version path (%s): each call adds its own',
     (baseUrl) => {
-      const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-      resolvePaymentsOptions({
-        apiUsername: 'api-user',
-        apiPassword: 'options-spec-password',
-        baseUrl,
-      });
-      expect(warned).toHaveBeenCalledWith(
+      expect(resolvedWithWarnings({ baseUrl }).warnings).toEqual([
         expect.stringContaining('baseUrl ends with an API version path'),
-      );
+      ]);
     },
   );
 
   it('takes a proxy path before the API paths without a warning', () => {
-    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    resolvePaymentsOptions({
-      apiUsername: 'api-user',
-      apiPassword: 'options-spec-password',
-      baseUrl: 'https://gateway.example/payd',
-    });
-    expect(warned).not.toHaveBeenCalled();
+    expect(resolvedWithWarnings({ baseUrl: 'https://gateway.example/payd' }).warnings).toEqual([]);
   });
 });

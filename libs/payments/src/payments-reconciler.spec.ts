@@ -28,32 +28,38 @@ function successRecord(reference: string) {
   };
 }
 
+/**
+ * A journal on `store` and a clock the test moves, with a reconciler whose look-ups are a client's
+ * own over loopback HTTP to `serviceUrl`. The caller closes the client.
+ */
+function journaledOver<S extends InMemoryPaymentsJournal>(serviceUrl: string, store: S) {
+  const clock = { nowMs: START };
+  const journal = testJournal(store, () => clock.nowMs);
+  const client = createPaymentsClient({
+    apiUsername: 'u',
+    apiPassword: 'reconciler-spec-password',
+    baseUrl: serviceUrl,
+    maxRetries: 0,
+    timeout: 5000,
+  });
+  const reconciler = new PaymentsReconciler(
+    { journal } as unknown as OperationRunner,
+    client.transactions,
+  );
+  return { clock, store, journal, client, reconciler };
+}
+
 describe('PaymentsReconciler and the webhooks deferred while a call was being sent', () => {
   let server: RecordingServer;
   const clients: PaymentsClient[] = [];
   /** How the service answers the status look-up of a reference. */
   let lookup: (reference: string) => Reply;
 
-  /**
-   * A journal on a clock the test moves, with a reconciler whose look-ups are the client's own
-   * over loopback HTTP.
-   */
+  /** {@link journaledOver} this describe's server, its client closed after each test. */
   function journaled<S extends InMemoryPaymentsJournal>(store: S) {
-    const clock = { nowMs: START };
-    const journal = testJournal(store, () => clock.nowMs);
-    const client = createPaymentsClient({
-      apiUsername: 'u',
-      apiPassword: 'reconciler-spec-password',
-      baseUrl: server.url,
-      maxRetries: 0,
-      timeout: 5000,
-    });
-    clients.push(client);
-    const reconciler = new PaymentsReconciler(
-      { journal } as unknown as OperationRunner,
-      client.transactions,
-    );
-    return { clock, store, journal, reconciler };
+    const journaled = journaledOver(server.url, store);
+    clients.push(journaled.client);
+    return journaled;
   }
 
   /** A payout under `key` whose answer was lost after webhooks of these references and kinds came. */
@@ -500,19 +506,9 @@ describe('PaymentsReconciler, the late answer and the webhook of one stalled pay
   ] as const)('%s', async (_case, answer, webhookOutcome, records, ends) => {
     statuses = records;
     for (const order of orders(['reconcile', 'answer', 'webhook', 'reconcile again'] as const)) {
-      const clock = { nowMs: START };
-      const store = new InMemoryPaymentsJournal();
-      const journal = testJournal(store, () => clock.nowMs);
-      const client = createPaymentsClient({
-        apiUsername: 'u',
-        apiPassword: 'reconciler-spec-password',
-        baseUrl: server.url,
-        maxRetries: 0,
-        timeout: 5000,
-      });
-      const reconciler = new PaymentsReconciler(
-        { journal } as unknown as OperationRunner,
-        client.transactions,
+      const { clock, store, journal, client, reconciler } = journaledOver(
+        server.url,
+        new InMemoryPaymentsJournal(),
       );
       const key = `stalled-${order.join('-')}`;
       const decision = await journal.begin(payoutIntent(key));

@@ -697,16 +697,7 @@ describe('PaymentsJournal', () => {
       const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       const { journal, store, decision } = await sentPastItsDeadline('late-1');
       const resent = await begunSend(journal, payoutIntent('late-1', { resend: true }));
-      await journal.failed(
-        resent,
-        new ServiceAPIError('timeout', {
-          operation: 'payouts.mpesa',
-          idempotencyKey: 'late-1',
-          code: 'TIMEOUT',
-          attempts: 1,
-          mayHaveExecuted: true,
-        }),
-      );
+      await journal.failed(resent, timedOut('late-1'));
       // The first send's answer, written only now.
       await acceptedAs(journal, decision, 'FIRST0000001eW');
       const entry = await store.get('late-1');

@@ -437,25 +437,19 @@ export class PaymentsJournal {
     idempotencyKey: string,
     dropped: readonly { readonly reference: string; readonly unplacedSince?: string }[],
   ): Promise<boolean> {
-    let wrote = false;
-    const write = () => (wrote = true);
-    await this.changeEntry(
-      idempotencyKey,
-      (entry) => {
-        const kept = entry.deferredEvents?.filter(
-          (event) =>
-            !dropped.some(
-              (drop) =>
-                drop.reference === event.reference &&
-                (drop.unplacedSince === undefined || drop.unplacedSince === event.unplacedSince),
-            ),
-        );
-        if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
-        return { deferredEvents: kept };
-      },
-      write,
-    );
-    return wrote;
+    const { written } = await this.changeEntry(idempotencyKey, (entry) => {
+      const kept = entry.deferredEvents?.filter(
+        (event) =>
+          !dropped.some(
+            (drop) =>
+              drop.reference === event.reference &&
+              (drop.unplacedSince === undefined || drop.unplacedSince === event.unplacedSince),
+          ),
+      );
+      if (kept === undefined || kept.length === entry.deferredEvents?.length) return undefined;
+      return { deferredEvents: kept };
+    });
+    return written;
   }
 
   /**
@@ -485,49 +479,41 @@ export class PaymentsJournal {
    * Replaces the entry of `idempotencyKey` with `change`'s fields over it (a new version, changed
    * at `at`), read again and retried when another writer changed it meanwhile; nothing when there
    * is no entry or `change` answers undefined, or other writers kept changing it. Resolves with
-   * the entry as it is afterwards. Rejects when the store fails.
+   * the entry as it is afterwards, and whether this call's change is what landed. Rejects when the
+   * store fails.
    */
   private changeEntry(
     idempotencyKey: string,
     change: (entry: PaymentsJournalEntry, at: string) => Partial<PaymentsJournalEntry> | undefined,
-    written?: () => void,
-  ): Promise<PaymentsJournalEntry | undefined> {
-    return this.rewriteEntry(
-      idempotencyKey,
-      (entry, at) => {
-        const fields = change(entry, at);
-        return fields && { ...entry, ...fields };
-      },
-      written,
-    );
+  ): Promise<EntryRewrite> {
+    return this.rewriteEntry(idempotencyKey, (entry, at) => {
+      const fields = change(entry, at);
+      return fields && { ...entry, ...fields };
+    });
   }
 
   /**
    * {@link changeEntry} with `rewrite`'s entry in place of the one read, whole: a field it lacks is
-   * gone. Its `version` and `updatedAt` are the journal's. `written` is told when a rewrite landed.
+   * gone. Its `version` and `updatedAt` are the journal's.
    */
   private async rewriteEntry(
     idempotencyKey: string,
     rewrite: (entry: PaymentsJournalEntry, at: string) => PaymentsJournalEntry | undefined,
-    written?: () => void,
-  ): Promise<PaymentsJournalEntry | undefined> {
+  ): Promise<EntryRewrite> {
     for (let round = 0; round < MAX_REPLACE_ROUNDS; round += 1) {
       const entry = await this.entryUnder(idempotencyKey);
-      if (entry === undefined) return undefined;
+      if (entry === undefined) return { entry, written: false };
       const at = new Date(this.now()).toISOString();
       const rewritten = rewrite(entry, at);
-      if (rewritten === undefined) return entry;
+      if (rewritten === undefined) return { entry, written: false };
       const next: PaymentsJournalEntry = {
         ...rewritten,
         version: entry.version + 1,
         updatedAt: at,
       };
-      if (await this.store.replace(this.sealed(next))) {
-        written?.();
-        return next;
-      }
+      if (await this.store.replace(this.sealed(next))) return { entry: next, written: true };
     }
-    return this.entryUnder(idempotencyKey);
+    return { entry: await this.entryUnder(idempotencyKey), written: false };
   }
 
   /**
@@ -611,7 +597,7 @@ export class PaymentsJournal {
   private async closeRefused(intent: JournalIntent, reason: string): Promise<PaymentsJournalEntry> {
     const open = (entry: PaymentsJournalEntry) =>
       neverExecuted(entry) && entry.settledBy === undefined;
-    const closed = await this.storeCall(intent, 'replace', () =>
+    const { entry: closed } = await this.storeCall(intent, 'replace', () =>
       this.changeEntry(intent.idempotencyKey, (entry) =>
         open(entry) ? { settledBy: 'run', reason } : undefined,
       ),
@@ -869,23 +855,18 @@ export class PaymentsJournal {
    */
   private async letGoOfReference(sent: JournalSendRef, taken: TakenReference): Promise<void> {
     const { idempotencyKey, callId } = sent;
-    /** Whether the latest read called for letting go, and whether a rewrite landed. */
+    /** Whether the latest read called for letting go. */
     let letting = false;
-    let letGo = false;
     try {
-      await this.rewriteEntry(
-        idempotencyKey,
-        (entry) => {
-          letting = false;
-          if (entry.reference !== taken.reference) return undefined;
-          const next = withoutTakenReference(entry, taken, callId);
-          if (next === undefined) this.logger.error(weighedHolderLog(idempotencyKey, taken));
-          letting = next !== undefined;
-          return next;
-        },
-        () => (letGo = true),
-      );
-      if (letGo) this.logger.error(takenLog(idempotencyKey, taken));
+      const { written } = await this.rewriteEntry(idempotencyKey, (entry) => {
+        letting = false;
+        if (entry.reference !== taken.reference) return undefined;
+        const next = withoutTakenReference(entry, taken, callId);
+        if (next === undefined) this.logger.error(weighedHolderLog(idempotencyKey, taken));
+        letting = next !== undefined;
+        return next;
+      });
+      if (written) this.logger.error(takenLog(idempotencyKey, taken));
       else if (letting) throw new Error('the entry kept changing');
     } catch (error) {
       this.logger.error(
@@ -1489,11 +1470,9 @@ export class PaymentsJournal {
    * confirmation (a settlement came first). Resolves whether this call marked it.
    */
   async markUnconfirmed(entry: PaymentsJournalEntry, why: string): Promise<boolean> {
-    let marked = false;
-    const after = await this.rewriteEntry(
+    const { entry: after, written: marked } = await this.rewriteEntry(
       entry.idempotencyKey,
       (current) => (awaitsConfirmation(current) ? { ...current, unconfirmed: why } : undefined),
-      () => (marked = true),
     );
     if (marked) {
       this.logger.error(
@@ -1539,27 +1518,22 @@ export class PaymentsJournal {
    */
   async anotherExecution(idempotencyKey: string, reference: string): Promise<boolean> {
     let reason = '';
-    let wrote = false;
-    await this.rewriteEntry(
-      idempotencyKey,
-      (entry) => {
-        if (
-          entry.reference === undefined ||
-          entry.reference === reference ||
-          entry.otherExecutions?.includes(reference) === true
-        ) {
-          return undefined;
-        }
-        reason =
-          `${entry.state} on the reference ${entry.reference}, and the service's final record of ` +
-          `${reference}, named by a webhook deferred while the call was being sent, agrees with ` +
-          'the call: more than one transaction may have executed, look both up';
-        return moreThanOnce(entry, reason, reference);
-      },
-      () => (wrote = true),
-    );
-    if (wrote) this.logger.error(`The payments journal entry ${idempotencyKey} was ${reason}`);
-    return wrote;
+    const { written } = await this.rewriteEntry(idempotencyKey, (entry) => {
+      if (
+        entry.reference === undefined ||
+        entry.reference === reference ||
+        entry.otherExecutions?.includes(reference) === true
+      ) {
+        return undefined;
+      }
+      reason =
+        `${entry.state} on the reference ${entry.reference}, and the service's final record of ` +
+        `${reference}, named by a webhook deferred while the call was being sent, agrees with ` +
+        'the call: more than one transaction may have executed, look both up';
+      return moreThanOnce(entry, reason, reference);
+    });
+    if (written) this.logger.error(`The payments journal entry ${idempotencyKey} was ${reason}`);
+    return written;
   }
 
   /**
@@ -2322,6 +2296,12 @@ function boundCalls(calls: PaymentsJournalCall[]): PaymentsJournalCall[] {
     kept = [...kept.slice(0, dropped), ...kept.slice(dropped + 1)];
   }
   return kept;
+}
+
+/** What a read-and-replace of an entry left: the entry as it is after, and whether it wrote it. */
+interface EntryRewrite {
+  readonly entry: PaymentsJournalEntry | undefined;
+  readonly written: boolean;
 }
 
 /** A reference the service gave a call that another entry holds. */
