@@ -149,45 +149,75 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
     }
   });
 
-  it('sends a run deleted in progress and created again while the engine removed the deleted one', async () => {
-    const input = {
-      runId: 'deleted-and-again',
-      items: mpesaItems(20, `${instance.url}/webhooks/payments`),
-      concurrency: 4,
-      ratePerSecond: 50,
-    };
-    const runId = (await instance.runs.create(input)).runId;
-    await instance.runs.pause(runId);
-    // The engine read the run gone and removes its queue: the run is created again in between,
-    // its start listing it before the removal ends.
-    let again: Promise<unknown> | undefined;
-    const removeQueue = Queue.prototype.obliterate;
-    const obliterate = jest.spyOn(Queue.prototype, 'obliterate').mockImplementation(async function (
-      this: Queue,
-      options,
-    ) {
-      if (this.name === `run-${runId}`) again ??= instance.runs.create(input);
-      await again;
-      return removeQueue.call(this, options);
-    });
-    try {
-      expect(await store.deleteRun(runId)).toBe(true);
-      await waitFor(async () => again, 'the run created again');
-      expect(await again).toMatchObject({ existing: false });
-    } finally {
-      obliterate.mockRestore();
-    }
-    // Listed, and its items sent to the end: never left running with its queue removed.
-    const completed = await waitFor(
-      async () => {
-        const run = await instance.runs.get(runId);
-        return run.state === 'completed' ? run : undefined;
-      },
-      'the run created again completed',
-      90_000,
-    );
-    expect(completed.counts).toMatchObject({ queued: 0, sending: 0, accepted: 0 });
-  });
+  it.each([
+    ['', false],
+    [', even when its read after the removal fails', true],
+  ])(
+    'sends a run deleted in progress and created again while the engine removed the deleted one%s',
+    async (_, readFails) => {
+      const input = {
+        runId: readFails ? 'deleted-and-again-unread' : 'deleted-and-again',
+        items: mpesaItems(20, `${instance.url}/webhooks/payments`),
+        concurrency: 4,
+        ratePerSecond: 50,
+      };
+      const runId = (await instance.runs.create(input)).runId;
+      await instance.runs.pause(runId);
+      // The engine read the run gone and removes its queue: the run is created again in between,
+      // its start listing it before the removal ends.
+      let again: Promise<unknown> | undefined;
+      const removeQueue = Queue.prototype.obliterate;
+      const obliterate = jest
+        .spyOn(Queue.prototype, 'obliterate')
+        .mockImplementation(async function (this: Queue, options) {
+          if (this.name === `run-${runId}`) again ??= instance.runs.create(input);
+          await again;
+          return removeQueue.call(this, options);
+        });
+      // The store fails the engine's one read of the run after it took the run off the list.
+      let unlisted = false;
+      let readFailed = false;
+      const unlist = Redis.prototype.srem;
+      const srem = jest.spyOn(Redis.prototype, 'srem').mockImplementation(function (
+        this: Redis,
+        ...args: Parameters<Redis['srem']>
+      ) {
+        const removal = unlist.apply(this, args);
+        if (readFails && args[1] === runId) void removal.then(() => (unlisted = true));
+        return removal;
+      });
+      const read = RedisPayoutRunStore.prototype.getRun;
+      const getRun = jest
+        .spyOn(RedisPayoutRunStore.prototype, 'getRun')
+        .mockImplementation(function (this: RedisPayoutRunStore, id: string) {
+          if (!unlisted || id !== runId) return read.call(this, id);
+          unlisted = false;
+          readFailed = true;
+          return Promise.reject(new Error('Command timed out'));
+        });
+      let completed;
+      try {
+        expect(await store.deleteRun(runId)).toBe(true);
+        await waitFor(async () => again, 'the run created again');
+        expect(await again).toMatchObject({ existing: false });
+        // Listed, and its items sent to the end: never left running with its queue removed.
+        completed = await waitFor(
+          async () => {
+            const run = await instance.runs.get(runId);
+            return run.state === 'completed' ? run : undefined;
+          },
+          'the run created again completed',
+          90_000,
+        );
+      } finally {
+        obliterate.mockRestore();
+        srem.mockRestore();
+        getRun.mockRestore();
+      }
+      expect(readFailed).toBe(readFails);
+      expect(completed.counts).toMatchObject({ queued: 0, sending: 0, accepted: 0 });
+    },
+  );
 
   it('removes the queue of a run deleted while no instance held it, once one starts', async () => {
     // A Redis of its own: no other instance takes the run up meanwhile.

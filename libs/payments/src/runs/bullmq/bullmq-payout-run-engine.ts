@@ -27,6 +27,7 @@ import {
   UNSETTLED_ITEM_STATES,
 } from '../payout-run-item-steps';
 import type { PayoutRunItemState } from '../payout-run.interfaces';
+import type { PayoutRunRecord } from '../payout-run.store';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 import { printsAsNameOnly } from '../../secret-holders';
@@ -665,7 +666,15 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     // Created anew since it was read finished or gone (deleted, then `create()` again under its
     // id): its start listed it before this removal. Listed again, it is attached afresh, with a
     // job for each of its items, by the next tick (a start after this read lists it itself).
-    const record = await this.context.store.getRun(runId);
+    let record: PayoutRunRecord | undefined;
+    try {
+      record = await this.context.store.getRun(runId);
+    } catch (error) {
+      // Unread, it may be such a run: listed again, the next tick reads it, and retires it again
+      // if it is finished or gone.
+      await this.listed(runId);
+      throw error;
+    }
     if (record && record.finishedAt === undefined) await this.listed(runId);
   }
 
