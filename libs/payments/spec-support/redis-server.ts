@@ -9,7 +9,7 @@ const BINARY = process.env.REDIS_SERVER ?? 'redis-server';
 const START_TIMEOUT_MS = 15_000;
 
 /** A free loopback port (a race with other processes is possible; start() retries once). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -56,19 +56,27 @@ export class RedisServer {
   private process?: ChildProcess;
   /** What the server printed (warnings and above), for the errors of a failed start or stop. */
   private stderr = '';
-  private readonly dir = mkdtempSync(join(tmpdir(), 'malipo-redis-'));
-
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    /** More arguments of `redis-server`, e.g. a Cluster node's. */
+    private readonly extraArgs: readonly string[],
+  ) {}
 
   /** `redis://127.0.0.1:<port>`. */
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServer> {
+  /** @param extraArgs more arguments of `redis-server`, given the server's own directory. */
+  static async start(
+    extraArgs: (dir: string) => readonly string[] = () => [],
+  ): Promise<RedisServer> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt += 1) {
-      const server = new RedisServer(await freePort());
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'malipo-redis-'));
+      const server = new RedisServer(port, dir, extraArgs(dir));
       try {
         await server.launch();
         return server;
@@ -148,6 +156,7 @@ export class RedisServer {
         this.dir,
         '--loglevel',
         'warning',
+        ...this.extraArgs,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );

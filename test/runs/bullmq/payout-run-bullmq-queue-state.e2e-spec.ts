@@ -183,7 +183,8 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
         ...args: Parameters<Redis['srem']>
       ) {
         const removal = unlist.apply(this, args);
-        if (readFails && args[1] === runId) void removal.then(() => (unlisted = true));
+        if (readFails && (args as unknown[])[1] === runId)
+          void removal.then(() => (unlisted = true));
         return removal;
       });
       const read = RedisPayoutRunStore.prototype.getRun;

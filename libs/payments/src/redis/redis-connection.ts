@@ -113,14 +113,23 @@ function checkUrl(url: string, owner: string): void {
   }
 }
 
+/** Whether `client` is an ioredis `Cluster` given where a `Redis` is asked for. */
+export function isCluster(client: Redis): boolean {
+  return (client as unknown as Partial<Cluster>).isCluster === true;
+}
+
 /**
  * Which Redis database `client` talks to, as its options name it (`host:port/db`, a socket's path,
- * or a Sentinel group's master, then ioredis's `keyPrefix`), never its credentials; undefined for
- * a Cluster, whose seed nodes may differ between two clients of one cluster, and for a `host`
- * that is no host name.
+ * a Sentinel group's master, or `cluster`, then ioredis's `keyPrefix`), never its credentials;
+ * undefined for a `host` that is no host name. Every Cluster is `cluster`: the seed nodes of two
+ * clients of one cluster may differ, so only the prefixes tell two places on Clusters apart.
  */
 export function redisLocation(client: Redis): string | undefined {
-  if ((client as unknown as Partial<Cluster>).isCluster === true) return undefined;
+  if (isCluster(client)) {
+    const { keyPrefix, redisOptions } = (client as unknown as Cluster).options;
+    const prefix = keyPrefix ?? redisOptions?.keyPrefix;
+    return `cluster${prefix ? ` ${prefix}` : ''}`;
+  }
   const { host, port, path, db, sentinels, name, keyPrefix } = client.options;
   if (host !== undefined && isUrlAsHost(host)) return undefined;
   const server =
@@ -156,11 +165,16 @@ function redactCommandErrors(client: Redis): void {
     for (const node of cluster.nodes('all')) redactCommandErrors(node);
     cluster.on('+node', (node: Redis) => redactCommandErrors(node));
   }
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = (command: Command, stream?: Parameters<Redis['sendCommand']>[1]) => {
+  // Every argument passes on: a Cluster's `sendCommand` takes a third (the node of a pipeline or
+  // a MULTI), without which its pipelines throw in ioredis's own code.
+  const send = client.sendCommand.bind(client) as (
+    command: Command,
+    ...rest: unknown[]
+  ) => Promise<unknown>;
+  client.sendCommand = (command: Command, ...rest: unknown[]) => {
     const reject = command.reject;
     command.reject = (error: Error) => reject(redactCommandArguments(error));
-    return send(command, stream);
+    return send(command, ...rest);
   };
 }
 
@@ -334,9 +348,13 @@ async function judgeRedisServer(
   checks: RedisServerChecks,
   pending: ServerCheck[],
 ): Promise<void> {
+  // A Cluster would send INFO and TIME to any one node: each master holds some of the keys.
+  const servers = isCluster(client) ? (client as unknown as Cluster).nodes('master') : [client];
+  // A Cluster that has not learnt its nodes yet: judged at a later write.
+  if (servers.length === 0) return;
   for (const check of [...pending]) {
     try {
-      await check.run(client, logger, checks);
+      for (const server of servers) await check.run(server, logger, checks);
     } catch (error) {
       // Not judged: a server or proxy that refuses the command is not asked again.
       if (!isRefusal(error)) return;

@@ -8,6 +8,7 @@ import {
 } from '../journal/payments-journal.interfaces';
 import {
   connectRedis,
+  isCluster,
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
   redisLocation,
@@ -21,14 +22,20 @@ import {
   replicatedWrites,
 } from './redis-replication';
 import { printsAsNameOnly } from '../secret-holders';
-import { assertKnownOptions, textOption, wholeNumberOption } from '../known-options';
+import {
+  assertKnownOptions,
+  moduleOptionError,
+  textOption,
+  wholeNumberOption,
+} from '../known-options';
 
 /** Options of {@link RedisPaymentsJournal}: a client, or what to connect with. */
 export interface RedisPaymentsJournalOptions
   extends RedisConnectionOptions, RedisReplicationOptions {
   /**
    * Prefix of every key the journal writes. Default `malipo:journal:`. On Redis Cluster, give it a
-   * hash tag (`{malipo-journal}:`): an entry and its indexes change in one script.
+   * hash tag (`{malipo-journal}:`): an entry and its indexes change in one script. A Cluster
+   * client with a prefix that holds none is refused.
    */
   keyPrefix?: string;
   /** How long an entry is kept after its last change (ms). Default 30 days. */
@@ -165,6 +172,16 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
       unit: ' (ms)',
     });
     const replicated = replicatedWrites(options, 'RedisPaymentsJournal');
+    // A Cluster client is checked before it is touched: a refused option leaves it as given.
+    if (options.client !== undefined && isCluster(options.client) && !hasHashTag(this.prefix)) {
+      throw moduleOptionError(
+        'RedisPaymentsJournal',
+        'keyPrefix',
+        'hasHashTag',
+        'keyPrefix must hold a hash tag with a Cluster client, such as {malipo-journal}: (one ' +
+          "script writes an entry and its indexes, which must share a node's slot)",
+      );
+    }
     ({ client: this.client, ownsClient: this.ownsClient } = connectRedis(
       options,
       'RedisPaymentsJournal',
@@ -353,3 +370,12 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
 }
 
 printsAsNameOnly(RedisPaymentsJournal.prototype, 'RedisPaymentsJournal');
+
+/**
+ * Whether every key under `prefix` has the same Redis Cluster hash slot: the prefix holds a hash
+ * tag, a `{` followed later by a `}` with something between (Redis hashes the first such tag).
+ */
+function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  return open >= 0 && prefix.indexOf('}', open + 1) > open + 1;
+}

@@ -1,5 +1,6 @@
-import type { Cluster, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { moduleOptionError, wholeNumberOption } from '../known-options';
+import { isCluster } from './redis-connection';
 
 /** Options of a Redis store whose writes must outlive a failover (docs/journal.md, "Failover"). */
 export interface RedisReplicationOptions {
@@ -51,7 +52,7 @@ export function replicatedWrites(
   if (replicas === 0) return () => (write) => write;
   return (client) => {
     // WAIT has no key: a Cluster would ask a node that may not hold the write.
-    if ((client as unknown as Partial<Cluster>).isCluster === true) {
+    if (isCluster(client)) {
       throw moduleOptionError(
         owner,
         'waitForReplicas',
