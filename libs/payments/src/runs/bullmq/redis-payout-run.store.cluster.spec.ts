@@ -1,5 +1,7 @@
-import type { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
+import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisCluster } from '../../../spec-support/redis-cluster';
+import { waitFor } from '../../../spec-support/wait-for';
 import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
 import { RedisPayoutRunStore } from './redis-payout-run.store';
 
@@ -23,6 +25,77 @@ describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)
   describe('passes the store conformance cases', () => {
     for (const check of payoutRunStoreConformance()) {
       it(check.name, () => check.run(store));
+    }
+  });
+
+  it("keeps each item in its state's index when a reshard moves the run's slot under a change", async () => {
+    const runId = 'resharded';
+    await store.createRun(runRecord(runId), [
+      itemRecord(runId, 'a'),
+      itemRecord(runId, 'b'),
+      itemRecord(runId, 'c'),
+    ]);
+    await store.updateItem(runId, 'b', { state: 'sending' }, ['queued']);
+    const admins = cluster.nodes.map((node) => new Redis(node.url));
+    try {
+      const slot = Number(await admins[0].call('CLUSTER', 'KEYSLOT', `{${runId}}`));
+      const counts = await Promise.all(
+        admins.map((admin) => admin.call('CLUSTER', 'COUNTKEYSINSLOT', slot)),
+      );
+      const from = admins[counts.findIndex((count) => Number(count) > 0)];
+      const to = admins.find((admin) => admin !== from) as Redis;
+      const [fromId, toId] = await Promise.all([
+        from.call('CLUSTER', 'MYID'),
+        to.call('CLUSTER', 'MYID'),
+      ]);
+      // A reshard, as redis-cli makes one: the slot marked on both nodes, then its keys moved in
+      // batches; the item's change comes after the first batch, which holds the item and the run.
+      await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', String(fromId));
+      await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', String(toId));
+      const key = (name: string) => `malipo:runs:{${runId}}:${name}`;
+      const migrate = (keys: string[]) =>
+        from.call('MIGRATE', '127.0.0.1', String(to.options.port), '', 0, 5000, 'KEYS', ...keys);
+      await migrate([key('run'), key('totals'), key('item:a')]);
+      const retried = async () =>
+        Number(/errorstat_TRYAGAIN:count=(\d+)/.exec(await from.info('errorstats'))?.[1] ?? 0);
+      const retriedBefore = await retried();
+      let settled = false;
+      const change = store
+        .updateItem(runId, 'a', { state: 'sending' }, ['queued'])
+        .then(
+          (item) => ({ item }),
+          (error: unknown) => ({ error }),
+        )
+        .finally(() => (settled = true));
+      // The change ran (on whichever node it was sent to) or was told to try again: its keys are
+      // on two nodes.
+      await waitFor(
+        async () => (settled || (await retried()) > retriedBefore ? true : undefined),
+        'the change ran or was retried',
+      );
+      const rest = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, 1000)) as string[];
+      // Refused (BUSYKEY) if the change wrote a key of the slot on the importing node.
+      await migrate(rest);
+      for (const admin of admins)
+        await admin.call('CLUSTER', 'SETSLOT', slot, 'NODE', String(toId));
+      const outcome = await change;
+      // Applied once the slot moved, or refused whole (Cluster redirections spent): never half.
+      const a = await store.getItem(runId, 'a');
+      expect(a?.state).toBe('item' in outcome ? 'sending' : 'queued');
+      for (const state of ['queued', 'sending'] as const) {
+        const listed = (await store.listItems(runId, { states: [state], limit: 10 })).items;
+        expect(listed.map((item) => item.itemId).sort()).toEqual(
+          ['a', 'b', 'c']
+            .filter((id) => (id === 'a' ? a?.state : id === 'b' ? 'sending' : 'queued') === state)
+            .sort(),
+        );
+      }
+      expect((await store.summary(runId)).counts).toMatchObject({
+        queued: a?.state === 'queued' ? 2 : 1,
+        sending: a?.state === 'sending' ? 2 : 1,
+      });
+    } finally {
+      admins.forEach((admin) => admin.disconnect());
     }
   });
 });

@@ -76,16 +76,32 @@ const CREATE_CLAIM_LEASE_MS = 15_000;
 const UNFINISHED_CREATION_TTL_MS = 10 * 60 * 1000;
 
 /**
- * KEYS: item hash, totals hash, run hash. ARGV: allowed states (comma-separated, '' for any),
+ * How many keys of a run every script of it takes first, in `runKeys` order: the run hash, `order`,
+ * `claim`, `totals`, then a sorted set per item state. A script writes only keys it is given, its
+ * items' hashes after these: on a Redis Cluster that moves the run's slot (a reshard), a script
+ * whose keys are not all on one node is retried, never run on the half it finds.
+ */
+const RUN_KEY_COUNT = 4 + PAYOUT_RUN_ITEM_STATES.length;
+
+/** Lua: `STATE_SETS[state]`, the sorted set of a state among a script's run keys. */
+const STATE_SETS_LUA = `
+local STATE_SETS = {}
+for index, state in ipairs({ ${PAYOUT_RUN_ITEM_STATES.map((state) => `'${state}'`).join(', ')} }) do
+  STATE_SETS[state] = KEYS[4 + index]
+end
+`;
+
+/**
+ * KEYS: the run's keys, then the item hash. ARGV: allowed states (comma-separated, '' for any),
  * updatedAt, new state ('' keeps it), reason, has reason (1/0), reference, has reference (1/0),
- * sends ('' keeps it), prefix of the per-state sorted sets (same hash tag), allowed run states
- * ('' for any), final states (the request is dropped on reaching one), send claim ('' keeps it),
- * unsent call ids (a JSON list, '' keeps it).
+ * sends ('' keeps it), allowed run states ('' for any), final states (the request is dropped on
+ * reaching one), send claim ('' keeps it), unsent call ids (a JSON list, '' keeps it).
  * Changes the item only from an allowed state while its run is in an allowed state (one step: a
  * pause stored before can never be overtaken), and moves its totals and indexes with it.
  */
-const UPDATE_ITEM_SCRIPT = `
-local current = redis.call('HGET', KEYS[1], 'state')
+const UPDATE_ITEM_SCRIPT = `${STATE_SETS_LUA}
+local item, totals, run = KEYS[${RUN_KEY_COUNT + 1}], KEYS[4], KEYS[1]
+local current = redis.call('HGET', item, 'state')
 if not current then return false end
 local function listed(list, value)
   for entry in string.gmatch(list, '[^,]+') do
@@ -94,72 +110,72 @@ local function listed(list, value)
   return false
 end
 if ARGV[1] ~= '' and not listed(ARGV[1], current) then return false end
-if ARGV[10] ~= '' then
-  local run = redis.call('HGET', KEYS[3], 'state')
-  if not run or not listed(ARGV[10], run) then return false end
+if ARGV[9] ~= '' then
+  local state = redis.call('HGET', run, 'state')
+  if not state or not listed(ARGV[9], state) then return false end
 end
-redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2])
-if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'sends', ARGV[8]) end
-if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'claim', ARGV[12]) end
-if ARGV[13] ~= '' then redis.call('HSET', KEYS[1], 'unsent', ARGV[13]) end
-if ARGV[7] == '1' then redis.call('HSET', KEYS[1], 'reference', ARGV[6]) end
+redis.call('HSET', item, 'updatedAt', ARGV[2])
+if ARGV[8] ~= '' then redis.call('HSET', item, 'sends', ARGV[8]) end
+if ARGV[11] ~= '' then redis.call('HSET', item, 'claim', ARGV[11]) end
+if ARGV[12] ~= '' then redis.call('HSET', item, 'unsent', ARGV[12]) end
+if ARGV[7] == '1' then redis.call('HSET', item, 'reference', ARGV[6]) end
 if ARGV[5] == '1' then
-  redis.call('HSET', KEYS[1], 'reason', ARGV[4])
+  redis.call('HSET', item, 'reason', ARGV[4])
 elseif ARGV[3] ~= '' then
-  redis.call('HDEL', KEYS[1], 'reason')
+  redis.call('HDEL', item, 'reason')
 end
 if ARGV[3] ~= '' and ARGV[3] ~= current then
-  local fields = redis.call('HMGET', KEYS[1], 'id', 'pos', 'currency', 'minor')
+  local fields = redis.call('HMGET', item, 'id', 'pos', 'currency', 'minor')
   local minor = tonumber(fields[4])
-  redis.call('ZREM', ARGV[9] .. current, fields[1])
-  redis.call('ZADD', ARGV[9] .. ARGV[3], fields[2], fields[1])
-  redis.call('HINCRBY', KEYS[2], current .. ':' .. fields[3] .. ':count', -1)
-  redis.call('HINCRBY', KEYS[2], current .. ':' .. fields[3] .. ':minor', -minor)
-  redis.call('HINCRBY', KEYS[2], ARGV[3] .. ':' .. fields[3] .. ':count', 1)
-  redis.call('HINCRBY', KEYS[2], ARGV[3] .. ':' .. fields[3] .. ':minor', minor)
-  redis.call('HSET', KEYS[1], 'state', ARGV[3])
-  if listed(ARGV[11], ARGV[3]) then redis.call('HDEL', KEYS[1], 'rq') end
+  redis.call('ZREM', STATE_SETS[current], fields[1])
+  redis.call('ZADD', STATE_SETS[ARGV[3]], fields[2], fields[1])
+  redis.call('HINCRBY', totals, current .. ':' .. fields[3] .. ':count', -1)
+  redis.call('HINCRBY', totals, current .. ':' .. fields[3] .. ':minor', -minor)
+  redis.call('HINCRBY', totals, ARGV[3] .. ':' .. fields[3] .. ':count', 1)
+  redis.call('HINCRBY', totals, ARGV[3] .. ':' .. fields[3] .. ':minor', minor)
+  redis.call('HSET', item, 'state', ARGV[3])
+  if listed(ARGV[10], ARGV[3]) then redis.call('HDEL', item, 'rq') end
   -- A finished run's keys expire together: a state set made now expires with them.
-  local ttl = redis.call('PTTL', KEYS[3])
-  if ttl > 0 then redis.call('PEXPIRE', ARGV[9] .. ARGV[3], ttl) end
+  local ttl = redis.call('PTTL', run)
+  if ttl > 0 then redis.call('PEXPIRE', STATE_SETS[ARGV[3]], ttl) end
 end
-return redis.call('HGETALL', KEYS[1])
+return redis.call('HGETALL', item)
 `;
 
 /**
- * KEYS: claim, order, totals. ARGV: the claim's token, time to live (ms), the items' key prefix,
- * the state sets' key prefix, the totals as a JSON array of field, value ('' for none), then one
- * JSON array per item: id, position, state, then its hash's field, value pairs (strings). Writes a
- * chunk of a creation's items, each key expiring unless kept, only while the claim is the
+ * KEYS: the run's keys, then the hash of each item of the chunk. ARGV: the claim's token, time to
+ * live (ms), the totals as a JSON array of field, value ('' for none), then one JSON array per
+ * item, in the order of KEYS: id, position, state, then its hash's field, value pairs (strings).
+ * Writes a chunk of a creation's items, each key expiring unless kept, only while the claim is the
  * creation's own: 0 when it lapsed (a creation that stalled past its lease must not write into the
  * next one's run).
  */
-const CREATE_ITEMS_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local items = {}
-for index = 6, #ARGV do items[#items + 1] = cjson.decode(ARGV[index]) end
-local totals = ARGV[5] ~= '' and cjson.decode(ARGV[5]) or nil
+const CREATE_ITEMS_SCRIPT = `${STATE_SETS_LUA}
+local order, claim, totalsKey = KEYS[2], KEYS[3], KEYS[4]
+if redis.call('GET', claim) ~= ARGV[1] then return 0 end
+local totals = ARGV[3] ~= '' and cjson.decode(ARGV[3]) or nil
 local sets = {}
-for _, item in ipairs(items) do
-  local key = ARGV[3] .. item[1]
+for index = 4, #ARGV do
+  local item = cjson.decode(ARGV[index])
+  local key = KEYS[${RUN_KEY_COUNT} + index - 3]
   redis.call('HSET', key, unpack(item, 4))
   redis.call('PEXPIRE', key, ARGV[2])
-  redis.call('ZADD', KEYS[2], item[2], item[1])
-  local set = ARGV[4] .. item[3]
+  redis.call('ZADD', order, item[2], item[1])
+  local set = STATE_SETS[item[3]]
   redis.call('ZADD', set, item[2], item[1])
   sets[set] = true
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', order, ARGV[2])
 for set in pairs(sets) do redis.call('PEXPIRE', set, ARGV[2]) end
 if totals then
-  redis.call('HSET', KEYS[3], unpack(totals))
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  redis.call('HSET', totalsKey, unpack(totals))
+  redis.call('PEXPIRE', totalsKey, ARGV[2])
 end
 return 1
 `;
 
 /**
- * KEYS: claim, order. ARGV: the claim's token, the items' key prefix, then item ids. Stops the
+ * KEYS: the run's keys, then the hash of each item of a page. ARGV: the claim's token. Stops the
  * expiry of a creation's items, a page at a time before its run is written, only while the claim
  * is the creation's own (0 when it lapsed) and every item of the page is still there (-1 when
  * one expired: a creation that took longer than their time to live). Their index stays with
@@ -167,33 +183,33 @@ return 1
  * finds, and removes.
  */
 const PERSIST_ITEMS_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
-for index = 3, #ARGV do
-  if redis.call('EXISTS', ARGV[2] .. ARGV[index]) == 0 then return -1 end
+for index = ${RUN_KEY_COUNT + 1}, #KEYS do
+  if redis.call('EXISTS', KEYS[index]) == 0 then return -1 end
 end
-for index = 3, #ARGV do redis.call('PERSIST', ARGV[2] .. ARGV[index]) end
+for index = ${RUN_KEY_COUNT + 1}, #KEYS do redis.call('PERSIST', KEYS[index]) end
 redis.call('PERSIST', KEYS[2])
 return 1
 `;
 
 /**
- * KEYS: run hash, order, claim, totals, then the state sets. ARGV: the claim's token, the items'
- * key prefix, a page size. Removes a page of what an unfinished creation wrote, only while the
- * claim is the caller's and no run was written (a run whose answer was lost keeps its items): the
- * number of items removed, 0 once nothing is left, -1 when it is not the creation's to remove.
+ * KEYS: the run's keys, then the hashes of the first page of items in `order`. ARGV: the claim's
+ * token, then those items' ids. Removes that page of what an unfinished creation wrote, only while
+ * the claim is the caller's and no run was written (a run whose answer was lost keeps its items):
+ * the number of items removed; with no page, the creation's other keys, and 0; -1 when it is not
+ * the creation's to remove.
  */
 const REMOVE_UNFINISHED_CREATION_SCRIPT = `
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'state') == 1 then return -1 end
-local ids = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[3]) - 1)
-if #ids > 0 then
-  for _, id in ipairs(ids) do redis.call('DEL', ARGV[2] .. id) end
-  redis.call('ZREM', KEYS[2], unpack(ids))
-  return #ids
+if #ARGV > 1 then
+  for index = ${RUN_KEY_COUNT + 1}, #KEYS do redis.call('DEL', KEYS[index]) end
+  redis.call('ZREM', KEYS[2], unpack(ARGV, 2))
+  return #ARGV - 1
 end
 redis.call('DEL', KEYS[1], KEYS[2])
-for index = 4, #KEYS do redis.call('DEL', KEYS[index]) end
+for index = 4, ${RUN_KEY_COUNT} do redis.call('DEL', KEYS[index]) end
 return 0
 `;
 
@@ -262,23 +278,24 @@ return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * KEYS: run hash, order. ARGV: seconds the items live, the items' key prefix, page size. Sets the
- * expiry of the next page of a finished run's items from its `expiring` mark, and moves the mark
- * on, or removes it after the last page. Resolves the next position, or -1 when done.
+ * KEYS: run hash, then the hashes of the page of items from the `expiring` mark. ARGV: seconds the
+ * items live, the mark the page was read from, the page size. Sets the expiry of a finished run's
+ * items of that page, and moves the mark on, or removes it after the last page: the next mark, or
+ * -1 when done. A mark moved meanwhile (another instance) changes nothing and is answered as it
+ * stands, for the caller to read the page from there.
  */
 const EXPIRE_ITEMS_SCRIPT = `
 local cursor = redis.call('HGET', KEYS[1], 'expiring')
 if not cursor then return -1 end
-cursor = tonumber(cursor)
-local page = tonumber(ARGV[3])
-local ids = redis.call('ZRANGE', KEYS[2], cursor, cursor + page - 1)
-for _, id in ipairs(ids) do redis.call('EXPIRE', ARGV[2] .. id, ARGV[1]) end
-if #ids < page then
+if cursor ~= ARGV[2] then return tonumber(cursor) end
+for index = 2, #KEYS do redis.call('EXPIRE', KEYS[index], ARGV[1]) end
+local count = #KEYS - 1
+if count < tonumber(ARGV[3]) then
   redis.call('HDEL', KEYS[1], 'expiring')
   return -1
 end
-redis.call('HSET', KEYS[1], 'expiring', cursor + #ids)
-return cursor + #ids
+redis.call('HSET', KEYS[1], 'expiring', tonumber(cursor) + count)
+return tonumber(cursor) + count
 `;
 
 interface RunStoreCommands {
@@ -293,15 +310,18 @@ interface RunStoreCommands {
   malipoRunsExpireItems(...args: (string | number)[]): Promise<number>;
 }
 
-/** The store's Lua scripts by command name, with their number of keys ('run': `runKeys`). */
-const RUN_STORE_SCRIPTS: Record<keyof RunStoreCommands, { keys: number | 'run'; lua: string }> = {
-  malipoRunsUpdateItem: { keys: 3, lua: UPDATE_ITEM_SCRIPT },
-  malipoRunsUpdateRun: { keys: 'run', lua: UPDATE_RUN_SCRIPT },
-  malipoRunsPersistItems: { keys: 2, lua: PERSIST_ITEMS_SCRIPT },
-  malipoRunsExpireItems: { keys: 2, lua: EXPIRE_ITEMS_SCRIPT },
-  malipoRunsCreateItems: { keys: 3, lua: CREATE_ITEMS_SCRIPT },
-  malipoRunsCreateRun: { keys: 'run', lua: CREATE_RUN_SCRIPT },
-  malipoRunsRemoveUnfinishedCreation: { keys: 'run', lua: REMOVE_UNFINISHED_CREATION_SCRIPT },
+/**
+ * The store's Lua scripts by command name, with their number of keys: a number, or `given` when
+ * each call gives it first (a run's keys and some of its items').
+ */
+const RUN_STORE_SCRIPTS: Record<keyof RunStoreCommands, { keys: number | 'given'; lua: string }> = {
+  malipoRunsUpdateItem: { keys: RUN_KEY_COUNT + 1, lua: UPDATE_ITEM_SCRIPT },
+  malipoRunsUpdateRun: { keys: RUN_KEY_COUNT, lua: UPDATE_RUN_SCRIPT },
+  malipoRunsPersistItems: { keys: 'given', lua: PERSIST_ITEMS_SCRIPT },
+  malipoRunsExpireItems: { keys: 'given', lua: EXPIRE_ITEMS_SCRIPT },
+  malipoRunsCreateItems: { keys: 'given', lua: CREATE_ITEMS_SCRIPT },
+  malipoRunsCreateRun: { keys: RUN_KEY_COUNT, lua: CREATE_RUN_SCRIPT },
+  malipoRunsRemoveUnfinishedCreation: { keys: 'given', lua: REMOVE_UNFINISHED_CREATION_SCRIPT },
   malipoRunsReleaseClaim: { keys: 1, lua: RELEASE_CLAIM_SCRIPT },
   malipoRunsRenewClaim: { keys: 1, lua: RENEW_CLAIM_SCRIPT },
 };
@@ -372,10 +392,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       'RedisPayoutRunStore',
       'payout runs can neither be read nor moved on',
     ));
-    // The run scripts take every key of the run but its items, as `runKeys` lists them.
-    const runKeys = this.runKeys('').length;
     for (const [name, { keys, lua }] of Object.entries(RUN_STORE_SCRIPTS)) {
-      this.client.defineCommand(name, { numberOfKeys: keys === 'run' ? runKeys : keys, lua });
+      this.client.defineCommand(name, keys === 'given' ? { lua } : { numberOfKeys: keys, lua });
     }
     this.commands = this.client as unknown as RunStoreCommands;
     this.replicated = replicated(this.client);
@@ -419,11 +437,11 @@ export class RedisPayoutRunStore implements PayoutRunStore {
    */
   private async removeUnfinishedCreation(runId: string, claim: string): Promise<void> {
     for (;;) {
+      const ids = await this.client.zrange(this.key(runId, 'order'), '0', String(CREATE_CHUNK - 1));
       const removed = await this.commands.malipoRunsRemoveUnfinishedCreation(
-        ...this.runKeys(runId),
+        ...this.withItemKeys(runId, ids),
         claim,
-        this.key(runId, 'item:'),
-        CREATE_CHUNK,
+        ...ids,
       );
       if (removed <= 0) return;
     }
@@ -450,7 +468,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     }
     for (let start = 0; start < items.length; start += CREATE_CHUNK) {
       const last = start + CREATE_CHUNK >= items.length;
-      const chunk = items.slice(start, start + CREATE_CHUNK).map((item, offset) => {
+      const page = items.slice(start, start + CREATE_CHUNK);
+      const chunk = page.map((item, offset) => {
         const { state, sends, updatedAt, reason, reference, request, ...fixed } = item;
         return JSON.stringify([
           item.itemId,
@@ -472,13 +491,12 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         ]);
       });
       const written = await this.commands.malipoRunsCreateItems(
-        claimKey,
-        this.key(run.runId, 'order'),
-        this.key(run.runId, 'totals'),
+        ...this.withItemKeys(
+          run.runId,
+          page.map((item) => item.itemId),
+        ),
         claim,
         UNFINISHED_CREATION_TTL_MS,
-        this.key(run.runId, 'item:'),
-        this.key(run.runId, 'state:'),
         last ? JSON.stringify([...totals].flatMap(([field, value]) => [field, String(value)])) : '',
         ...chunk,
       );
@@ -486,11 +504,11 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     }
     for (let start = 0; start < items.length; start += CREATE_CHUNK) {
       const persisted = await this.commands.malipoRunsPersistItems(
-        claimKey,
-        this.key(run.runId, 'order'),
+        ...this.withItemKeys(
+          run.runId,
+          items.slice(start, start + CREATE_CHUNK).map((item) => item.itemId),
+        ),
         claim,
-        this.key(run.runId, 'item:'),
-        ...items.slice(start, start + CREATE_CHUNK).map((item) => item.itemId),
       );
       if (persisted === -1) throw this.expired(run.runId);
       if (persisted !== 1) throw this.lapsed(run.runId);
@@ -548,14 +566,22 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private async expireItems(runId: string): Promise<void> {
     this.expiring.add(runId);
     try {
-      for (let next = 0; next !== -1;) {
-        next = await this.commands.malipoRunsExpireItems(
-          this.key(runId, 'run'),
+      const runKey = this.key(runId, 'run');
+      for (let mark = await this.client.hget(runKey, 'expiring'); mark !== null;) {
+        const ids = await this.client.zrange(
           this.key(runId, 'order'),
+          mark,
+          String(Number(mark) + EXPIRE_PAGE - 1),
+        );
+        const next = await this.commands.malipoRunsExpireItems(
+          1 + ids.length,
+          runKey,
+          ...ids.map((itemId) => this.key(runId, `item:${itemId}`)),
           this.finishedRunTtlSeconds,
-          this.key(runId, 'item:'),
+          mark,
           EXPIRE_PAGE,
         );
+        mark = next === -1 ? null : String(next);
       }
     } finally {
       this.expiring.delete(runId);
@@ -605,9 +631,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     // again: the wait covers every earlier write of this connection too.
     const reply = await this.replicated(
       this.commands.malipoRunsUpdateItem(
+        ...this.runKeys(runId),
         this.key(runId, `item:${itemId}`),
-        this.key(runId, 'totals'),
-        this.key(runId, 'run'),
         (from ?? []).join(','),
         new Date().toISOString(),
         change.state ?? '',
@@ -616,7 +641,6 @@ export class RedisPayoutRunStore implements PayoutRunStore {
         change.reference ?? '',
         change.reference === undefined ? '0' : '1',
         change.sends === undefined ? '' : String(change.sends),
-        this.key(runId, 'state:'),
         (runStates ?? []).join(','),
         FINAL_ITEM_STATES.join(','),
         change.sendClaim ?? '',
@@ -711,6 +735,18 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   close(): Promise<void> {
     this.closing ??= this.ownsClient ? quit(this.client) : Promise.resolve();
     return this.closing;
+  }
+
+  /**
+   * The number of keys, the run's keys and the hashes of `itemIds`: the keys of a script that
+   * takes some of the run's items.
+   */
+  private withItemKeys(runId: string, itemIds: readonly string[]): (string | number)[] {
+    const keys = [
+      ...this.runKeys(runId),
+      ...itemIds.map((itemId) => this.key(runId, `item:${itemId}`)),
+    ];
+    return [keys.length, ...keys];
   }
 
   /** The keys of a run apart from its items': the run hash, `order`, `claim`, `totals`, the state sets. */
