@@ -188,4 +188,28 @@ describe('Redis connections of the library: a refused password stays out of ever
     const journal = new RedisPaymentsJournal({ url: `redis://127.0.0.1:${server.port}/2` });
     return journal.close();
   });
+
+  it('refuses a URL given as a socket path, for every store, without repeating it or logging it', () => {
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const path = `redis://:${WRONG}@127.0.0.1:${server.port}`;
+    try {
+      for (const make of [
+        () => new RedisPaymentsJournal({ connection: { path } }),
+        () => new RedisPaymentsWebhookStore({ connection: { path } }),
+        () => new RedisPayoutRunStore({ connection: { path } }),
+      ]) {
+        let thrown: unknown;
+        try {
+          make();
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toMatchObject({ errors: [{ field: 'connection', rule: 'isPath' }] });
+        expect(shown(thrown)).not.toContain(WRONG);
+      }
+      expect(warnings).not.toHaveBeenCalled();
+    } finally {
+      warnings.mockRestore();
+    }
+  });
 });

@@ -75,6 +75,16 @@ export function connectRedis(
       'connection.host must be a host name or address, not a URL: give a URL as url',
     );
   }
+  // So would a URL given as a socket's path, and the journal's location.
+  const path: unknown = options.connection?.path;
+  if (typeof path === 'string' && path.includes('://')) {
+    throw moduleOptionError(
+      owner,
+      'connection',
+      'isPath',
+      "connection.path must be a socket's path, not a URL: give a URL as url",
+    );
+  }
   const connection = { ...CONNECTION_DEFAULTS, ...options.connection };
   const client =
     options.url === undefined ? new Redis(connection) : new Redis(options.url, connection);
