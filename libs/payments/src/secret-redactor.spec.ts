@@ -202,6 +202,24 @@ describe('a credential echoed in a form that is not text of the body', () => {
     }
   });
 
+  it('redacts a password of digits echoed as a JSON number in exponent form', () => {
+    const redactor = new SecretRedactor('api-user', '84726193051');
+    for (const number of [
+      '8.4726193051e10',
+      '8.4726193051E+10',
+      '847261930.51e2',
+      '0.84726193051e11',
+    ]) {
+      const parsed = redactor.json(`{"status":${number},"amount":1500}`);
+      expect(parsed).toEqual({ status: '[REDACTED]', amount: 1500 });
+    }
+    // A number in exponent form that spells no password is kept.
+    expect(redactor.json('{"status":"Success","amount":1.5e3}')).toEqual({
+      status: 'Success',
+      amount: 1500,
+    });
+  });
+
   it('redacts the Basic token and the password echoed in UTF-16 text, either byte order', () => {
     const pass = 'S3cr3t-P@ssw0rd/Zq+9';
     const redactor = new SecretRedactor('acme-api', pass);

@@ -475,12 +475,14 @@ export class SecretRedactor {
       return undefined;
     }
     // Escaped forms need a backslash: without one, without an unescaped form and without one in
-    // another case (`STR0NGPASSW0RD`), nothing to do.
+    // another case (`STR0NGPASSW0RD`), nothing to do. A password of digits may also come back as
+    // a number in exponent form (`8.4726193051e10`), which spells none of its forms.
     if (
       !text.includes('\\') &&
       !this.unescapedForms.some((form) => text.includes(form)) &&
       !(this.mayBeEscaped(text) && this.holdsEscaped(text)) &&
-      !this.holdsCaseless(text)
+      !this.holdsCaseless(text) &&
+      !(this.numericSecrets.size > 0 && /\d[eE]/.test(text))
     ) {
       return parsed;
     }
