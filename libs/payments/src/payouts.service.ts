@@ -32,6 +32,14 @@ export class PayoutsService {
   }
 
   /**
+   * A digest of the account (its `apiUsername`): payout runs are marked with it.
+   * @internal
+   */
+  accountDigest(): string {
+    return this.runner.accountDigest();
+  }
+
+  /**
    * Whether the keys {@link deriveKey} gives come from `apiPassword`, which a rotation changes.
    * @internal
    */

@@ -46,6 +46,37 @@ function acceptingPayments(): { sent: string[]; payments: PayoutRunsPayments } {
 }
 
 describe('InProcessPayoutRunEngine', () => {
+  it('sends none of a run created through another account (an app sharing the store), and says so', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(
+      runRecord('theirs', { ratePerSecond: 100, account: 'digest-of-theirs' }),
+      [itemRecord('theirs', 'a')],
+    );
+    await store.createRun(runRecord('ours', { ratePerSecond: 100, account: 'digest-of-ours' }), [
+      itemRecord('ours', 'a'),
+    ]);
+    const { sent, payments } = acceptingPayments();
+    Object.assign(payments, { accountDigest: () => 'digest-of-ours' });
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const engine = engineOf(store, payments);
+    try {
+      await engine.start('theirs');
+      await engine.start('ours');
+      await waitFor(
+        async () => ((await store.getItem('ours', 'a'))?.state === 'accepted' ? true : undefined),
+        "our run's item sent",
+      );
+      expect(sent).toEqual(['run-ours-a']);
+      expect((await store.getItem('theirs', 'a'))?.state).toBe('queued');
+      expect(errors).toHaveBeenCalledWith(
+        expect.stringContaining('Payout run theirs was created through another account'),
+      );
+    } finally {
+      await engine.close();
+      errors.mockRestore();
+    }
+  });
+
   it('takes over, never re-sends, the items a dead process left sending in a store that outlived it', async () => {
     const store = new InMemoryPayoutRunStore();
     await store.createRun(runRecord('r', { ratePerSecond: 100 }), [

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
+import { anotherAccountsRun, ofAnotherAccount } from './payout-run-engine';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import {
   finishPayoutRunIfDone,
@@ -68,6 +69,10 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     if (this.runs.has(runId)) return;
     const record = await this.deps.store.getRun(runId);
     if (!record || this.closed || this.runs.has(runId)) return;
+    if (ofAnotherAccount(record, this.deps.payments)) {
+      this.logger.error(anotherAccountsRun(runId));
+      return;
+    }
     const pacer = new PayoutRunPacer(record);
     // create() read the balance just before it stored the run: a request the service counts too.
     pacer.countRequestAt(Date.parse(record.createdAt));

@@ -1,7 +1,7 @@
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunStatusLookups } from './payout-run-status-lookups';
-import type { PayoutRunStore } from './payout-run.store';
+import type { PayoutRunRecord, PayoutRunStore } from './payout-run.store';
 import type { PayoutRunsPayments } from './payout-runs-payments';
 
 /**
@@ -49,3 +49,24 @@ export interface PayoutRunEngineContext {
  * and payouts: `bullmqPayoutRunEngine({ url })` of `@malipo/nestjs/runs/bullmq` is one.
  */
 export type PayoutRunEngineFactory = (context: PayoutRunEngineContext) => PayoutRunEngine;
+
+/**
+ * Whether `run` was created through another account than `payments` sends with (an app of another
+ * `baseUrl` or `apiUsername` sharing the store): its items are neither sent nor followed here,
+ * which would pay them from this account. A run without an account is any account's.
+ */
+export function ofAnotherAccount(
+  run: PayoutRunRecord,
+  payments: Pick<PayoutRunsPayments, 'accountDigest'>,
+): boolean {
+  return run.account !== undefined && run.account !== payments.accountDigest();
+}
+
+/** The error an engine logs, once per run, for a run {@link ofAnotherAccount}. */
+export function anotherAccountsRun(runId: string): string {
+  return (
+    `Payout run ${runId} was created through another account (another apiUsername: an app ` +
+    'sharing this store): this app sends and follows none of its items. Give each app its own ' +
+    'store (keyPrefix) and engine prefix (docs/payout-runs.md)'
+  );
+}

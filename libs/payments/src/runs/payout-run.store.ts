@@ -33,6 +33,12 @@ export interface PayoutRunRecord {
   readonly rateLimited: number;
   /** A digest of the items as prepared: a second `create()` with the run id must match it. */
   readonly itemsDigest?: string;
+  /**
+   * A digest of the account that created the run (its `apiUsername`): an engine of
+   * another account (an app sharing the store) never sends nor follows its items. A store keeps
+   * it as given; a run without one (created by an earlier version) is any account's.
+   */
+  readonly account?: string;
 }
 
 /**

@@ -99,6 +99,11 @@ export class PayoutRunsPayments implements OnModuleInit {
     return this.resolved().payouts;
   }
 
+  /** The digest of the account runs are sent through (its `apiUsername`). */
+  accountDigest(): string {
+    return this.resolved().payouts.accountDigest();
+  }
+
   get balances(): BalancesService {
     return this.resolved().balances;
   }

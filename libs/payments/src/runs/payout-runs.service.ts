@@ -28,6 +28,7 @@ import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../errors';
 import { refusedForGood, sentAgainAsRetry } from '../journal/payments-journal';
+import { ofAnotherAccount } from './payout-run-engine';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import { PayoutRunExistsError } from './payout-run.store';
@@ -290,6 +291,7 @@ export class PayoutRunsService implements OnApplicationBootstrap {
         balanceCheck: check,
         rateLimited: 0,
         itemsDigest,
+        account: this.payments.accountDigest(),
       },
       items.map((item): PayoutRunItemRecord => ({
         runId,
@@ -435,6 +437,7 @@ export class PayoutRunsService implements OnApplicationBootstrap {
     const { runId } = creation;
     const record = await this.store.getRun(runId);
     if (!record) return undefined;
+    if (ofAnotherAccount(record, this.payments)) throw new PayoutRunConflictError(runId, 'account');
     if (record.itemsDigest !== creation.itemsDigest) {
       throw new PayoutRunConflictError(runId, 'items');
     }

@@ -29,6 +29,8 @@ function runRecord(runId: string, changes: Partial<PayoutRunRecord> = {}): Payou
     ratePerSecond: 10,
     balanceCheck: { checked: [{ currency: 'KES', required: 1, available: 2 }], unchecked: [] },
     rateLimited: 0,
+    itemsDigest: 'digest-of-the-items',
+    account: 'digest-of-the-account',
     ...changes,
   };
 }

@@ -12,6 +12,7 @@ import {
 } from '../../known-options';
 import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
+import { anotherAccountsRun, ofAnotherAccount } from '../payout-run-engine';
 import type {
   PayoutRunEngine,
   PayoutRunEngineContext,
@@ -168,6 +169,8 @@ function isEndedHoldOf(job: Job<ItemJobData>, sendClaim: string | undefined): bo
 export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
   private readonly runs = new Map<string, AttachedRun>();
+  /** Runs of another account found listed (an app sharing the store), each logged once. */
+  private readonly othersRuns = new Set<string>();
   /** Runs being attached: one queue and one worker per run here, however many ask at once. */
   private readonly attaching = new Map<string, Promise<AttachedRun | undefined>>();
   private readonly progress: PayoutRunProgressTimers;
@@ -347,6 +350,12 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private async attachNow(runId: string): Promise<AttachedRun | undefined> {
     const record = await this.context.store.getRun(runId);
     if (!record || this.closed) return undefined;
+    if (ofAnotherAccount(record, this.context.payments)) {
+      // Each tick finds it listed again: said once.
+      if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
+      this.othersRuns.add(runId);
+      return undefined;
+    }
     // A run retired meanwhile by another instance: a new queue here would write BullMQ's keys
     // again, and no instance would remove them.
     if ((await this.client.sismember(this.activeKey, runId)) === 0) return undefined;
