@@ -119,6 +119,8 @@ export class RedisPaymentsWebhookStore implements PaymentsWebhookStore, OnModule
     ));
     this.checkServer = redisServerCheck(this.client, 'RedisPaymentsWebhookStore', {
       whenEvicted: "an evicted delivery's record lets its handlers run again",
+      whenRestarted:
+        'the handlers of deliveries it forgot run again when the service delivers them again',
     });
   }
 

@@ -68,7 +68,7 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     },
   );
 
-  it('warns of a journal on a Redis without AOF, once, and says nothing once AOF is on', async () => {
+  it('warns of a journal and a webhook store on a Redis without AOF, once each, and says nothing once AOF is on', async () => {
     const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const warned = () => warnings.mock.calls.map(([message]) => String(message)).join('\n');
     // The test's Redis runs with appendonly no, as many do by default.
@@ -78,12 +78,16 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     await journal.create(journalEntry('no-aof-1'));
     await journal.create(journalEntry('no-aof-2'));
     await webhooks.claim('no-aof', 1000);
-    await waitFor(() => (warned().includes('without AOF') ? true : undefined), 'the warning');
+    await waitFor(
+      () => (warned().split('without AOF').length === 3 ? true : undefined),
+      'both warnings',
+    );
     await journal.client.ping();
     await webhooks.client.ping();
-    // The journal's alone (a webhook store's loss runs handlers again, said of eviction), once.
-    expect(warned().split('without AOF')).toHaveLength(2);
+    // Once per store, not per write.
+    expect(warned().split('without AOF')).toHaveLength(3);
     expect(warned()).toContain('the journal forgets calls that may have executed');
+    expect(warned()).toContain('the handlers of deliveries it forgot run again');
 
     await admin.config('SET', 'appendonly', 'yes');
     try {
