@@ -467,10 +467,10 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
     httpAgent: new http.Agent({ keepAlive: true }),
     httpsAgent: new https.Agent({ keepAlive: true }),
   });
+  // A password a team put in `baseUrl` (a query key) is kept out of spans, as out of logs.
+  const redactor = credentialsRedactor(options);
   // Registered before axios-retry so that its response hook sees every attempt, not only the last.
-  if (options.debug) {
-    attachDebugLogging(instance, credentialsRedactor(options), options.maxRetries + 1);
-  }
+  if (options.debug) attachDebugLogging(instance, redactor, options.maxRetries + 1);
   // Synchronous, as are all request hooks of this instance: axios then runs them in line instead
   // of chaining a promise per hook.
   instance.interceptors.request.use(
@@ -491,7 +491,7 @@ export function createPaymentsHttpService(options: ResolvedPaymentsOptions): Htt
         call.attemptsStarted += 1;
         call.attemptTrace = call.trace?.attempt(
           (config.method ?? 'post').toUpperCase(),
-          instance.getUri(config),
+          redactor.text(instance.getUri(config)),
           call.attemptsStarted,
         );
       }

@@ -146,6 +146,21 @@ describe('OpenTelemetry: one span per call, one client span per attempt, the dur
     }
     expect(everything).toContain('GET');
   });
+
+  it('redacts the password from url.full when a team put it in baseUrl, as logs and errors do', async () => {
+    server.fallback = () => ({ status: 200, body: PAYOUT_ANSWER });
+    for (const baseUrl of [`${server.url}/?key=${PASSWORD}`, `${server.url}/${PASSWORD}`]) {
+      spans.reset();
+      // The server answers any path: where the secret leads the request is the team's choice.
+      await createPaymentsClient({ apiUsername: 'api-user', apiPassword: PASSWORD, baseUrl })
+        .payouts.mpesa(PAYOUT)
+        .catch(() => undefined);
+      const attempts = spans.getFinishedSpans().filter((span) => span.name === 'POST');
+      expect(attempts).toHaveLength(1);
+      expect(String(attempts[0].attributes['url.full'])).toContain('REDACTED');
+      expect(JSON.stringify(attempts.map((span) => span.attributes))).not.toContain(PASSWORD);
+    }
+  });
 });
 
 describe('callTracing without an SDK', () => {

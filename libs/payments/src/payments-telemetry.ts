@@ -107,7 +107,7 @@ export class CallTrace implements CallTracing {
     return new CallTrace(otel, span, otel.api.trace.setSpan(otel.api.context.active(), span));
   }
 
-  /** Starts the client span of attempt `attempt` (1-based) of `method` `url`. */
+  /** Starts the client span of attempt `attempt` (1-based) of `method` `url` (its credentials redacted). */
   attempt(method: string, url: string, attempt: number): AttemptTracing {
     const { api: otel, tracer, duration } = this.otel;
     const target = URL.canParse(url) ? new URL(url) : undefined;
@@ -117,7 +117,7 @@ export class CallTrace implements CallTracing {
         ? {
             'server.address': target.hostname,
             'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
-            // Path and query only: the base URL holds no credentials (options refuse user:pass@).
+            // No user:pass@ (the options refuse it); the wire redacts a password elsewhere in it.
             'url.full': `${target.origin}${target.pathname}${target.search}`,
           }
         : {}),
