@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { journalEntry } from '../../spec-support/journal-entries';
 import { RedisServer } from '../../spec-support/redis-server';
@@ -216,6 +217,48 @@ describe('RedisPaymentsJournal (on a real redis-server)', () => {
     } finally {
       await Promise.all(journals.map((journal) => journal.close()));
       client.disconnect();
+    }
+  });
+
+  it('logs at error level, once, a Redis that lost the journal since its first entry (FLUSHALL)', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const lost = () =>
+      errors.mock.calls.filter(([message]) =>
+        String(message).includes('Redis lost the payments journal'),
+      );
+    const journal = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'flushed:' });
+    try {
+      await journal.create(entry('before-1'));
+      await two.create(entry('before-2'));
+      expect(lost()).toHaveLength(0);
+      await server.flushAll();
+      await journal.create(entry('after-1'));
+      expect(lost()).toHaveLength(1);
+      expect(String(lost()[0][0])).toContain('under flushed:');
+      // The new mark is the journal's from then on.
+      await journal.create(entry('after-2'));
+      expect(lost()).toHaveLength(1);
+    } finally {
+      errors.mockRestore();
+      await journal.close();
+    }
+  });
+
+  it('logs at error level the open entries it finds gone from Redis, naming their keys, as it lists', async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const journal = new RedisPaymentsJournal({ url: server.url, keyPrefix: 'orphans:' });
+    try {
+      await journal.create(entry('kept', { state: 'in_doubt' }));
+      await journal.create(entry('evicted', { state: 'in_doubt' }));
+      await redis.del('orphans:entry:evicted');
+      // As inDoubt() and reconcile() read them.
+      const inDoubt = await journal.list({ states: ['in_doubt'] });
+      expect(inDoubt.map((found) => found.idempotencyKey)).toEqual(['kept']);
+      expect(errors).toHaveBeenCalledTimes(1);
+      expect(String(errors.mock.calls[0][0])).toMatch(/1 open entry .* gone from Redis.*evicted/);
+    } finally {
+      errors.mockRestore();
+      await journal.close();
     }
   });
 

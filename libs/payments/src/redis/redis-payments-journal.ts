@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import {
   journalEntryReferences,
@@ -67,15 +69,22 @@ end
 `;
 
 /**
- * KEYS: entry, by-start index, open index, then the key of each reference the entry is found by.
- * ARGV: json, ttl, start score, idempotency key, open (1/0), oldest start score kept in the
- * by-start index. Adds the entry unless its key holds one. Each create trims the by-start index of
- * entries started more than `ttl` ago, so that it holds what was started within `ttl`; open
- * entries stay listed through the open index, which holds nothing else and so needs no expiry.
+ * KEYS: entry, by-start index, open index, mark, then the key of each reference the entry is found
+ * by. ARGV: json, ttl, start score, idempotency key, open (1/0), oldest start score kept in the
+ * by-start index, a mark to set when there is none. Adds the entry unless its key holds one. Each
+ * create trims the by-start index of entries started more than `ttl` ago, so that it holds what
+ * was started within `ttl`; open entries stay listed through the open index, which holds nothing
+ * else and so needs no expiry. Answers whether it added the entry, the entry, and the journal's
+ * mark: a key that never expires, so that a new one tells a Redis that lost its data.
  */
 const CREATE_SCRIPT = `${KEEP_FUNCTION}
+local mark = redis.call('GET', KEYS[4])
+if not mark then
+  mark = ARGV[7]
+  redis.call('SET', KEYS[4], mark)
+end
 local existing = redis.call('HGET', KEYS[1], 'e')
-if existing then return {0, existing} end
+if existing then return {0, existing, mark} end
 local open = ARGV[5] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[6])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
@@ -86,10 +95,10 @@ if open then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
   redis.call('PERSIST', KEYS[3])
 end
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   if redis.call('SET', KEYS[i], ARGV[4], 'NX') then keep(KEYS[i], open, ARGV[2]) end
 end
-return {1, ARGV[1]}
+return {1, ARGV[1], mark}
 `;
 
 /**
@@ -121,7 +130,7 @@ return 1
 `;
 
 interface JournalCommands {
-  malipoJournalCreate(...args: (string | number)[]): Promise<[number, string]>;
+  malipoJournalCreate(...args: (string | number)[]): Promise<[number, string, string]>;
   malipoJournalReplace(...args: (string | number)[]): Promise<number>;
 }
 
@@ -160,6 +169,9 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   private readonly prefix: string;
   private readonly ttlMs: number;
   private closing?: Promise<void>;
+  private readonly logger = new Logger('RedisPaymentsJournal');
+  /** The journal's mark this store met first (then the latest): a new one tells a loss. */
+  private mark?: string;
   /** The check of Redis's eviction policy, persistence and clock, at the first `create`. */
   private readonly checkServer: () => void;
 
@@ -208,12 +220,13 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     this.checkServer();
     const startedAtMs = Date.parse(entry.startedAt);
     const references = this.referenceKeys(entry);
-    const [created, json] = await this.replicated(
+    const [created, json, mark] = await this.replicated(
       this.commands.malipoJournalCreate(
-        3 + references.length,
+        4 + references.length,
         this.entryKey(entry.idempotencyKey),
         this.key('started'),
         this.key('open'),
+        this.key('mark'),
         ...references,
         JSON.stringify(entry),
         this.ttlMs,
@@ -221,8 +234,10 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
         entry.idempotencyKey,
         OPEN_STATES.has(entry.state) ? '1' : '0',
         startedAtMs - this.ttlMs,
+        randomUUID(),
       ),
     );
+    this.noticeMark(mark);
     return { created: created === 1, entry: JSON.parse(json) as PaymentsJournalEntry };
   }
 
@@ -305,8 +320,20 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
           if (wanted(entry)) found.push(entry);
         }
       });
+      if (expired.length === 0) continue;
+      // An open entry never expires: one that is gone was evicted, deleted or lost by Redis. Said
+      // before its index member goes, which is the last trace of it.
+      if (index === this.key('open')) {
+        this.logger.error(
+          `${expired.length} open entr${expired.length === 1 ? 'y' : 'ies'} of the payments ` +
+            `journal (started, accepted or in doubt) are gone from Redis (evicted, deleted, or ` +
+            `lost by Redis): calls that may have executed, no longer journaled, whose keys would ` +
+            `be sent again. Idempotency keys: ${expired.slice(0, 20).join(', ')}` +
+            `${expired.length > 20 ? ', ...' : ''} (docs/journal.md, "The two stores")`,
+        );
+      }
       // Index members of expired entries are dropped as they are met.
-      if (expired.length > 0) await this.client.zrem(index, ...expired);
+      await this.client.zrem(index, ...expired);
     }
     return found;
   }
@@ -364,6 +391,26 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
   }
 
   /** The keys of the references `entry` is found by (its own, and its other executions'). */
+  /**
+   * Logs, at error level, a journal mark other than the one this store met first: Redis lost the
+   * journal's keys since (a restart without persistence, a `FLUSHALL`, a failover to a replica
+   * that had not received them). It cannot say which: the calls journaled before are unknown to
+   * it, and the next mark is taken as the journal's.
+   */
+  private noticeMark(mark: string): void {
+    if (this.mark !== undefined && this.mark !== mark) {
+      this.logger.error(
+        `Redis lost the payments journal's entries (under ${this.prefix}): its mark, written with ` +
+          'its first entry and never expiring, is new (a Redis restarted without persistence, a ' +
+          'FLUSHALL or FLUSHDB, a failover to a replica that had not received it). Every call ' +
+          'journaled before is unknown to it: a retry under one of their keys is sent again, and ' +
+          "inDoubt() no longer lists them. Check the service's transactions of that time " +
+          '(docs/journal.md, "What happens when something breaks")',
+      );
+    }
+    this.mark = mark;
+  }
+
   private referenceKeys(entry: PaymentsJournalEntry): string[] {
     return journalEntryReferences(entry).map((reference) => this.referenceKey(reference));
   }
