@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { Logger } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { PaymentsJournalError, PaymentsReconciler, PayoutsService } from '@malipo/nestjs';
@@ -248,10 +249,18 @@ describe("a payout run's BullMQ queue follows the stored run (e2e, redis-server,
       }
       expect(await queueLeftOf(client, runId)).toMatchObject({ listed: 1 });
       expect(await ownStore.deleteRun(runId)).toBe(true);
+      const warnings = jest.spyOn(Logger.prototype, 'warn');
       const next = await start();
       try {
         await waitFor(queueGone(client, runId), "the deleted run's queue removed", 60_000);
+        // A run gone from the store is said, deleted or lost.
+        expect(warnings).toHaveBeenCalledWith(
+          expect.stringContaining(
+            `Payout run ${runId} is listed in progress but gone from the store`,
+          ),
+        );
       } finally {
+        warnings.mockRestore();
         await next.close();
       }
     } finally {

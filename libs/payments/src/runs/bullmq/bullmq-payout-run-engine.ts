@@ -655,6 +655,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
    * queue and jobs go as a finished run's do.
    */
   private async retireDeleted(runId: string): Promise<void> {
+    // A deleteRun of a run in progress, or a store that lost it: the journal holds its sends.
+    this.logger.warn(
+      `Payout run ${runId} is listed in progress but gone from the store (deleted, or lost by ` +
+        'Redis): its queue is removed; what its items sent is in the payments journal',
+    );
     const queue = this.queueOf(runId);
     try {
       await this.removeQueue(runId, queue);
