@@ -212,6 +212,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
 
   /** Nest lifecycle: takes up the runs left in Redis (a redeploy), then looks for new ones. */
   async onApplicationBootstrap(): Promise<void> {
+    void this.judgeServer();
     await this.tick();
     this.tickTimer = setInterval(() => void this.tick(), this.context.settlementPollMs);
     this.tickTimer.unref();
@@ -220,6 +221,25 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   /** Nest lifecycle: before the payments client closes, so sends in flight are recorded. */
   onModuleDestroy(): Promise<void> {
     return this.close();
+  }
+
+  /**
+   * Says at boot, at error level, a `url` of a Redis Cluster node: BullMQ's keys of a run span
+   * slots no one node holds, so its runs fail (MOVED) or stall at the node's first failover. A
+   * Redis that is down or refuses `INFO` is not judged.
+   */
+  private async judgeServer(): Promise<void> {
+    try {
+      if (/^cluster_enabled:1\b/m.test(await this.client.info('cluster'))) {
+        this.logger.error(
+          'Payout runs: bullmqPayoutRunEngine is given a node of a Redis Cluster: it needs one ' +
+            'Redis (standalone, or Sentinel), and its runs fail or stall on a Cluster ' +
+            '(docs/payout-runs.md, "Engines")',
+        );
+      }
+    } catch {
+      // Down at boot, or INFO refused: not judged.
+    }
   }
 
   /*

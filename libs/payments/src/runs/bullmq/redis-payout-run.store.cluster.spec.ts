@@ -1,8 +1,11 @@
+import { Logger } from '@nestjs/common';
 import { type Cluster, Redis } from 'ioredis';
 import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisCluster } from '../../../spec-support/redis-cluster';
 import { waitFor } from '../../../spec-support/wait-for';
 import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
+import type { PayoutRunsPayments } from '../payout-runs-payments';
+import { type BullMQPayoutRunEngine, bullmqPayoutRunEngine } from './bullmq-payout-run-engine';
 import { RedisPayoutRunStore } from './redis-payout-run.store';
 
 describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)', () => {
@@ -96,6 +99,35 @@ describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)
       });
     } finally {
       admins.forEach((admin) => admin.disconnect());
+    }
+  });
+
+  it("the BullMQ engine given a Cluster node's url says at boot that it needs one Redis", async () => {
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const engine = bullmqPayoutRunEngine({ url: cluster.nodes[0].url })({
+      store,
+      payments: {} as PayoutRunsPayments,
+      emit: () => undefined,
+      settlementPollMs: 60_000,
+      progressIntervalMs: 60_000,
+      followInDoubtMs: 0,
+    }) as BullMQPayoutRunEngine;
+    try {
+      await engine.onApplicationBootstrap();
+      await waitFor(
+        () =>
+          errors.mock.calls.some(([message]) =>
+            String(message).includes('bullmqPayoutRunEngine is given a node of a Redis Cluster'),
+          )
+            ? true
+            : undefined,
+        'the boot error',
+      );
+    } finally {
+      await engine.close();
+      errors.mockRestore();
+      warnings.mockRestore();
     }
   });
 });
