@@ -28,7 +28,7 @@ import {
 } from './journal/payments-journal';
 import type { JournalIntent, UnsentSends } from './journal/payments-journal';
 import type { PaymentsJournalEntry } from './journal/payments-journal.interfaces';
-import { accountDigest, toDefaults } from './payments-options';
+import { toDefaults } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import type { PaymentsCallOptions, PaymentsDefaults } from './payments-options.interface';
 import { PaymentsWire } from './payments-wire';
@@ -241,14 +241,6 @@ export class OperationRunner implements BeforeApplicationShutdown {
    */
   deriveKey(purpose: string): Buffer {
     return deriveKey(this.keySecret(), 'malipo-payments', purpose);
-  }
-
-  /**
-   * A digest of the account (its `apiUsername`): payout runs are marked with it.
-   * @internal
-   */
-  accountDigest(): string {
-    return accountDigest(this.options);
   }
 
   /**

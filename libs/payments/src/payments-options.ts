@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import {
   IsBoolean,
@@ -384,31 +383,6 @@ export function resolvePaymentsOptions(options: PaymentsModuleOptions): Resolved
     journalFingerprintSecret: schema.journalFingerprintSecret || undefined,
   };
   return withSecretsHidden(resolved, ['apiPassword', 'journalFingerprintSecret', 'proxy']);
-}
-
-/** What tells one account at the service from another. */
-export const ACCOUNT_OPTIONS = ['baseUrl', 'apiUsername', 'apiPassword'] as const;
-
-/** An account option as it tells accounts apart: `https://x` and `https://x/` are one service. */
-export function accountOption(
-  options: ResolvedPaymentsOptions,
-  option: (typeof ACCOUNT_OPTIONS)[number],
-): string {
-  const value = options[option];
-  return option === 'baseUrl' && URL.canParse(value) ? new URL(value).href : value;
-}
-
-/**
- * A digest of the account at the service: its `apiUsername`, never the password (which a rotation
- * changes, and which must not be guessable from it), nor the `baseUrl` (instances of one app may
- * reach the service through different URLs, a relay or a proxy). Payout runs are marked with it,
- * so that an app of another account sharing their store never pays them.
- */
-export function accountDigest(options: ResolvedPaymentsOptions): string {
-  return createHash('sha256')
-    .update(`malipo account v1\n${options.apiUsername}`)
-    .digest('hex')
-    .slice(0, 32);
 }
 
 /** The `defaults` object of section 2.2. */

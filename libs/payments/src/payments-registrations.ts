@@ -6,13 +6,24 @@ import {
   PAYMENTS_REGISTRATION_NAME,
   PAYMENTS_RESOLVED_OPTIONS,
 } from './payments.constants';
-import { ACCOUNT_OPTIONS, accountOption } from './payments-options';
 import type { ResolvedPaymentsOptions } from './payments-options';
 import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 import type { PaymentsJournalStore } from './journal/payments-journal.interfaces';
 import { moduleOptionError } from './known-options';
 import { registrationNameOf } from './registration-lookup';
 import { printsAsNameOnly } from './secret-holders';
+
+/** What tells one account at the service from another. */
+const ACCOUNT_OPTIONS = ['baseUrl', 'apiUsername', 'apiPassword'] as const;
+
+/** An account option as it tells accounts apart: `https://x` and `https://x/` are one service. */
+function accountOption(
+  options: ResolvedPaymentsOptions,
+  option: (typeof ACCOUNT_OPTIONS)[number],
+): string {
+  const value = options[option];
+  return option === 'baseUrl' && URL.canParse(value) ? new URL(value).href : value;
+}
 
 /** Where a store keeps its entries, when it says (an in-memory journal does not). */
 const locationOf = (store: PaymentsJournalStore): string | undefined => store.location;

@@ -32,14 +32,6 @@ export class PayoutsService {
   }
 
   /**
-   * A digest of the account (its `apiUsername`): payout runs are marked with it.
-   * @internal
-   */
-  accountDigest(): string {
-    return this.runner.accountDigest();
-  }
-
-  /**
    * Whether the keys {@link deriveKey} gives come from `apiPassword`, which a rotation changes.
    * @internal
    */

@@ -49,6 +49,8 @@ export interface RunsInstanceOptions {
   store?: RedisPayoutRunStore;
   /** The payments journal. Default a `RedisPaymentsJournal` on `redisUrl`. */
   journal?: RedisPaymentsJournal;
+  /** The account's username at the service. Default `sandbox`, the sandbox's default account. */
+  defaultUsername?: string;
 }
 
 /** What the test API's POST /runs takes: `count` M-Pesa payouts of 100 + i KES. */
@@ -125,7 +127,7 @@ export async function startRunsInstance(options: RunsInstanceOptions): Promise<R
         apiUsername: options.apiUsername,
         apiPassword: options.apiPassword,
         baseUrl: options.sandboxUrl,
-        defaultUsername: 'sandbox',
+        defaultUsername: options.defaultUsername ?? 'sandbox',
         journal:
           options.journal ??
           new RedisPaymentsJournal({ url: options.redisUrl, connection: patient }),

@@ -73,6 +73,19 @@ describe('the Redis stores on a real Redis Cluster (three redis-server nodes)', 
     }
   });
 
+  it("accepts a journal's default prefix on a Cluster client whose own keyPrefix holds the hash tag", async () => {
+    const tagged = cluster.client();
+    tagged.options.keyPrefix = '{app}:';
+    const accepted = new RedisPaymentsJournal({ client: given(tagged) });
+    try {
+      await accepted.create(journalEntry('tagged-by-the-client'));
+      expect(await accepted.get('tagged-by-the-client')).toBeDefined();
+    } finally {
+      await accepted.close();
+      tagged.disconnect();
+    }
+  });
+
   it('names every Cluster journal by its prefixes, so two prefixes are two places', async () => {
     const other = new RedisPaymentsJournal({ client: given(client), keyPrefix: '{tenant-b}:' });
     const prefixed = cluster.client();

@@ -136,8 +136,7 @@ export function isCluster(client: Redis): boolean {
  */
 export function redisLocation(client: Redis): string | undefined {
   if (isCluster(client)) {
-    const { keyPrefix, redisOptions } = (client as unknown as Cluster).options;
-    const prefix = keyPrefix ?? redisOptions?.keyPrefix;
+    const prefix = keyPrefixOf(client);
     return `cluster${prefix ? ` ${prefix}` : ''}`;
   }
   const { host, port, path, db, sentinels, name, keyPrefix } = client.options;
@@ -150,6 +149,13 @@ export function redisLocation(client: Redis): string | undefined {
         : `${host ?? 'localhost'}:${port ?? 6379}`;
   // ioredis's own prefix sets one client's keys apart from another's, as the journal's does.
   return `${server}/${db ?? 0}${keyPrefix ? ` ${keyPrefix}` : ''}`;
+}
+
+/** The prefix ioredis puts before every key of `client` (its `keyPrefix`), or ''. */
+export function keyPrefixOf(client: Redis): string {
+  if (!isCluster(client)) return client.options.keyPrefix ?? '';
+  const { keyPrefix, redisOptions } = (client as unknown as Cluster).options;
+  return keyPrefix ?? redisOptions?.keyPrefix ?? '';
 }
 
 /** Whether `host` is a URL given as a host name (`redis://:password@h`): no host to show. */

@@ -11,6 +11,7 @@ import {
 import {
   connectRedis,
   isCluster,
+  keyPrefixOf,
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
   redisLocation,
@@ -185,7 +186,11 @@ export class RedisPaymentsJournal implements PaymentsJournalStore {
     });
     const replicated = replicatedWrites(options, 'RedisPaymentsJournal');
     // A Cluster client is checked before it is touched: a refused option leaves it as given.
-    if (options.client !== undefined && isCluster(options.client) && !hasHashTag(this.prefix)) {
+    if (
+      options.client !== undefined &&
+      isCluster(options.client) &&
+      !hasHashTag(keyPrefixOf(options.client) + this.prefix)
+    ) {
       throw moduleOptionError(
         'RedisPaymentsJournal',
         'keyPrefix',

@@ -69,7 +69,7 @@ describe('InProcessPayoutRunEngine', () => {
       expect(sent).toEqual(['run-ours-a']);
       expect((await store.getItem('theirs', 'a'))?.state).toBe('queued');
       expect(errors).toHaveBeenCalledWith(
-        expect.stringContaining('Payout run theirs was created through another account'),
+        expect.stringContaining('Payout run theirs was created through another payment account'),
       );
     } finally {
       await engine.close();

@@ -52,6 +52,8 @@ function isIdle(run: ActiveRun): boolean {
  */
 export class InProcessPayoutRunEngine implements PayoutRunEngine {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
+  /** Runs of another account met here (an app sharing the store), each logged once. */
+  private readonly othersRuns = new Set<string>();
   private readonly runs = new Map<string, ActiveRun>();
   private readonly progress: PayoutRunProgressTimers;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -70,7 +72,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     const record = await this.deps.store.getRun(runId);
     if (!record || this.closed || this.runs.has(runId)) return;
     if (ofAnotherAccount(record, this.deps.payments)) {
-      this.logger.error(anotherAccountsRun(runId));
+      this.saidOfAnotherAccount(runId);
       return;
     }
     const pacer = new PayoutRunPacer(record);
@@ -270,7 +272,13 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
         onWire: () => run.pacer.left(paced),
       });
       requested = result.requested;
-      if (result.kind === 'held') {
+      if (result.kind === 'foreign') {
+        // Created anew by another account's app under its id since this engine took it up.
+        this.saidOfAnotherAccount(run.runId);
+        run.queue.length = 0;
+        run.state = 'paused';
+        this.forget(run);
+      } else if (result.kind === 'held') {
         // The store was not `running` when the item was to go: a pause or cancel won the race.
         if (run.state === 'running') run.state = 'paused';
         run.queue.unshift(itemId);
@@ -364,6 +372,13 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
           this.forget(run);
           continue;
         }
+        if (run.recovering.size + run.watched.size === 0) continue;
+        const record = await this.deps.store.getRun(run.runId);
+        if (record && ofAnotherAccount(record, this.deps.payments)) {
+          this.saidOfAnotherAccount(run.runId);
+          this.forget(run);
+          continue;
+        }
         if (run.recovering.size > 0) await this.recover(run);
         if (run.watched.size === 0) continue;
         const due = [...run.watched].filter((itemId) => this.schedule.isDue(run.runId, itemId));
@@ -393,6 +408,12 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     run.watched.delete(itemId);
     this.schedule.forget(run.runId, itemId);
     if (run.finished && isIdle(run)) this.forget(run);
+  }
+
+  /** Logs, once per run, that a run of another account was found here. */
+  private saidOfAnotherAccount(runId: string): void {
+    if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
+    this.othersRuns.add(runId);
   }
 
   /** Nothing left to send or follow here: the run is let go (the store still has it). */

@@ -51,8 +51,8 @@ export interface PayoutRunEngineContext {
 export type PayoutRunEngineFactory = (context: PayoutRunEngineContext) => PayoutRunEngine;
 
 /**
- * Whether `run` was created through another account than `payments` sends with (an app of another
- * `baseUrl` or `apiUsername` sharing the store): its items are neither sent nor followed here,
+ * Whether `run` was created through another payment account than `payments` sends from (an app of
+ * another `defaultUsername` sharing the store): its items are neither sent nor followed here,
  * which would pay them from this account. A run without an account is any account's.
  */
 export function ofAnotherAccount(
@@ -65,8 +65,8 @@ export function ofAnotherAccount(
 /** The error an engine logs, once per run, for a run {@link ofAnotherAccount}. */
 export function anotherAccountsRun(runId: string): string {
   return (
-    `Payout run ${runId} was created through another account (another apiUsername: an app ` +
-    'sharing this store): this app sends and follows none of its items. Give each app its own ' +
-    'store (keyPrefix) and engine prefix (docs/payout-runs.md)'
+    `Payout run ${runId} was created through another payment account (another defaultUsername: ` +
+    'an app sharing this store): this app sends and follows none of its items. Give each app its ' +
+    'own store (keyPrefix) and engine prefix (docs/payout-runs.md)'
   );
 }

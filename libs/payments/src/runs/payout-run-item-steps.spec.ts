@@ -79,6 +79,22 @@ function refusedWith400(serviceMessage?: string): ServiceAPIError {
 }
 
 describe('payout-run item steps', () => {
+  it('never sends an item of a run another payment account created (an app sharing the store), however long the engine held it', async () => {
+    const { store, context, sent } = await world('queued');
+    Object.assign(context.payments, { accountDigest: () => 'digest-of-ours' });
+    // Deleted and created anew under its id by the other app since this engine took it up.
+    const stored = await store.getRun('r');
+    jest
+      .spyOn(store, 'getRun')
+      .mockResolvedValue(stored && { ...stored, account: 'digest-of-theirs' });
+    expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({
+      kind: 'foreign',
+      requested: false,
+    });
+    expect(sent).toEqual([]);
+    expect((await store.getItem('r', 'a'))?.state).toBe('queued');
+  });
+
   it('never starts an item once the run is paused or cancelled in the store: it is held', async () => {
     for (const runState of ['paused', 'cancelled'] as const) {
       const { store, context, sent } = await world('queued');

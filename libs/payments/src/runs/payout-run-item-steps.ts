@@ -4,6 +4,7 @@ import { ON_WIRE, REFUSALS_STAND, UNSENT_SENDS } from '../operation-runner';
 import type { InternalCallOptions } from '../operation-runner';
 import { PaymentsValidationError, failureNamed } from '../errors';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
+import { ofAnotherAccount } from './payout-run-engine';
 import type { PayoutRunEngineContext } from './payout-run-engine';
 import {
   classifySendFailure,
@@ -42,6 +43,11 @@ export type PayoutRunSendResult = { readonly requested: boolean } &
      * cancelled meanwhile). The engine holds it back, or refuses it when the run was cancelled.
      */
     | { readonly kind: 'held' }
+    /**
+     * Still `queued`, not sent: the run was created through another account (an app sharing the
+     * store created it anew under this id). The engine lets the run go.
+     */
+    | { readonly kind: 'foreign' }
     | { readonly kind: 'accepted'; readonly item: PayoutRunItemRecord }
     /** `failed`, `refused` or `in_doubt`: the send ended and was not accepted. */
     | { readonly kind: 'settled'; readonly state: PayoutRunItemState }
@@ -88,6 +94,10 @@ export async function sendPayoutRunItem(
   const { store, payments } = context;
   const queued = await store.getItem(runId, itemId);
   if (queued?.state !== 'queued') return { kind: 'skipped', requested: false };
+  // Read at each send, however long the engine has held the run: a run deleted and created anew
+  // by another account's app under its id is that app's to pay.
+  const run = await store.getRun(runId);
+  if (run && ofAnotherAccount(run, payments)) return { kind: 'foreign', requested: false };
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
   // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
   // its state, no item of the run starts (docs/payout-runs.md, "Run states").

@@ -55,8 +55,8 @@ export class PayoutRunStateError extends PaymentsError {
 }
 
 /**
- * A run with this `runId` exists with other items, or was created through another account (an app
- * of another `apiUsername` sharing the store): creating it again would not be the
+ * A run with this `runId` exists with other items, or was created through another payment account
+ * (an app of another `defaultUsername` sharing the store): creating it again would not be the
  * same payroll. Nothing was sent and the existing run is left as it is. `field` names what
  * differs. The items are compared as they would be sent, defaults applied: the same payroll on an
  * instance with another `defaultCallbackUrl`, `defaultUsername` or `walletType` differs too.
@@ -73,9 +73,9 @@ export class PayoutRunConflictError extends PaymentsError {
   ) {
     super(
       field === 'account'
-        ? `A payout run ${runId} exists, created through another account (another ` +
-            'apiUsername: an app sharing this store): nothing was sent, and this app sends none ' +
-            'of its items. Give each app its own store (keyPrefix), or this run another runId'
+        ? `A payout run ${runId} exists, created through another payment account (an app ` +
+            'sharing this store): nothing was sent, and this app neither sends nor reads its ' +
+            'items. Give each app its own store (keyPrefix) and engine prefix'
         : `A payout run ${runId} exists with other ${field} (as they would be sent: the client's ` +
             'defaults, such as defaultCallbackUrl, count): nothing was sent. If this is the same ' +
             'payroll, read that run (get, items) and do not create it under another runId, which would ' +

@@ -34,7 +34,7 @@ export interface PayoutRunRecord {
   /** A digest of the items as prepared: a second `create()` with the run id must match it. */
   readonly itemsDigest?: string;
   /**
-   * A digest of the account that created the run (its `apiUsername`): an engine of
+   * A digest of the payment account that created the run (its `defaultUsername`): an engine of
    * another account (an app sharing the store) never sends nor follows its items. A store keeps
    * it as given; a run without one (created by an earlier version) is any account's.
    */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { printsAsNameOnly } from '../secret-holders';
 import { Inject, Injectable, type InjectionToken, OnModuleInit } from '@nestjs/common';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
@@ -27,7 +28,10 @@ export class PayoutRunsPayments implements OnModuleInit {
     payouts: PayoutsService;
     balances: BalancesService;
     reconciler: PaymentsReconciler;
+    /** The account's username at the service (`defaultUsername`). */
+    username: string;
   };
+  private digest?: string;
 
   /** The module's `account`: the rest of its options (the item key secret) is not kept here. */
   private readonly account: string | undefined;
@@ -48,7 +52,7 @@ export class PayoutRunsPayments implements OnModuleInit {
   onModuleInit(): void {
     const { account } = this;
     const which = account ? `PaymentsModule registration named "${account}"` : 'PaymentsModule';
-    let services: NonNullable<typeof this.services>;
+    let services: Omit<NonNullable<typeof this.services>, 'username'>;
     let username: string | undefined;
     try {
       const of = <T>(token: InjectionToken): T =>
@@ -92,16 +96,25 @@ export class PayoutRunsPayments implements OnModuleInit {
           'at the service (docs/payout-runs.md).',
       );
     }
-    this.services = services;
+    this.services = { ...services, username };
   }
 
   get payouts(): PayoutsService {
     return this.resolved().payouts;
   }
 
-  /** The digest of the account runs are sent through (its `apiUsername`). */
+  /**
+   * A digest of the payment account runs are sent from: its username at the service
+   * (`defaultUsername`, which names the account; not the API user, which a rotation of API keys
+   * may change, nor the `baseUrl`, which instances may reach through a relay or a proxy). A run
+   * is marked with it, so that an app of another account sharing the store never pays it.
+   */
   accountDigest(): string {
-    return this.resolved().payouts.accountDigest();
+    this.digest ??= createHash('sha256')
+      .update(`malipo payment account v1\n${this.resolved().username}`)
+      .digest('hex')
+      .slice(0, 32);
+    return this.digest;
   }
 
   get balances(): BalancesService {

@@ -469,7 +469,9 @@ export class PayoutRunsService implements OnApplicationBootstrap {
 
   private async read(runId: string): Promise<PayoutRun> {
     const record = await this.store.getRun(runId);
-    if (!record) throw new PayoutRunNotFoundError(runId);
+    // Another account's run (an app sharing the store) is not this app's to read or steer: its
+    // items name that account's payees, and a resume here would undo that app's pause.
+    if (!record || ofAnotherAccount(record, this.payments)) throw new PayoutRunNotFoundError(runId);
     const summary = await this.store.summary(runId);
     return toPayoutRun(
       record,

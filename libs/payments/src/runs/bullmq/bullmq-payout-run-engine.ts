@@ -371,9 +371,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const record = await this.context.store.getRun(runId);
     if (!record || this.closed) return undefined;
     if (ofAnotherAccount(record, this.context.payments)) {
-      // Each tick finds it listed again: said once.
-      if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
-      this.othersRuns.add(runId);
+      this.saidOfAnotherAccount(runId);
       return undefined;
     }
     // A run retired meanwhile by another instance: a new queue here would write BullMQ's keys
@@ -469,6 +467,10 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const { store } = this.context;
     // Detached meanwhile (closing, or the run retired): back to the queue for a worker that has it.
     if (!run) throw Worker.RateLimitError();
+    // Held here from before the run was created anew by another account's app: its jobs are
+    // that app's engine's.
+    const current = await store.getRun(runId);
+    if (current && ofAnotherAccount(current, this.context.payments)) throw this.letGo(run);
     let item = await store.getItem(runId, job.data.itemId);
     if (!item) return;
     if (item.state === 'sending') {
@@ -497,6 +499,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const result = await sendPayoutRunItem(this.context, runId, item.itemId, {
       sendClaim: holdClaim(job),
     });
+    if (result.kind === 'foreign') throw this.letGo(run);
     if (result.kind === 'held') {
       // Paused or cancelled between the read above and the send: the store refused the start.
       const state = (await store.getRun(runId))?.state;
@@ -630,6 +633,12 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       await this.detach(run);
       return;
     }
+    const record = await this.context.store.getRun(run.runId);
+    if (record && ofAnotherAccount(record, this.context.payments)) {
+      this.saidOfAnotherAccount(run.runId);
+      await this.detach(run);
+      return;
+    }
     run.rate = (await this.pace.current(run.runId)) ?? run.rate;
     await this.reconcileQueue(run);
     if (run.jobsLost) {
@@ -742,6 +751,28 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
           `BullMQ did not answer within ${ms} ms for payout run ${runId} (is Redis reachable, with this password?); the engine tries again`,
         ),
     );
+  }
+
+  /** Logs, once per run, that a run of another account was found here. */
+  private saidOfAnotherAccount(runId: string): void {
+    if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
+    this.othersRuns.add(runId);
+  }
+
+  /**
+   * A run found created by another account while held here: let go (its worker closes once this
+   * job is back), and the job back to its queue for that account's engine.
+   */
+  private letGo(run: AttachedRun): Error {
+    this.saidOfAnotherAccount(run.runId);
+    if (this.runs.get(run.runId) === run) {
+      void this.detach(run).catch((error: unknown) =>
+        this.logger.warn(
+          `Payout run ${run.runId}: its worker could not be closed (${error instanceof Error ? error.message : 'error'})`,
+        ),
+      );
+    }
+    return Worker.RateLimitError();
   }
 
   private async detach(run: AttachedRun): Promise<void> {
