@@ -93,8 +93,11 @@ export function createPaymentsWebhookController(path: string): Type {
       }
       let event: PaymentWebhookEvent;
       try {
-        // After verify, which may need the body as it came (a signature over it).
-        event = parsePaymentWebhook(this.dispatcher.redacted(body), { url });
+        // After verify, which may need the body as it came (a signature over it). The URL too:
+        // its `malipo_key` is written to the webhook store and logs as the call's key.
+        event = parsePaymentWebhook(this.dispatcher.redacted(body), {
+          url: this.dispatcher.redacted(url) as string,
+        });
       } catch (error) {
         if (error instanceof PaymentsValidationError) {
           throw new BadRequestException({

@@ -878,6 +878,22 @@ describe('PaymentsWebhookModule', () => {
       expect(status.requests).toEqual([]);
     });
 
+    it.each([
+      ['in clear', API_PASSWORD],
+      ['percent-encoded', encodeURIComponent(`${API_PASSWORD}/x`)],
+    ])('keeps the credentials out of the malipo_key of the delivery URL (%s)', async (_, key) => {
+      const { deliver, handlers } = await boot([
+        paymentsModule(),
+        PaymentsWebhookModule.forRoot({ confirm: false, verify: () => true }),
+      ]);
+      const delivered = await deliver(EXAMPLES.kenyaSuccess, { query: `?malipo_key=order-${key}` });
+      expect(delivered.status).toBe(200);
+      const keys = handlers.collections.map((event) => event.idempotencyKey);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(/^order-\[REDACTED\]/);
+      expect(keys[0]).not.toContain(API_PASSWORD);
+    });
+
     it("with confirm: false, keeps every account's credentials out of the events of one route", async () => {
       const { deliver, handlers } = await boot([
         paymentsModule({ name: 'kes' }),
