@@ -1,3 +1,4 @@
+import type { SecretRedactor } from './secret-redactor';
 import { Injectable } from '@nestjs/common';
 import {
   MerchantPayoutRequest,
@@ -29,6 +30,14 @@ export class PayoutsService {
    */
   deriveKey(purpose: string): Buffer {
     return this.runner.deriveKey(purpose);
+  }
+
+  /**
+   * The account's credentials redactor: payout runs redact with it what BullMQ keeps of a failure.
+   * @internal
+   */
+  get credentialsRedactor(): SecretRedactor {
+    return this.runner.credentialsRedactor;
   }
 
   /**

@@ -32,6 +32,7 @@ import type { PayoutRunRecord } from '../payout-run.store';
 import { inBatches, PayoutRunSettlementSchedule } from '../payout-run-settlement-schedule';
 import { BullMQPayoutRunPace, limiterOf } from './bullmq-payout-run-pace';
 import { printsAsNameOnly } from '../../secret-holders';
+import type { SecretRedactor } from '../../secret-redactor';
 import { within } from '../../within';
 import { restOnRedisRefusals } from './rest-on-redis-refusals';
 import { throttledWarning } from './throttled-warning';
@@ -391,7 +392,10 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     await queue.setGlobalRateLimit(max, duration);
     const worker = new Worker<ItemJobData>(
       payoutRunQueueName(runId),
-      (job) => this.process(runId, job),
+      (job) =>
+        this.process(runId, job).catch((error: unknown) => {
+          throw this.withoutCredentialsOf(error);
+        }),
       {
         connection: this.bullConnection,
         prefix: this.prefix,
@@ -751,6 +755,21 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
           `BullMQ did not answer within ${ms} ms for payout run ${runId} (is Redis reachable, with this password?); the engine tries again`,
         ),
     );
+  }
+
+  /**
+   * `error` as BullMQ keeps it (the job's `failedReason` and `stacktrace`, the events stream) and
+   * the logs show it: redacted of the account's credentials. The very error when it holds none,
+   * as BullMQ's own (`RateLimitError`) do.
+   */
+  private withoutCredentialsOf(error: unknown): unknown {
+    const redactor = this.context.payments.payouts.credentialsRedactor as
+      SecretRedactor | undefined;
+    if (!(error instanceof Error) || redactor === undefined) return error;
+    const message = redactor.text(error.message);
+    const stack = error.stack === undefined ? undefined : redactor.text(error.stack);
+    if (message === error.message && stack === error.stack) return error;
+    return Object.assign(new Error(message), { name: error.name, stack });
   }
 
   /** Logs, once per run, that a run of another account was found here. */
