@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../spec-support/redis-server';
+import { waitFor } from '../../spec-support/wait-for';
 import { createPaymentsClient } from '../create-payments-client';
 import { PaymentsJournalError, PaymentsValidationError } from '../errors';
 import { connectRedis } from './redis-connection';
@@ -212,4 +214,47 @@ describe('Redis connections of the library: a refused password stays out of ever
       warnings.mockRestore();
     }
   });
+
+  it.each([
+    ['refusing the credentials', (args: string) => `-WRONGPASS invalid password ${args}`],
+    ['failing with an error of its own', (args: string) => `-ERR unknown ${args}`],
+  ])(
+    'keeps the password out of its log of a server %s that quotes the command (HELLO ... AUTH)',
+    async (_, answer) => {
+      const logged: string[] = [];
+      const logs = (['warn', 'error'] as const).map((level) =>
+        jest
+          .spyOn(Logger.prototype, level)
+          .mockImplementation((...args: unknown[]) => void logged.push(String(args[0]))),
+      );
+      // A server, or a proxy, that quotes whatever it is sent in its refusal.
+      const quoting = createServer((socket) => {
+        socket.on('data', (data: Buffer) => {
+          const args = data
+            .toString('latin1')
+            .split('\r\n')
+            .filter((part) => part !== '' && !/^[*$]/.test(part))
+            .join(' ');
+          socket.write(`${answer(args)}\r\n`);
+        });
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => quoting.listen(0, '127.0.0.1', resolve));
+      const { port } = quoting.address() as AddressInfo;
+      const store = new RedisPaymentsWebhookStore({
+        url: `redis://:${WRONG}@127.0.0.1:${port}`,
+        connection: { retryStrategy: () => null },
+      });
+      try {
+        await store.claim('quoted', 1000).catch(() => undefined);
+        await waitFor(() => (logged.length > 0 ? true : undefined), 'the log line');
+        expect(logged.join('\n')).toContain('[REDACTED]');
+        expect(logged.join('\n')).not.toContain(WRONG);
+      } finally {
+        logs.forEach((log) => log.mockRestore());
+        await store.close();
+        quoting.close();
+      }
+    },
+  );
 });

@@ -241,20 +241,31 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
   client.on('error', (error: Error) => {
     if (down) return;
     down = true;
+    // A server or proxy may quote the command it refuses (`HELLO 3 AUTH default <password>`).
+    const reason = withoutPassword(error.message, client.options.password);
     if (CREDENTIALS_REFUSED.test(error.message)) {
       logger.error(
-        `Redis refused the user or password of this client (${error.message}), which no retry ` +
+        `Redis refused the user or password of this client (${reason}), which no retry ` +
           `mends; ${whenDown} until the url or connection options carry the right ones`,
       );
       return;
     }
-    logger.warn(`Redis unreachable (${error.message}); ${whenDown} until it is back`);
+    logger.warn(`Redis unreachable (${reason}); ${whenDown} until it is back`);
   });
   client.on('ready', () => {
     if (!down) return;
     down = false;
     logger.log('Redis reachable again');
   });
+}
+
+/** `text` with `password`, as given and percent-encoded, redacted. */
+function withoutPassword(text: string, password: string | undefined): string {
+  if (!password) return text;
+  return [password, encodeURIComponent(password)].reduce(
+    (redacted, form) => redacted.split(form).join('[REDACTED]'),
+    text,
+  );
 }
 
 /** What {@link redisServerCheck} looks at. */
