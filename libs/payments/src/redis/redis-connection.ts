@@ -188,11 +188,18 @@ function redactCommandErrors(client: Redis): void {
     ...rest: unknown[]
   ) => Promise<unknown>;
   client.sendCommand = (command: Command, ...rest: unknown[]) => {
-    const reject = command.reject;
-    command.reject = (error: Error) => reject(redactCommandArguments(error));
+    // A command sent again (a Cluster's redirection, a reconnect) keeps its one guard.
+    if (!guardedCommands.has(command)) {
+      guardedCommands.add(command);
+      const reject = command.reject;
+      command.reject = (error: Error) => reject(redactCommandArguments(error));
+    }
     return send(command, ...rest);
   };
 }
+
+/** The commands whose rejection {@link redactCommandErrors} guards already. */
+const guardedCommands = new WeakSet<Command>();
 
 /**
  * `error` with the arguments ioredis put on it (`command.args`: a password, item requests)
