@@ -57,6 +57,28 @@ describe('the Redis stores on a real Redis Cluster (three redis-server nodes)', 
     ]);
   });
 
+  it("keeps a pipeline command's arguments out of its error after a redirection (MOVED)", async () => {
+    const secret = 'payee 0712345678';
+    await client.set('{moved}:k', 'a string');
+    const admin = new Redis(cluster.nodes[0].url);
+    try {
+      // The client's map of the slot gone stale, as in a reshard: its first send is MOVED.
+      const slot = Number(await admin.call('CLUSTER', 'KEYSLOT', '{moved}:k'));
+      const slots = (client as unknown as { slots: string[][] }).slots;
+      const owner = slots[slot][0];
+      slots[slot] = [
+        cluster.startupNodes
+          .map(({ port }) => `127.0.0.1:${port}`)
+          .find((node) => node !== owner) ?? owner,
+      ];
+      const [[error]] = (await client.pipeline().hset('{moved}:k', 'f', secret).exec()) ?? [[]];
+      expect(String(error)).toMatch(/WRONGTYPE/);
+      expect(JSON.stringify((error as { command?: unknown }).command)).not.toContain(secret);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('refuses a journal prefix without a hash tag on a Cluster client, naming the option and the rule', () => {
     for (const keyPrefix of [undefined, 'malipo:journal:', '{}:journal:', 'malipo}{journal:']) {
       const refused = (() => {

@@ -188,18 +188,19 @@ function redactCommandErrors(client: Redis): void {
     ...rest: unknown[]
   ) => Promise<unknown>;
   client.sendCommand = (command: Command, ...rest: unknown[]) => {
-    // A command sent again (a Cluster's redirection, a reconnect) keeps its one guard.
-    if (!guardedCommands.has(command)) {
-      guardedCommands.add(command);
+    // A command sent again with its guard (a redirection, a reconnect) is not wrapped again; one
+    // whose rejection was made anew (a Cluster pipeline's retry after MOVED) is.
+    if (!guardedRejects.has(command.reject)) {
       const reject = command.reject;
       command.reject = (error: Error) => reject(redactCommandArguments(error));
+      guardedRejects.add(command.reject);
     }
     return send(command, ...rest);
   };
 }
 
-/** The commands whose rejection {@link redactCommandErrors} guards already. */
-const guardedCommands = new WeakSet<Command>();
+/** The rejections {@link redactCommandErrors} put on commands: each redacts its error. */
+const guardedRejects = new WeakSet<Command['reject']>();
 
 /**
  * `error` with the arguments ioredis put on it (`command.args`: a password, item requests)
@@ -267,7 +268,7 @@ function watchConnection(client: Redis, owner: string, whenDown: string): void {
 }
 
 /** `text` with `password`, as given and percent-encoded, redacted. */
-function withoutPassword(text: string, password: string | undefined): string {
+export function withoutPassword(text: string, password: string | undefined): string {
   if (!password) return text;
   return [password, encodeURIComponent(password)].reduce(
     (redacted, form) => redacted.split(form).join('[REDACTED]'),

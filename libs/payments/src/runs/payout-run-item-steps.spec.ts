@@ -79,6 +79,56 @@ function refusedWith400(serviceMessage?: string): ServiceAPIError {
 }
 
 describe('payout-run item steps', () => {
+  it("never sends another account's item when its run is created anew between the account's read and the item's move", async () => {
+    const ours = new InMemoryPayoutRunStore();
+    await ours.createRun(runRecord('r', { account: 'digest-of-ours' }), [itemRecord('r', 'a')]);
+    // What the store holds once the run was deleted and created anew by the other app.
+    const theirs = new InMemoryPayoutRunStore();
+    await theirs.createRun(runRecord('r', { account: 'digest-of-theirs' }), [
+      itemRecord('r', 'a', 'queued', {
+        idempotencyKey: 'their-key',
+        request: { phoneNumber: '0799999999', amount: 5000 },
+      }),
+    ]);
+    let now: InMemoryPayoutRunStore = ours;
+    // The deletion and the other app's create() land right after the first read of the run.
+    const store = {
+      getRun: async (runId: string) => {
+        const run = await now.getRun(runId);
+        now = theirs;
+        return run;
+      },
+      getItem: (runId: string, itemId: string) => now.getItem(runId, itemId),
+      updateItem: (...args: Parameters<InMemoryPayoutRunStore['updateItem']>) =>
+        now.updateItem(...args),
+    } as unknown as InMemoryPayoutRunStore;
+    const sent: object[] = [];
+    const payments = {
+      accountDigest: () => 'digest-of-ours',
+      payouts: {
+        mpesa: (request: object) => {
+          sent.push(request);
+          return Promise.resolve({ transactionReference: 'REF' });
+        },
+      },
+    } as unknown as PayoutRunsPayments;
+    const context: PayoutRunEngineContext = {
+      store,
+      payments,
+      emit: () => undefined,
+      settlementPollMs: 1000,
+      progressIntervalMs: 1000,
+      followInDoubtMs: 1000,
+    };
+    expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({
+      kind: 'foreign',
+      requested: false,
+    });
+    expect(sent).toEqual([]);
+    // Put back for its own app's engine.
+    expect((await theirs.getItem('r', 'a'))?.state).toBe('queued');
+  });
+
   it('never sends an item of a run another payment account created (an app sharing the store), however long the engine held it', async () => {
     const { store, context, sent } = await world('queued');
     Object.assign(context.payments, { accountDigest: () => 'digest-of-ours' });

@@ -76,6 +76,15 @@ function pauseForOutage(context: PayoutRunEngineContext, runId: string, latest: 
   );
 }
 
+/** Whether the stored run `runId` was created through another payment account. */
+async function isOfAnotherAccount(
+  context: PayoutRunEngineContext,
+  runId: string,
+): Promise<boolean> {
+  const run = await context.store.getRun(runId);
+  return run !== undefined && ofAnotherAccount(run, context.payments);
+}
+
 /**
  * Sends one `queued` item: `sending` is written before the call (which the journal writes ahead
  * again under the item's key), then the outcome. Of several workers holding the item, the one
@@ -96,8 +105,7 @@ export async function sendPayoutRunItem(
   if (queued?.state !== 'queued') return { kind: 'skipped', requested: false };
   // Read at each send, however long the engine has held the run: a run deleted and created anew
   // by another account's app under its id is that app's to pay.
-  const run = await store.getRun(runId);
-  if (run && ofAnotherAccount(run, payments)) return { kind: 'foreign', requested: false };
+  if (await isOfAnotherAccount(context, runId)) return { kind: 'foreign', requested: false };
   // Written before the call: a crash from here on leaves `sending`, which the journal resolves.
   // Only while the run is `running`, in the same atomic step: once pause() or cancel() stored
   // its state, no item of the run starts (docs/payout-runs.md, "Run states").
@@ -115,6 +123,12 @@ export async function sendPayoutRunItem(
     if (now?.state === 'sending' && now.sendClaim === sendClaim) item = now;
     else if (now?.state === 'queued') return { kind: 'held', requested: false };
     else return { kind: 'skipped', requested: false };
+  }
+  // The run may have been deleted and created anew by the other app between the read above and
+  // this move: the item moved is then that app's, and goes back unsent.
+  if (item.idempotencyKey !== queued.idempotencyKey || (await isOfAnotherAccount(context, runId))) {
+    await store.updateItem(runId, itemId, { state: 'queued' }, ['sending']);
+    return { kind: 'foreign', requested: false };
   }
   const { request } = item;
   if (request === undefined) throw new Error(`item ${itemId} has no request to send`);

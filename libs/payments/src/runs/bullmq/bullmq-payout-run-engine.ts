@@ -10,7 +10,12 @@ import {
   textOption,
   wholeNumberOption,
 } from '../../known-options';
-import { connectRedis, quit, redactCommandArguments } from '../../redis/redis-connection';
+import {
+  connectRedis,
+  quit,
+  redactCommandArguments,
+  withoutPassword,
+} from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
 import { anotherAccountsRun, ofAnotherAccount } from '../payout-run-engine';
 import type {
@@ -741,7 +746,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
    */
   private bullMQWarning(runId: string): (error: Error) => void {
     const warn = throttledWarning((line) => this.logger.warn(line));
-    return (error) => warn(`Payout run ${runId}: BullMQ: ${error.message}`);
+    // BullMQ's connections' errors may quote a refused command (`HELLO 3 AUTH ... <password>`).
+    return (error) =>
+      warn(
+        `Payout run ${runId}: BullMQ: ${withoutPassword(error.message, this.client.options.password)}`,
+      );
   }
 
   /** `work`, or a rejection once `setupTimeoutMs` passed without its answer. */
