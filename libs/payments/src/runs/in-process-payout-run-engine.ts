@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
-import { anotherAccountsRun, ofAnotherAccount } from './payout-run-engine';
+import { ofAnotherAccount, RunsOfAnotherAccount } from './payout-run-engine';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import {
   finishPayoutRunIfDone,
@@ -53,7 +53,7 @@ function isIdle(run: ActiveRun): boolean {
 export class InProcessPayoutRunEngine implements PayoutRunEngine {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
   /** Runs of another account met here (an app sharing the store), each logged once. */
-  private readonly othersRuns = new Set<string>();
+  private readonly othersRuns = new RunsOfAnotherAccount(this.logger);
   private readonly runs = new Map<string, ActiveRun>();
   private readonly progress: PayoutRunProgressTimers;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -72,7 +72,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     const record = await this.deps.store.getRun(runId);
     if (!record || this.closed || this.runs.has(runId)) return;
     if (ofAnotherAccount(record, this.deps.payments)) {
-      this.saidOfAnotherAccount(runId);
+      this.othersRuns.met(runId);
       return;
     }
     const pacer = new PayoutRunPacer(record);
@@ -274,7 +274,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
       requested = result.requested;
       if (result.kind === 'foreign') {
         // Created anew by another account's app under its id since this engine took it up.
-        this.saidOfAnotherAccount(run.runId);
+        this.othersRuns.met(run.runId);
         run.queue.length = 0;
         run.state = 'paused';
         this.forget(run);
@@ -375,7 +375,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
         if (run.recovering.size + run.watched.size === 0) continue;
         const record = await this.deps.store.getRun(run.runId);
         if (record && ofAnotherAccount(record, this.deps.payments)) {
-          this.saidOfAnotherAccount(run.runId);
+          this.othersRuns.met(run.runId);
           this.forget(run);
           continue;
         }
@@ -408,12 +408,6 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     run.watched.delete(itemId);
     this.schedule.forget(run.runId, itemId);
     if (run.finished && isIdle(run)) this.forget(run);
-  }
-
-  /** Logs, once per run, that a run of another account was found here. */
-  private saidOfAnotherAccount(runId: string): void {
-    if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
-    this.othersRuns.add(runId);
   }
 
   /** Nothing left to send or follow here: the run is let go (the store still has it). */

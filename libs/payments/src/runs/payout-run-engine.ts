@@ -1,3 +1,4 @@
+import type { Logger } from '@nestjs/common';
 import type { PayoutRunEvent } from './payout-run-events';
 import type { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import type { PayoutRunStatusLookups } from './payout-run-status-lookups';
@@ -62,11 +63,23 @@ export function ofAnotherAccount(
   return run.account !== undefined && run.account !== payments.accountDigest();
 }
 
-/** The error an engine logs, once per run, for a run {@link ofAnotherAccount}. */
-export function anotherAccountsRun(runId: string): string {
-  return (
-    `Payout run ${runId} was created through another payment account (another defaultUsername: ` +
-    'an app sharing this store): this app sends and follows none of its items. Give each app its ' +
-    'own store (keyPrefix) and engine prefix (docs/payout-runs.md)'
-  );
+/**
+ * What an engine says of the runs {@link ofAnotherAccount} it meets: at error level, once per run,
+ * however many ticks, jobs or sends meet it.
+ */
+export class RunsOfAnotherAccount {
+  private readonly said = new Set<string>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Logs, the first time, that `runId` was created through another payment account. */
+  met(runId: string): void {
+    if (this.said.has(runId)) return;
+    this.said.add(runId);
+    this.logger.error(
+      `Payout run ${runId} was created through another payment account (another defaultUsername: ` +
+        'an app sharing this store): this app sends and follows none of its items. Give each app ' +
+        'its own store (keyPrefix) and engine prefix (docs/payout-runs.md)',
+    );
+  }
 }

@@ -17,7 +17,7 @@ import {
   withoutPassword,
 } from '../../redis/redis-connection';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
-import { anotherAccountsRun, ofAnotherAccount } from '../payout-run-engine';
+import { ofAnotherAccount, RunsOfAnotherAccount } from '../payout-run-engine';
 import type {
   PayoutRunEngine,
   PayoutRunEngineContext,
@@ -175,8 +175,8 @@ function isEndedHoldOf(job: Job<ItemJobData>, sendClaim: string | undefined): bo
 export class BullMQPayoutRunEngine implements PayoutRunEngine {
   private readonly logger = new Logger(PAYMENTS_LOGGER_CONTEXT);
   private readonly runs = new Map<string, AttachedRun>();
-  /** Runs of another account found listed (an app sharing the store), each logged once. */
-  private readonly othersRuns = new Set<string>();
+  /** Runs of another account met here (an app sharing the store), each logged once. */
+  private readonly othersRuns = new RunsOfAnotherAccount(this.logger);
   /** Runs being attached: one queue and one worker per run here, however many ask at once. */
   private readonly attaching = new Map<string, Promise<AttachedRun | undefined>>();
   private readonly progress: PayoutRunProgressTimers;
@@ -377,7 +377,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const record = await this.context.store.getRun(runId);
     if (!record || this.closed) return undefined;
     if (ofAnotherAccount(record, this.context.payments)) {
-      this.saidOfAnotherAccount(runId);
+      this.othersRuns.met(runId);
       return undefined;
     }
     // A run retired meanwhile by another instance: a new queue here would write BullMQ's keys
@@ -476,10 +476,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     const { store } = this.context;
     // Detached meanwhile (closing, or the run retired): back to the queue for a worker that has it.
     if (!run) throw Worker.RateLimitError();
-    // Held here from before the run was created anew by another account's app: its jobs are
-    // that app's engine's.
-    const current = await store.getRun(runId);
-    if (current && ofAnotherAccount(current, this.context.payments)) throw this.letGo(run);
+    // Read once per job: held here from before the run was created anew by another account's
+    // app, its jobs are that app's engine's. A pause or cancel stored after this read makes the
+    // store refuse the item's start (`held` below), so the state read here needs no second read.
+    const record = await store.getRun(runId);
+    if (record && ofAnotherAccount(record, this.context.payments)) throw this.letGo(run);
     let item = await store.getItem(runId, job.data.itemId);
     if (!item) return;
     if (item.state === 'sending') {
@@ -496,7 +497,6 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
       item = now;
     }
     if (item.state !== 'queued') return;
-    const record = await store.getRun(runId);
     if (!record) return;
     if (record.state === 'cancelled') {
       await refuseCancelledPayoutRunItem(this.context, runId, item.itemId);
@@ -644,7 +644,7 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     }
     const record = await this.context.store.getRun(run.runId);
     if (record && ofAnotherAccount(record, this.context.payments)) {
-      this.saidOfAnotherAccount(run.runId);
+      this.othersRuns.met(run.runId);
       await this.detach(run);
       return;
     }
@@ -781,18 +781,12 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     return Object.assign(new Error(message), { name: error.name, stack });
   }
 
-  /** Logs, once per run, that a run of another account was found here. */
-  private saidOfAnotherAccount(runId: string): void {
-    if (!this.othersRuns.has(runId)) this.logger.error(anotherAccountsRun(runId));
-    this.othersRuns.add(runId);
-  }
-
   /**
    * A run found created by another account while held here: let go (its worker closes once this
    * job is back), and the job back to its queue for that account's engine.
    */
   private letGo(run: AttachedRun): Error {
-    this.saidOfAnotherAccount(run.runId);
+    this.othersRuns.met(run.runId);
     if (this.runs.get(run.runId) === run) {
       void this.detach(run).catch((error: unknown) =>
         this.logger.warn(
