@@ -41,12 +41,13 @@ describe("a payout run is paid only through its own account's app (e2e, redis-se
     errors?.mockRestore();
   });
 
-  /** The accounts that paid each of `keys`, as the sandbox's ledger says. */
-  async function payersOf(keys: readonly string[]): Promise<Map<string, number>> {
-    const wanted = new Set(keys);
+  /** The accounts that paid the items of `instance`'s run `runId`, as the sandbox's ledger says. */
+  async function payersOf(instance: RunsInstance, runId: string): Promise<Map<string, number>> {
+    const { items } = await instance.runs.items(runId, { limit: 100 });
+    const keys = new Set(items.map((item) => item.idempotencyKey));
     const payers = new Map<string, number>();
     for (const transaction of await stack.sandbox.control.transactions()) {
-      if (transaction.idempotencyKey === null || !wanted.has(transaction.idempotencyKey)) continue;
+      if (transaction.idempotencyKey === null || !keys.has(transaction.idempotencyKey)) continue;
       payers.set(transaction.account, (payers.get(transaction.account) ?? 0) + 1);
     }
     return payers;
@@ -73,10 +74,7 @@ describe("a payout run is paid only through its own account's app (e2e, redis-se
     });
     const run = await sent(instance, runId);
     expect(run.counts.refused + run.counts.in_doubt).toBe(0);
-    const keys = (await instance.runs.items(runId, { limit: 100 })).items.map(
-      (item) => item.idempotencyKey,
-    );
-    expect(await payersOf(keys)).toEqual(new Map([['sandbox', 30]]));
+    expect(await payersOf(instance, runId)).toEqual(new Map([['sandbox', 30]]));
     // The other app found it listed and said so once, however many ticks met it.
     const said = errors.mock.calls.filter(([message]) =>
       String(message).includes(`Payout run ${runId} was created through another payment account`),
@@ -144,10 +142,7 @@ describe("a payout run is paid only through its own account's app (e2e, redis-se
         ratePerSecond: 20,
       });
       await sent(other, runId);
-      const keys = (await other.runs.items(runId, { limit: 100 })).items.map(
-        (item) => item.idempotencyKey,
-      );
-      expect(await payersOf(keys)).toEqual(new Map([['beta', 40]]));
+      expect(await payersOf(other, runId)).toEqual(new Map([['beta', 40]]));
     } finally {
       await slow.close();
     }

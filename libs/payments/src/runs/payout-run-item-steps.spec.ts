@@ -1,10 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { PaymentsJournalError, PaymentsValidationError, ServiceAPIError } from '../errors';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
-import { itemRecord, runRecord } from '../../spec-support/payout-run-records';
+import { engineContext, itemRecord, runRecord } from '../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PayoutRunOutageGuard } from './payout-run-outage-guard';
-import type { PayoutRunEngineContext } from './payout-run-engine';
 import type { PayoutRunEvent } from './payout-run-events';
 import {
   followPayoutRunItem,
@@ -54,14 +53,7 @@ async function world(state: PayoutRunItemState, entry?: Partial<PaymentsJournalE
     },
     reconciler: { get: () => Promise.resolve(entry && { idempotencyKey: 'run-r-key', ...entry }) },
   } as unknown as PayoutRunsPayments;
-  const context: PayoutRunEngineContext = {
-    store,
-    payments,
-    emit: (event) => events.push(event),
-    settlementPollMs: 1000,
-    progressIntervalMs: 1000,
-    followInDoubtMs: 1000,
-  };
+  const context = engineContext(store, payments, { emit: (event) => events.push(event) });
   return { store, context, sent, held, events };
 }
 
@@ -112,14 +104,7 @@ describe('payout-run item steps', () => {
         },
       },
     } as unknown as PayoutRunsPayments;
-    const context: PayoutRunEngineContext = {
-      store,
-      payments,
-      emit: () => undefined,
-      settlementPollMs: 1000,
-      progressIntervalMs: 1000,
-      followInDoubtMs: 1000,
-    };
+    const context = engineContext(store, payments);
     expect(await sendPayoutRunItem(context, 'r', 'a')).toEqual({
       kind: 'foreign',
       requested: false,
@@ -353,15 +338,11 @@ describe('payout-run item steps', () => {
               mayHaveExecuted: true,
             }),
           );
-    const context: PayoutRunEngineContext = {
+    const context = engineContext(
       store,
-      payments: { payouts: { mpesa: down } } as unknown as PayoutRunsPayments,
-      emit: () => undefined,
-      settlementPollMs: 1000,
-      progressIntervalMs: 1000,
-      followInDoubtMs: 1000,
-      outageGuard: new PayoutRunOutageGuard(3),
-    };
+      { payouts: { mpesa: down } } as unknown as PayoutRunsPayments,
+      { outageGuard: new PayoutRunOutageGuard(3) },
+    );
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     try {
       // a in doubt, b answered (the count starts again), c, d, e in doubt: paused; f never goes.

@@ -4,9 +4,8 @@ import type { Job } from 'bullmq';
 import { InMemoryPaymentsJournal } from '../../journal/in-memory-payments-journal';
 import { PaymentsJournal } from '../../journal/payments-journal';
 import { payoutIntent } from '../../../spec-support/journal-entries';
-import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
+import { engineContext, itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { InMemoryPayoutRunStore } from '../in-memory-payout-run.store';
-import type { PayoutRunEngineContext } from '../payout-run-engine';
 import type { PayoutRunsPayments } from '../payout-runs-payments';
 import type { PayoutRunStore } from '../payout-run.store';
 import { BullMQPayoutRunEngine } from './bullmq-payout-run-engine';
@@ -81,14 +80,7 @@ function paymentsOf(
 
 /** `this` of an engine instance for its job handler. */
 function worker(store: PayoutRunStore, payments: PayoutRunsPayments) {
-  const context: PayoutRunEngineContext = {
-    store,
-    payments,
-    emit: () => undefined,
-    settlementPollMs: 1000,
-    progressIntervalMs: 1000,
-    followInDoubtMs: 1000,
-  };
+  const context = engineContext(store, payments);
   const self = {
     runs: new Map([['r', { runId: 'r', rate: 1, ceiling: 1 }]]),
     context,

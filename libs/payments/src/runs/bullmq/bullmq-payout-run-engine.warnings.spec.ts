@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { engineContext } from '../../../spec-support/payout-run-records';
 import type { PayoutRunsPayments } from '../payout-runs-payments';
 import { type BullMQPayoutRunEngine, bullmqPayoutRunEngine } from './bullmq-payout-run-engine';
 import type { RedisPayoutRunStore } from './redis-payout-run.store';
@@ -12,15 +13,10 @@ describe("BullMQPayoutRunEngine's warnings of BullMQ's own connections", () => {
       // Nothing listens there: the engine's own client only retries in the background.
       url: `redis://:${PASSWORD}@127.0.0.1:1`,
       connection: { lazyConnect: true },
-    })({
+    })(
       // Never read here.
-      store: {} as RedisPayoutRunStore,
-      payments: {} as PayoutRunsPayments,
-      emit: () => undefined,
-      settlementPollMs: 60_000,
-      progressIntervalMs: 60_000,
-      followInDoubtMs: 0,
-    }) as BullMQPayoutRunEngine;
+      engineContext({} as RedisPayoutRunStore, {} as PayoutRunsPayments),
+    ) as BullMQPayoutRunEngine;
     try {
       const warn = (
         engine as unknown as { bullMQWarning(runId: string): (error: Error) => void }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { type Cluster, Redis } from 'ioredis';
-import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
+import { engineContext, itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisCluster } from '../../../spec-support/redis-cluster';
 import { waitFor } from '../../../spec-support/wait-for';
 import { payoutRunStoreConformance } from '../../testing/payout-run-store.conformance';
@@ -121,14 +121,9 @@ describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)
   it("the BullMQ engine given a Cluster node's url says at boot that it needs one Redis", async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const engine = bullmqPayoutRunEngine({ url: cluster.nodes[0].url })({
-      store,
-      payments: {} as PayoutRunsPayments,
-      emit: () => undefined,
-      settlementPollMs: 60_000,
-      progressIntervalMs: 60_000,
-      followInDoubtMs: 0,
-    }) as BullMQPayoutRunEngine;
+    const engine = bullmqPayoutRunEngine({ url: cluster.nodes[0].url })(
+      engineContext(store, {} as PayoutRunsPayments, { settlementPollMs: 60_000 }),
+    ) as BullMQPayoutRunEngine;
     try {
       await engine.onApplicationBootstrap();
       await waitFor(
