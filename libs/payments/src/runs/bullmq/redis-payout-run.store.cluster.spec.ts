@@ -79,24 +79,37 @@ describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)
       const rest = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, 1000)) as string[];
       // Refused (BUSYKEY) if the change wrote a key of the slot on the importing node.
       await migrate(rest);
-      // As redis-cli ends one: the importing node first, then the others; then every node must
-      // name it, or the client's redirections may run out on a busy machine.
+      // As redis-cli ends one: the importing node first, with an epoch above the others' (so that
+      // gossip never takes the slot back), then the others; each node that still names another
+      // owner is told again until every node names the new one (a busy machine is slow to agree,
+      // and the client's redirections run out meanwhile).
+      await to.call('CLUSTER', 'BUMPEPOCH');
+      const ownerSeenBy = async (admin: Redis) => {
+        const ranges = (await admin.call('CLUSTER', 'SLOTS')) as [
+          number,
+          number,
+          [string, number],
+        ][];
+        return ranges.find(([first, last]) => first <= slot && slot <= last)?.[2][1];
+      };
       for (const admin of [to, ...admins.filter((admin) => admin !== to)]) {
         await admin.call('CLUSTER', 'SETSLOT', slot, 'NODE', String(toId));
       }
-      await waitFor(async () => {
-        const views = await Promise.all(
-          admins.map(async (admin) => {
-            const ranges = (await admin.call('CLUSTER', 'SLOTS')) as [
-              number,
-              number,
-              [string, number],
-            ][];
-            return ranges.find(([first, last]) => first <= slot && slot <= last)?.[2][1];
-          }),
-        );
-        return views.every((port) => port === to.options.port) ? true : undefined;
-      }, "every node naming the slot's new owner");
+      await waitFor(
+        async () => {
+          let agreed = true;
+          for (const admin of admins) {
+            if ((await ownerSeenBy(admin)) === to.options.port) continue;
+            agreed = false;
+            await admin
+              .call('CLUSTER', 'SETSLOT', slot, 'NODE', String(toId))
+              .catch(() => undefined);
+          }
+          return agreed ? true : undefined;
+        },
+        "every node naming the slot's new owner",
+        30_000,
+      );
       const outcome = await change;
       // Applied once the slot moved, or refused whole (Cluster redirections spent): never half.
       const a = await store.getItem(runId, 'a');
