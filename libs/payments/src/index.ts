@@ -4,6 +4,7 @@ export type {
   PaymentsModuleAsyncOptions,
   PaymentsModuleExtras,
   PaymentsModuleForRootOptions,
+  PaymentsOptionsFactory,
 } from './payments.module-definition';
 export { DEFAULT_BASE_URL, PAYMENTS_LOGGER_CONTEXT } from './payments.constants';
 export type {

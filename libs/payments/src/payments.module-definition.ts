@@ -1,4 +1,4 @@
-import type { DynamicModule, Provider } from '@nestjs/common';
+import type { ConfigurableModuleOptionsFactory, DynamicModule, Provider } from '@nestjs/common';
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import {
@@ -19,6 +19,8 @@ export interface PaymentsModuleExtras {
   name?: string;
 }
 
+const PAYMENTS_OPTIONS_FACTORY_METHOD = 'createPaymentsOptions';
+
 export const {
   ConfigurableModuleClass: ConfigurablePaymentsModule,
   OPTIONS_TYPE: PAYMENTS_OPTIONS_TYPE,
@@ -28,7 +30,7 @@ export const {
   optionsInjectionToken: PAYMENTS_MODULE_OPTIONS,
 })
   .setClassMethodName('forRoot')
-  .setFactoryMethodName('createPaymentsOptions')
+  .setFactoryMethodName(PAYMENTS_OPTIONS_FACTORY_METHOD)
   // Without the transform the extras would be accepted and ignored.
   .setExtras<PaymentsModuleExtras>(
     { isGlobal: false, name: undefined },
@@ -57,3 +59,12 @@ export const {
 export type PaymentsModuleForRootOptions = typeof PAYMENTS_OPTIONS_TYPE;
 /** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, `isGlobal`, `name`. */
 export type PaymentsModuleAsyncOptions = typeof PAYMENTS_ASYNC_OPTIONS_TYPE;
+
+/**
+ * A class for `forRootAsync({ useClass })` or `useExisting`: `class PaymentsConfig implements
+ * PaymentsOptionsFactory { createPaymentsOptions() { ... } }`.
+ */
+export type PaymentsOptionsFactory = ConfigurableModuleOptionsFactory<
+  PaymentsModuleOptions,
+  typeof PAYMENTS_OPTIONS_FACTORY_METHOD
+>;

@@ -10,14 +10,14 @@ import { PaymentsValidationError } from './errors';
 import { PaymentsClient } from './payments-client';
 import { DEFAULT_BASE_URL } from './payments.constants';
 import { PaymentsModule } from './payments.module';
-import type { PaymentsModuleExtras } from './payments.module-definition';
+import type { PaymentsModuleExtras, PaymentsOptionsFactory } from './payments.module-definition';
 import { PAYMENTS_MODULE_OPTIONS } from './payments.constants';
 import type { PaymentsModuleOptions } from './payments-options.interface';
 import { PayoutsService } from './payouts.service';
 
 const CREDENTIALS = { apiUsername: 'api-user', apiPassword: 'boot-secret-123' };
 
-class PaymentsConfig {
+class PaymentsConfig implements PaymentsOptionsFactory {
   createPaymentsOptions(): PaymentsModuleOptions {
     return { ...CREDENTIALS, walletType: 'USD', defaultUsername: 'from-class' };
   }

@@ -8,6 +8,7 @@ export type {
   PayoutRunsModuleAsyncOptions,
   PayoutRunsModuleExtras,
   PayoutRunsModuleForRootOptions,
+  PayoutRunsOptionsFactory,
 } from './payout-runs.module-definition';
 export type { PayoutRunsModuleOptions } from './payout-runs.options';
 export { PAYOUT_RUNS_OPTIONS } from '../payments.constants';

@@ -1,4 +1,8 @@
-import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import {
+  ConfigurableModuleBuilder,
+  type ConfigurableModuleOptionsFactory,
+  type DynamicModule,
+} from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { PAYOUT_RUNS_OPTIONS } from '../payments.constants';
 import type { PayoutRunsModuleOptions } from './payout-runs.options';
@@ -10,6 +14,8 @@ export interface PayoutRunsModuleExtras {
   isGlobal?: boolean;
 }
 
+const PAYOUT_RUNS_OPTIONS_FACTORY_METHOD = 'createPayoutRunsOptions';
+
 export const {
   ConfigurableModuleClass: ConfigurablePayoutRunsModule,
   OPTIONS_TYPE: PAYOUT_RUNS_OPTIONS_TYPE,
@@ -19,7 +25,7 @@ export const {
   optionsInjectionToken: PAYOUT_RUNS_OPTIONS,
 })
   .setClassMethodName('forRoot')
-  .setFactoryMethodName('createPayoutRunsOptions')
+  .setFactoryMethodName(PAYOUT_RUNS_OPTIONS_FACTORY_METHOD)
   // Without the transform the extras would be accepted and ignored.
   .setExtras<PayoutRunsModuleExtras>({ isGlobal: false }, (definition, extras): DynamicModule => ({
     ...definition,
@@ -33,3 +39,9 @@ export const {
 export type PayoutRunsModuleForRootOptions = typeof PAYOUT_RUNS_OPTIONS_TYPE;
 /** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, `isGlobal`. */
 export type PayoutRunsModuleAsyncOptions = typeof PAYOUT_RUNS_ASYNC_OPTIONS_TYPE;
+
+/** A class for `forRootAsync({ useClass })` or `useExisting`: `createPayoutRunsOptions()`. */
+export type PayoutRunsOptionsFactory = ConfigurableModuleOptionsFactory<
+  PayoutRunsModuleOptions,
+  typeof PAYOUT_RUNS_OPTIONS_FACTORY_METHOD
+>;

@@ -1,4 +1,10 @@
-import { type DynamicModule, type INestApplication, Logger, Module } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type INestApplication,
+  Injectable,
+  Logger,
+  Module,
+} from '@nestjs/common';
 import { REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { getPayoutsToken } from '../payments.decorators';
@@ -8,6 +14,8 @@ import { PaymentsModule } from '../payments.module';
 import type { PaymentsModuleOptions } from '../payments-options.interface';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PayoutRunsModule } from './payout-runs.module';
+import type { PayoutRunsOptionsFactory } from './payout-runs.module-definition';
+import type { PayoutRunsModuleOptions } from './payout-runs.options';
 import { PayoutRunsService } from './payout-runs.service';
 import { FakePayments, getFakePaymentsToken, PaymentsTestingModule } from '../testing';
 import { waitFor } from '../../spec-support/wait-for';
@@ -170,6 +178,23 @@ describe('PayoutRunsModule at boot', () => {
     try {
       const { runId } = await app.get(PayoutRunsService).create({ items: ONE_ITEM });
       expect(await store.getRun(runId)).toMatchObject({ concurrency: 2, ratePerSecond: 7 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('takes its options from a class given to forRootAsync as useClass', async () => {
+    const store = new InMemoryPayoutRunStore();
+    @Injectable()
+    class RunsConfig implements PayoutRunsOptionsFactory {
+      createPayoutRunsOptions(): PayoutRunsModuleOptions {
+        return { store, concurrency: 3, ratePerSecond: 9 };
+      }
+    }
+    const app = await overTheFake(PayoutRunsModule.forRootAsync({ useClass: RunsConfig }));
+    try {
+      const { runId } = await app.get(PayoutRunsService).create({ items: ONE_ITEM });
+      expect(await store.getRun(runId)).toMatchObject({ concurrency: 3, ratePerSecond: 9 });
     } finally {
       await app.close();
     }

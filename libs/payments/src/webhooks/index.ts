@@ -6,6 +6,7 @@ export { PaymentsWebhookModule } from './payments-webhook.module';
 export type {
   PaymentsWebhookModuleAsyncOptions,
   PaymentsWebhookModuleForRootOptions,
+  PaymentsWebhookOptionsFactory,
 } from './payments-webhook.module-definition';
 export { PAYMENTS_WEBHOOK_OPTIONS } from '../payments.constants';
 export type {

@@ -1,4 +1,8 @@
-import { ConfigurableModuleBuilder, type DynamicModule } from '@nestjs/common';
+import {
+  ConfigurableModuleBuilder,
+  type ConfigurableModuleOptionsFactory,
+  type DynamicModule,
+} from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createPaymentsWebhookController } from './payments-webhook.controller';
 import { DEFAULT_WEBHOOK_PATH } from './payments-webhook.constants';
@@ -30,6 +34,8 @@ function optionsSource(definition: DynamicModule): PaymentsWebhookOptionsSource 
   return given ? 'forRoot' : 'forRootAsync';
 }
 
+const PAYMENTS_WEBHOOK_OPTIONS_FACTORY_METHOD = 'createPaymentsWebhookOptions';
+
 export const {
   ConfigurableModuleClass: ConfigurablePaymentsWebhookModule,
   OPTIONS_TYPE: PAYMENTS_WEBHOOK_OPTIONS_TYPE,
@@ -39,7 +45,7 @@ export const {
   optionsInjectionToken: PAYMENTS_WEBHOOK_OPTIONS,
 })
   .setClassMethodName('forRoot')
-  .setFactoryMethodName('createPaymentsWebhookOptions')
+  .setFactoryMethodName(PAYMENTS_WEBHOOK_OPTIONS_FACTORY_METHOD)
   // `path` shapes the route, which exists before any async factory runs: it is an extra.
   .setExtras<PaymentsWebhookModuleExtras>(
     { path: DEFAULT_WEBHOOK_PATH },
@@ -77,3 +83,9 @@ function webhookPath(path: unknown): string {
 export type PaymentsWebhookModuleForRootOptions = typeof PAYMENTS_WEBHOOK_OPTIONS_TYPE;
 /** `forRootAsync` options: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, plus `path`. */
 export type PaymentsWebhookModuleAsyncOptions = typeof PAYMENTS_WEBHOOK_ASYNC_OPTIONS_TYPE;
+
+/** A class for `forRootAsync({ useClass })` or `useExisting`: `createPaymentsWebhookOptions()`. */
+export type PaymentsWebhookOptionsFactory = ConfigurableModuleOptionsFactory<
+  PaymentsWebhookModuleOptions,
+  typeof PAYMENTS_WEBHOOK_OPTIONS_FACTORY_METHOD
+>;

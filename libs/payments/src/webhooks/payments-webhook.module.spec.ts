@@ -28,6 +28,7 @@ import { PaymentsWebhookConfirmation } from './payments-webhook.confirmation';
 import { PaymentsWebhookDispatcher } from './payments-webhook.dispatcher';
 import type { PaymentsWebhookModuleOptions } from './payments-webhook.interfaces';
 import { PaymentsWebhookModule } from './payments-webhook.module';
+import type { PaymentsWebhookOptionsFactory } from './payments-webhook.module-definition';
 import { verifyPaymentsSignature } from './payments-webhook.signature';
 import {
   InMemoryPaymentsWebhookStore,
@@ -322,6 +323,18 @@ const REGISTRATIONS: [string, Registration][] = [
   [
     'forRootAsync',
     (options) => PaymentsWebhookModule.forRootAsync({ useFactory: () => Promise.resolve(options) }),
+  ],
+  [
+    'forRootAsync (useClass)',
+    (options) => {
+      @Injectable()
+      class WebhookConfig implements PaymentsWebhookOptionsFactory {
+        createPaymentsWebhookOptions(): PaymentsWebhookModuleOptions {
+          return options;
+        }
+      }
+      return PaymentsWebhookModule.forRootAsync({ useClass: WebhookConfig });
+    },
   ],
 ];
 
