@@ -293,8 +293,8 @@ export interface RedisServerChecks {
 export const MAX_CLOCK_OFFSET_MS = 2_000;
 
 /**
- * A store's check of its server, to call at each write: in the background, once, it logs at error
- * level a Redis that may evict keys (`maxmemory-policy` other than `noeviction`: managed Redis
+ * A store's check of its server, to call at each write: in the background, once (and again after
+ * each lost connection came back), it logs at error level a Redis that may evict keys (`maxmemory-policy` other than `noeviction`: managed Redis
  * often defaults to `volatile-lru`), with `clock` a process clock more than
  * {@link MAX_CLOCK_OFFSET_MS} from Redis's, and with `whenRestarted` a Redis without AOF at warn
  * level (docs/journal.md, "The two stores"). A server that refuses `INFO` or `TIME` (a proxy that
@@ -307,9 +307,21 @@ export function redisServerCheck(
   checks: RedisServerChecks,
 ): () => void {
   const logger = new Logger(owner);
+  const applicable = () => SERVER_CHECKS.filter((check) => check.applies(checks));
   // Each check is asked until Redis answers or refuses it: one that got no answer (Redis down or
   // stalled at that write) is asked again at a later write, the others not.
-  const pending = SERVER_CHECKS.filter((check) => check.applies(checks));
+  let pending = applicable();
+  // The Redis a lost connection comes back to may not be the one judged: restarted with other
+  // settings, or a replica promoted by a failover. All is judged again at the next write.
+  let lost = false;
+  client.on('close', () => {
+    lost = true;
+  });
+  client.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    pending = applicable();
+  });
   let judging: Promise<void> | undefined;
   return () => {
     if (pending.length === 0) return;

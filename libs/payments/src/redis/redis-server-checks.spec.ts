@@ -152,6 +152,30 @@ describe("Redis stores judge the server's eviction policy and clock on their fir
     expect(askedAgain.mock.calls.map(([section]) => section)).toEqual(['persistence']);
   });
 
+  it('judges the server again after the connection came back: a Redis restarted with other settings, a failover', async () => {
+    const journal = new RedisPaymentsJournal({ url: server.url });
+    const webhooks = new RedisPaymentsWebhookStore({ url: server.url });
+    stores.push(journal, webhooks);
+    await journal.create(journalEntry('before-failover'));
+    await webhooks.claim('before-failover', 1000);
+    await journal.client.ping();
+    await webhooks.client.ping();
+    expect(logged()).toBe('');
+
+    // The server the stores reconnect to evicts keys, as a replica promoted with other settings.
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    const reconnected = (client: Redis) => new Promise((resolve) => client.once('ready', resolve));
+    const back = [reconnected(journal.client), reconnected(webhooks.client)];
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await Promise.all(back);
+    await journal.create(journalEntry('after-failover'));
+    await webhooks.claim('after-failover', 1000);
+    await waitFor(
+      () => (logged().split('maxmemory-policy is allkeys-lru').length === 3 ? true : undefined),
+      'both stores judged the server again',
+    );
+  });
+
   it('does not ask again a server that refused INFO (a proxy that forbids it)', async () => {
     const journal = new RedisPaymentsJournal({ url: server.url });
     stores.push(journal);

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { Logger } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { itemRecord, runRecord } from '../../../spec-support/payout-run-records';
 import { RedisServer } from '../../../spec-support/redis-server';
@@ -78,6 +79,38 @@ describe('RedisPayoutRunStore (on a real redis-server)', () => {
       await admin.config('SET', 'maxmemory', '0');
       await admin.quit();
       await store.close();
+    }
+  });
+
+  it('logs a Redis that may evict its keys, or forget them on a restart, once, from its first write', async () => {
+    const admin = new Redis(server.url);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const said = (spy: jest.SpyInstance) => spy.mock.calls.map(([line]) => String(line)).join('\n');
+    const store = new RedisPayoutRunStore({ url: server.url, keyPrefix: 'judged:' });
+    try {
+      await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
+      // The test's Redis runs with appendonly no, as many do by default.
+      await store.createRun(runRecord('judged'), [itemRecord('judged', 'a')]);
+      await waitFor(
+        () =>
+          said(errors).includes('maxmemory-policy is volatile-lru') &&
+          said(warnings).includes('without AOF')
+            ? true
+            : undefined,
+        'the store judged its server',
+      );
+      expect(said(errors)).toContain('its payouts are neither sent nor reported');
+      expect(said(warnings)).toContain('the runs in progress are lost');
+      await store.updateItem('judged', 'a', { state: 'sending' }, ['queued']);
+      await store.client.ping();
+      expect(said(errors).split('maxmemory-policy is')).toHaveLength(2);
+      expect(said(warnings).split('without AOF')).toHaveLength(2);
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      jest.restoreAllMocks();
+      await store.close();
+      await admin.quit();
     }
   });
 

@@ -5,6 +5,7 @@ import {
   quit,
   REDIS_CONNECTION_OPTION_NAMES,
   type RedisConnectionOptions,
+  redisServerCheck,
 } from '../../redis/redis-connection';
 import {
   REDIS_REPLICATION_OPTION_NAMES,
@@ -375,6 +376,8 @@ export class RedisPayoutRunStore implements PayoutRunStore {
   private readonly replicated: ReplicatedWrite;
   /** Runs whose items' expiry this store is setting now. */
   private readonly expiring = new Set<string>();
+  /** The check of Redis's eviction policy and persistence, at the first write. */
+  private readonly checkServer: () => void;
 
   constructor(options: RedisPayoutRunStoreOptions = {}) {
     assertKnownOptions('RedisPayoutRunStore', options, OPTION_NAMES);
@@ -397,9 +400,16 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     }
     this.commands = this.client as unknown as RunStoreCommands;
     this.replicated = replicated(this.client);
+    this.checkServer = redisServerCheck(this.client, 'RedisPayoutRunStore', {
+      whenEvicted:
+        'an evicted run or item is lost mid-run: its payouts are neither sent nor reported',
+      whenRestarted:
+        'the runs in progress are lost: their unsent items are not sent and what was sent is not reported',
+    });
   }
 
   async createRun(run: PayoutRunRecord, items: readonly PayoutRunItemRecord[]): Promise<void> {
+    this.checkServer();
     const claimKey = this.key(run.runId, 'claim');
     const claim = randomUUID();
     // Claimed before any item is written: two creations of one id never mix their items. The
@@ -627,6 +637,7 @@ export class RedisPayoutRunStore implements PayoutRunStore {
     // An empty list allows no state (the script reads '' as any).
     if (from !== undefined && from.length === 0) return undefined;
     if (runStates !== undefined && runStates.length === 0) return undefined;
+    this.checkServer();
     // Before an item is sent, its `sending` must outlive a failover, or the new primary sends it
     // again: the wait covers every earlier write of this connection too.
     const reply = await this.replicated(
