@@ -177,6 +177,32 @@ export function validatePayoutRunItems(
   return problems.length > 0 ? { ok: false, problems } : { ok: true, items: prepared };
 }
 
+/**
+ * Refuses a request, as prepared (defaults applied), that pays from another account than the
+ * run's: a run is one account's, whose wallets its balance check reads and whose digest its record
+ * keeps (docs/payout-runs.md, "All or nothing"). A payout without `username` (M-Pesa) pays from it.
+ * @throws PaymentsValidationError (`username`, `isRunAccount`).
+ */
+export function assertRunAccount(operation: string, request: object, account: string): void {
+  const username: unknown = (request as { username?: unknown }).username;
+  if (
+    username === undefined ||
+    (typeof username === 'string' && username.trim() === account.trim())
+  ) {
+    return;
+  }
+  throw new PaymentsValidationError(`${operation} item`, [
+    {
+      field: 'username',
+      rule: 'isRunAccount',
+      message:
+        "username must be the run's account (the registration's defaultUsername): a run pays " +
+        'from one account, whose balance it checks. Pay from another account with a run of its ' +
+        "own, through that account's registration (PayoutRunsModule option account)",
+    },
+  ]);
+}
+
 /** The fields of an item a run reads. */
 const ITEM_FIELDS = ['itemId', 'operation', 'request', 'allowDuplicate'] as const;
 const ITEM_FIELD_NAMES: ReadonlySet<string> = new Set(ITEM_FIELDS);

@@ -99,6 +99,11 @@ export class PayoutRunsPayments implements OnModuleInit {
     this.services = { ...services, username };
   }
 
+  /** The account's username at the service (`defaultUsername`): every run pays from it. */
+  get username(): string {
+    return this.resolved().username;
+  }
+
   get payouts(): PayoutsService {
     return this.resolved().payouts;
   }

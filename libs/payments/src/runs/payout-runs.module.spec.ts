@@ -200,6 +200,48 @@ describe('PayoutRunsModule at boot', () => {
     }
   });
 
+  it("refuses an item paying from another account than the run's, before anything is read or sent", async () => {
+    const app = await overTheFake(PayoutRunsModule.forRoot({}));
+    try {
+      const fake = app.get<FakePayments>(getFakePaymentsToken());
+      const merchant = (itemId: string, username?: string) => ({
+        itemId,
+        operation: 'payouts.merchant' as const,
+        request: {
+          amount: 50,
+          phoneNumber: '+254712345678',
+          narration: 'Stock',
+          businessAccount: `1000${itemId.length}`,
+          businessNumber: '600100',
+          ...(username === undefined ? {} : { username }),
+        },
+      });
+      const items = [merchant('own', 'shop'), merchant('defaulted'), merchant('other', 'big-shop')];
+      await expect(app.get(PayoutRunsService).create({ items })).rejects.toMatchObject({
+        name: 'PayoutRunRefusedError',
+        problems: [
+          {
+            itemId: 'other',
+            field: 'username',
+            rule: 'isRunAccount',
+            message: expect.not.stringContaining('big-shop'),
+          },
+        ],
+      });
+      expect(await app.get(PayoutRunsService).validate({ items })).toMatchObject({
+        ok: false,
+        problems: [{ itemId: 'other', field: 'username', rule: 'isRunAccount' }],
+      });
+      // Not even the balance: nothing was asked of the service.
+      expect(fake.calls).toEqual([]);
+      await expect(
+        app.get(PayoutRunsService).validate({ items: items.slice(0, 2) }),
+      ).resolves.toMatchObject({ ok: true });
+    } finally {
+      await app.close();
+    }
+  });
+
   it("rejects a resume that another instance's cancel overtook, rather than answer the cancelled run", async () => {
     const store = new InMemoryPayoutRunStore();
     const app = await overTheFake(PayoutRunsModule.forRoot({ store }));

@@ -38,6 +38,7 @@ import {
   payoutRunItemKey,
   MAX_RUN_ID_LENGTH,
   validatePayoutRunItems,
+  assertRunAccount,
 } from './payout-run-validation';
 import type { PreparedPayoutRunItem } from './payout-run-validation';
 import { toPayoutRun, toPayoutRunItem } from './payout-run-view';
@@ -398,8 +399,11 @@ export class PayoutRunsService implements OnApplicationBootstrap {
     return validatePayoutRunItems(
       (itemId) => payoutRunItemKey(secret, runId, itemId),
       items as unknown[],
-      (operation, request, idempotencyKey) =>
-        this.payments.payouts.prepare(operation, request, idempotencyKey),
+      (operation, request, idempotencyKey) => {
+        const prepared = this.payments.payouts.prepare(operation, request, idempotencyKey);
+        assertRunAccount(operation.name, prepared, this.payments.username);
+        return prepared;
+      },
       allowDuplicates,
     );
   }
