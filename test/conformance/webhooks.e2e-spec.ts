@@ -1,6 +1,6 @@
 /**
  * Conformance of the webhook route with the real service's callbacks: each recorded example
- * (fixtures/webhooks/, mirrored from the public SDK repository) is posted to
+ * (libs/payments/spec-support/real-service/webhooks/, mirrored from the public SDK repository) is posted to
  * `PaymentsWebhookModule` as recorded, confirmed against a loopback status look-up that answers
  * consistently, and dispatched with the right kind and outcome.
  */

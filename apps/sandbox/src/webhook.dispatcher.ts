@@ -4,25 +4,30 @@ import { SandboxConfig } from './sandbox.config';
 import { SandboxTimers } from './sandbox-timers.service';
 
 /**
- * The real service's webhook (callback) payload. `third_party_trans_id` only on success; `status`
- * only on failure ("" for Kenyan operations, "failed" for pan-African ones).
+ * The real service's webhook (callback) payload, as its examples show it: a success carries
+ * `third_party_trans_id`, `amount`, `user_id`, `customer_name` and `web3_transaction_reference`; a
+ * failure carries none of them, and `status` instead ("" for Kenyan operations, "failed" for
+ * pan-African ones). Neither carries the phone number.
  */
-export interface WebhookPayload {
+export type WebhookPayload = {
   transaction_reference: string;
   result_code: number;
   remarks: string;
-  third_party_trans_id?: string;
-  amount: number;
   transaction_date: string;
   forward_url: string;
   order_id: string;
-  user_id: string;
-  customer_name: string;
   success: boolean;
-  status?: '' | 'failed';
-  phone_number: string;
-  web3_transaction_reference: string;
-}
+} & (
+  | {
+      success: true;
+      third_party_trans_id: string;
+      amount: number;
+      user_id: string;
+      customer_name: string;
+      web3_transaction_reference: string;
+    }
+  | { success: false; status: '' | 'failed' }
+);
 
 /** A time as Go prints it, the real service's format: `2026-02-09 10:37:50.286 +0000 UTC`. */
 export function goTimeString(iso: string): string {
@@ -35,22 +40,36 @@ export function goTimeString(iso: string): string {
 
 /** The payload of a settled transaction: a function of the transaction only, so re-deliveries are identical. */
 export function webhookPayload(transaction: Transaction, userId: string): WebhookPayload {
-  const succeeded = transaction.status === 'success';
+  const reference = transaction.reference;
+  const remarks = transaction.remarks ?? '';
+  const date = goTimeString(transaction.settledAt ?? transaction.createdAt);
+  const forward = transaction.callbackUrl ?? '';
+  // Keys in the order of the real service's examples.
+  if (transaction.status === 'success') {
+    return {
+      transaction_reference: reference,
+      result_code: transaction.resultCode ?? 0,
+      remarks,
+      third_party_trans_id: transaction.thirdPartyTransId ?? '',
+      amount: transaction.amount,
+      transaction_date: date,
+      forward_url: forward,
+      order_id: '',
+      user_id: userId,
+      customer_name: transaction.customerName,
+      success: true,
+      web3_transaction_reference: '',
+    };
+  }
   return {
-    transaction_reference: transaction.reference,
-    result_code: transaction.resultCode ?? (succeeded ? 0 : 1),
-    remarks: transaction.remarks ?? '',
-    ...(succeeded ? { third_party_trans_id: transaction.thirdPartyTransId ?? '' } : {}),
-    amount: transaction.amount,
-    transaction_date: goTimeString(transaction.settledAt ?? transaction.createdAt),
-    forward_url: transaction.callbackUrl ?? '',
+    transaction_reference: reference,
+    result_code: transaction.resultCode ?? 1,
+    remarks,
+    transaction_date: date,
+    forward_url: forward,
     order_id: '',
-    user_id: userId,
-    customer_name: transaction.customerName,
-    success: succeeded,
-    ...(succeeded ? {} : { status: transaction.region === 'panAfrican' ? 'failed' : '' }),
-    phone_number: transaction.phoneNumber,
-    web3_transaction_reference: '',
+    success: false,
+    status: transaction.region === 'panAfrican' ? 'failed' : '',
   };
 }
 
