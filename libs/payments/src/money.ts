@@ -77,20 +77,31 @@ export function asDecimal(amount: number, decimals: number): number {
   return Number.isSafeInteger(scaled) ? scaled / scale : amount;
 }
 
-/** Integer units of 10^-digits back to an amount, as callers read it. */
-export function fromUnits(units: number, digits: number): number {
-  return digits === 0 ? units : Number((units / 10 ** digits).toFixed(digits));
+/**
+ * Integer units of 10^-digits back to an amount, as callers read it: the number nearest the exact
+ * decimal, also for a sum past 2^53 units (kept as a bigint), which a number cannot hold to the unit.
+ */
+export function fromUnits(units: number | bigint, digits: number): number {
+  if (typeof units === 'number' && !Number.isSafeInteger(units)) {
+    return digits === 0 ? units : Number((units / 10 ** digits).toFixed(digits));
+  }
+  const whole = BigInt(units);
+  if (digits === 0) return Number(whole);
+  const magnitude = whole < 0n ? -whole : whole;
+  const scale = 10n ** BigInt(digits);
+  const fraction = (magnitude % scale).toString().padStart(digits, '0');
+  return Number(`${whole < 0n ? '-' : ''}${magnitude / scale}.${fraction}`);
 }
 
 /** Minor units back to an amount, as callers read it. */
-export function fromMinorUnits(minor: number, currency: string): number {
+export function fromMinorUnits(minor: number | bigint, currency: string): number {
   return fromUnits(minor, minorUnitDigits(currency));
 }
 
-/** Count and sum in minor units of items in one currency. */
+/** Count and sum in minor units of items in one currency: a bigint, exact past 2^53. */
 export interface MinorTotal {
   count: number;
-  minor: number;
+  minor: bigint;
 }
 
 /** Adds one item to `totals[currency]` (`sign` -1 takes it out again). */
@@ -100,9 +111,9 @@ export function addMinor(
   minor: number,
   sign: 1 | -1 = 1,
 ): void {
-  const total = totals.get(currency) ?? { count: 0, minor: 0 };
+  const total = totals.get(currency) ?? { count: 0, minor: 0n };
   total.count += sign;
-  total.minor += sign * minor;
+  total.minor += BigInt(sign * minor);
   if (total.count === 0) totals.delete(currency);
   else totals.set(currency, total);
 }

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { payoutIntent, testJournal } from '../spec-support/journal-entries';
+import { journalEntry, payoutIntent, testJournal } from '../spec-support/journal-entries';
 import { RecordingServer } from '../spec-support/recording-server';
 import { waitFor } from '../spec-support/wait-for';
 import type { RecordedRequest, Reply } from '../spec-support/recording-server';
@@ -195,6 +195,28 @@ describe('PaymentsReconciler and the webhooks deferred while a call was being se
     expect(await store.get('second-2')).toMatchObject({ state: 'in_doubt' });
     expect(summary.totals.succeeded?.KES).toEqual({ count: 1, amount: 500 });
     expect(summary.changed).toBe(2);
+  });
+
+  it("sums a journal's totals exactly past 2^53 units, as the run's totals are", async () => {
+    const store = new InMemoryPaymentsJournal();
+    const { reconciler } = journaled(store);
+    const at = new Date(START).toISOString();
+    for (let index = 0; index < 100; index += 1) {
+      await store.create(
+        journalEntry(`large-${index}`, {
+          state: 'succeeded',
+          amount: 999_999_999_999.99,
+          startedAt: at,
+          updatedAt: at,
+          deadlineAt: at,
+        }),
+      );
+    }
+
+    const summary = await reconciler.reconcile();
+
+    expect(summary.totals.succeeded?.KES).toEqual({ count: 100, amount: 99_999_999_999_999 });
+    expect(summary.byOperation['payouts.mpesa']?.succeeded?.KES?.amount).toBe(99_999_999_999_999);
   });
 
   it('counts as changed a deferred reference dropped by this pass only, not one another pass dropped first', async () => {

@@ -158,14 +158,15 @@ const RECONCILE_OPTION_FIELDS: ReadonlySet<string> = new Set(['since', 'concurre
  */
 function addToTotals(
   totals: PaymentsReconcileSummary['totals'],
-  units: Map<PaymentsJournalTotal, number>,
+  units: Map<PaymentsJournalTotal, bigint>,
   entry: PaymentsJournalEntry,
 ): void {
   const currency = entry.currency ?? 'unknown';
   const total = ((totals[entry.state] ??= {})[currency] ??= { count: 0, amount: 0 });
   total.count += 1;
   const digits = summedDecimals(currency, FINEST_REQUEST_DECIMALS);
-  const sum = (units.get(total) ?? 0) + Math.round((entry.amount ?? 0) * 10 ** digits);
+  // A bigint: a 30-day journal's sum may pass 2^53 units of 10^-4.
+  const sum = (units.get(total) ?? 0n) + BigInt(Math.round((entry.amount ?? 0) * 10 ** digits));
   units.set(total, sum);
   total.amount = fromUnits(sum, digits);
 }
@@ -360,7 +361,7 @@ export class PaymentsReconciler {
     );
     const totals: PaymentsReconcileSummary['totals'] = {};
     const byOperation: PaymentsReconcileSummary['byOperation'] = {};
-    const units = new Map<PaymentsJournalTotal, number>();
+    const units = new Map<PaymentsJournalTotal, bigint>();
     for (const entry of all) {
       addToTotals(totals, units, entry);
       addToTotals((byOperation[entry.operation] ??= {}), units, entry);

@@ -83,4 +83,20 @@ describe('payout-run money in minor units', () => {
     expect(totals.byState.queued).toEqual({});
     expect(totals.all).toEqual({ KES: { count: 2, amount: 0.3 } });
   });
+
+  it('sums past 2^53 minor units exactly, to the number nearest the decimal', () => {
+    const tally = new PayoutRunTally();
+    const cents = toMinorUnits(999_999_999_999.99, 'KES') as number;
+    for (let index = 0; index < 100; index += 1) tally.add('succeeded', 'KES', cents);
+    // 9,999,999,999,999,900 cents: past 2^53, where adding numbers drifts by whole cents.
+    expect(tally.summary().totals.succeeded).toEqual({
+      KES: { count: 100, amount: 99_999_999_999_999 },
+    });
+    tally.add('succeeded', 'KES', 1);
+    tally.move('succeeded', 'failed', 'KES', cents);
+    expect(tally.summary().totals.succeeded.KES.amount).toBe(98_999_999_999_999.02);
+    expect(fromMinorUnits(-12_345n, 'KES')).toBe(-123.45);
+    expect(fromMinorUnits(5n, 'TND')).toBe(0.005);
+    expect(fromMinorUnits(7n, 'UGX')).toBe(7);
+  });
 });

@@ -45,7 +45,7 @@ export function summaryOf(
     counts[state] = 0;
     for (const [currency, { count, minor }] of totals) {
       counts[state] += count;
-      const sum = all.get(currency) ?? { count: 0, minor: 0 };
+      const sum = all.get(currency) ?? { count: 0, minor: 0n };
       all.set(currency, { count: sum.count + count, minor: sum.minor + minor });
     }
     byState[state] = toTotals(totals);

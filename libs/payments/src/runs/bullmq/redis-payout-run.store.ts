@@ -713,10 +713,10 @@ export class RedisPayoutRunStore implements PayoutRunStore {
       const [state, currency, measure] = field.split(':');
       const totals = byState.get(state) ?? new Map<string, MinorTotal>();
       byState.set(state, totals);
-      const total = totals.get(currency) ?? { count: 0, minor: 0 };
+      const total = totals.get(currency) ?? { count: 0, minor: 0n };
       totals.set(currency, total);
       if (measure === 'count') total.count = Number(value);
-      else total.minor = Number(value);
+      else total.minor = BigInt(value);
     }
     for (const totals of byState.values()) {
       for (const [currency, total] of totals) if (total.count === 0) totals.delete(currency);
