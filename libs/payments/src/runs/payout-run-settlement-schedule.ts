@@ -1,7 +1,7 @@
 /** Reads at the poll interval before an item's reads start to slow down. */
 const FAST_READS = 30;
 /** Longest wait between two reads of one item's journal entry (ms). */
-const MAX_DELAY_MS = 5 * 60 * 1000;
+export const MAX_SETTLEMENT_READ_DELAY_MS = 5 * 60 * 1000;
 /** Journal entries read at once. */
 export const SETTLEMENT_BATCH = 32;
 
@@ -30,7 +30,9 @@ export class PayoutRunSettlementSchedule {
     const misses = (this.items.get(key)?.misses ?? 0) + 1;
     const slow = misses - FAST_READS;
     const delay =
-      slow <= 0 ? this.pollMs : Math.min(MAX_DELAY_MS, this.pollMs * 2 ** Math.min(20, slow / 5));
+      slow <= 0
+        ? this.pollMs
+        : Math.min(MAX_SETTLEMENT_READ_DELAY_MS, this.pollMs * 2 ** Math.min(20, slow / 5));
     this.items.set(key, { due: this.now() + delay, misses });
   }
 

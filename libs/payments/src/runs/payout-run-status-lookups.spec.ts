@@ -26,6 +26,36 @@ describe('PayoutRunStatusLookups', () => {
     expect(lookups.take('r', 'a', new Date(0).toISOString())).toBe(true);
   });
 
+  it.each([1_000, 1_001, 1_200])(
+    'looks each of %d waiting items up once per scheduled look-up, past the 1,000 it remembers',
+    (items) => {
+      let now = 0;
+      const lookups = new PayoutRunStatusLookups(10 * MINUTE, () => now, 1_000);
+      const perRead: number[] = [];
+      // The engine reads each waiting item at most 5 minutes apart.
+      for (now = 10 * MINUTE; now <= 65 * MINUTE; now += 5 * MINUTE) {
+        let taken = 0;
+        for (let item = 0; item < items; item += 1) {
+          if (lookups.take('r', `i${item}`, since)) taken += 1;
+        }
+        perRead.push(taken);
+      }
+      // Due at 10 minutes, then 30 (and 70): never at every read.
+      expect(perRead).toEqual([items, 0, 0, 0, items, 0, 0, 0, 0, 0, 0, 0]);
+    },
+  );
+
+  it('goes on with the schedule for an item first seen past its first look-ups (a restart)', () => {
+    let now = 75 * MINUTE;
+    const lookups = new PayoutRunStatusLookups(10 * MINUTE, () => now);
+    // Due at 10, 30, 70, 150: the latest, of 70, is taken now, and the next 80 minutes after.
+    expect(lookups.take('r', 'a', since)).toBe(true);
+    now = 150 * MINUTE;
+    expect(lookups.take('r', 'a', since)).toBe(false);
+    now = 155 * MINUTE;
+    expect(lookups.take('r', 'a', since)).toBe(true);
+  });
+
   it('never looks up with 0', () => {
     const lookups = new PayoutRunStatusLookups(0, () => 365 * 24 * 60 * MINUTE);
     expect(lookups.take('r', 'a', since)).toBe(false);

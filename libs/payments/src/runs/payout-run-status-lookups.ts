@@ -1,3 +1,5 @@
+import { MAX_SETTLEMENT_READ_DELAY_MS } from './payout-run-settlement-schedule';
+
 /** The longest wait between two status look-ups of one item (ms). */
 const MAX_INTERVAL_MS = 6 * 60 * 60 * 1000;
 /** Items whose next look-up is remembered at most; the oldest are forgotten first. */
@@ -15,6 +17,8 @@ export class PayoutRunStatusLookups {
   constructor(
     private readonly afterMs: number,
     private readonly now: () => number = Date.now,
+    /** Items whose next look-up is remembered at most; the oldest are forgotten first. */
+    private readonly maxItems = MAX_ITEMS,
   ) {}
 
   /**
@@ -26,16 +30,48 @@ export class PayoutRunStatusLookups {
     const key = `${runId}\n${itemId}`;
     const now = this.now();
     const known = this.next.get(key);
+    if (known !== undefined) {
+      if (known.at > now) return false;
+      const intervalMs = Math.min(MAX_INTERVAL_MS, known.intervalMs * 2);
+      this.remember(key, { at: now + intervalMs, intervalMs });
+      return true;
+    }
     const sinceMs = Date.parse(since);
-    const due = known?.at ?? (Number.isNaN(sinceMs) ? now : sinceMs) + this.afterMs;
-    if (known === undefined && due > now) {
-      this.remember(key, { at: due, intervalMs: this.afterMs });
+    const first = (Number.isNaN(sinceMs) ? now : sinceMs) + this.afterMs;
+    if (first > now) {
+      this.remember(key, { at: first, intervalMs: this.afterMs });
       return false;
     }
-    if (due > now) return false;
-    const intervalMs = Math.min(MAX_INTERVAL_MS, (known?.intervalMs ?? this.afterMs) * 2);
-    this.remember(key, { at: now + intervalMs, intervalMs });
+    // Past its first look-up and not remembered: never looked up (a new item, a restarted
+    // process), or forgotten for room. While the table is full, looked up only when one of its
+    // look-ups fell due since its previous read, never at each read: else each look-up would
+    // forget another item, and every item past the bound be looked up at every read.
+    const latest = this.latestLookUp(first, now);
+    if (this.next.size >= this.maxItems && now - latest.at >= MAX_SETTLEMENT_READ_DELAY_MS) {
+      return false;
+    }
+    // The schedule goes on from that look-up: the next interval is its, not the first.
+    this.remember(key, { at: now + latest.nextIntervalMs, intervalMs: latest.nextIntervalMs });
     return true;
+  }
+
+  /**
+   * The latest look-up of the schedule that starts at `first` (then doubling intervals up to
+   * {@link MAX_INTERVAL_MS}) at or before `now`, and the interval after it.
+   */
+  private latestLookUp(first: number, now: number): { at: number; nextIntervalMs: number } {
+    let at = first;
+    let intervalMs = Math.min(MAX_INTERVAL_MS, this.afterMs * 2);
+    while (at + intervalMs <= now) {
+      if (intervalMs === MAX_INTERVAL_MS) {
+        // Past the doubling, every interval is the longest: the latest look-up at once.
+        at += Math.floor((now - at) / intervalMs) * intervalMs;
+        break;
+      }
+      at += intervalMs;
+      intervalMs = Math.min(MAX_INTERVAL_MS, intervalMs * 2);
+    }
+    return { at, nextIntervalMs: intervalMs };
   }
 
   /** The item settled: nothing kept for it. */
@@ -46,6 +82,6 @@ export class PayoutRunStatusLookups {
   private remember(key: string, next: { at: number; intervalMs: number }): void {
     this.next.delete(key);
     this.next.set(key, next);
-    if (this.next.size > MAX_ITEMS) this.next.delete(this.next.keys().next().value as string);
+    if (this.next.size > this.maxItems) this.next.delete(this.next.keys().next().value as string);
   }
 }
