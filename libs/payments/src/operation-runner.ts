@@ -417,6 +417,11 @@ export class OperationRunner implements BeforeApplicationShutdown {
       typeof sent === 'number' ? sent : (prepared as { amount?: unknown }).amount;
     const currency: unknown = encoded.body?.[REQUEST_WIRE_KEYS.currency];
     const phoneNumber: unknown = (prepared as { phoneNumber?: unknown }).phoneNumber;
+    const { accountNumber, businessAccount } = prepared as {
+      accountNumber?: unknown;
+      businessAccount?: unknown;
+    };
+    const payeeAccount: unknown = accountNumber ?? businessAccount;
     return {
       idempotencyKey,
       operation: operation.name,
@@ -425,6 +430,7 @@ export class OperationRunner implements BeforeApplicationShutdown {
       amount: typeof amount === 'number' ? amount : undefined,
       currency: typeof currency === 'string' ? currency : undefined,
       phoneNumber: typeof phoneNumber === 'string' ? phoneNumber : undefined,
+      accountNumber: typeof payeeAccount === 'string' ? payeeAccount : undefined,
       budgetMs: this.sendBudgetMs,
       resend: callOptions?.resend === true,
       unsentSends: callOptions?.[UNSENT_SENDS],

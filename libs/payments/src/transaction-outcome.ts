@@ -115,10 +115,12 @@ export function recordFigures(record: TransactionStatus): {
   createdAt?: string;
   status?: string;
   phoneNumber?: string;
+  accountNumber?: string;
   reason?: string;
 } {
   const status: unknown = record.transactionDetails?.status;
   const phoneNumber: unknown = record.transactionDetails?.phoneNumber;
+  const accountNumber: unknown = record.transactionDetails?.accountNumber;
   const reason = failureReason(record);
   return {
     ...(reason === undefined ? {} : { reason }),
@@ -127,6 +129,7 @@ export function recordFigures(record: TransactionStatus): {
     ...(typeof record.createdAt === 'string' ? { createdAt: record.createdAt } : {}),
     ...(typeof status === 'string' ? { status } : {}),
     ...(typeof phoneNumber === 'string' && phoneNumber !== '' ? { phoneNumber } : {}),
+    ...(typeof accountNumber === 'string' && accountNumber !== '' ? { accountNumber } : {}),
   };
 }
 

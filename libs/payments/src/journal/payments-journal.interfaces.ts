@@ -87,6 +87,12 @@ export interface PaymentsJournalEntry {
    * payment cannot settle the entry.
    */
   readonly payee?: string;
+  /**
+   * Keyed HMAC-SHA256 (base64) of the request's account number (a pan-African payout's
+   * `accountNumber`, a merchant payout's `businessAccount`), written as {@link payee}: tells apart
+   * two calls to one contact number (docs/journal.md, "Webhooks", rule 10).
+   */
+  readonly payeeAccount?: string;
   readonly state: PaymentsJournalState;
   /** Incremented by each change; stores replace an entry only over the version they hold. */
   readonly version: number;

@@ -1089,9 +1089,14 @@ describe('PaymentsJournal', () => {
 
   describe("the payee: a lost answer's entry settles only by a record of its own phone number", () => {
     /** A payout to `phoneNumber` under `key` whose answer was lost, journaled with `payeeKey`. */
-    async function lost(store: InMemoryPaymentsJournal, key: string, phoneNumber: string) {
+    async function lost(
+      store: InMemoryPaymentsJournal,
+      key: string,
+      phoneNumber: string,
+      accountNumber?: string,
+    ) {
       const journal = journalWith(store, 2);
-      const decision = await journal.begin({ ...payoutIntent(key), phoneNumber });
+      const decision = await journal.begin({ ...payoutIntent(key), phoneNumber, accountNumber });
       if (!decision.send) throw new Error('the call was not sent');
       await journal.failed(decision, new Error('socket hang up'));
       return journal;
@@ -1150,6 +1155,35 @@ describe('PaymentsJournal', () => {
       await expect(journal.begin({ ...intent, resend: true })).rejects.toMatchObject({
         code: 'IN_DOUBT',
       });
+    });
+
+    it("tells apart two calls to one contact number by the record's account number, when it is the call's own", async () => {
+      const store = new InMemoryPaymentsJournal();
+      // Two merchant payouts of one amount with one contact number, to two tills.
+      const journal = await lost(store, 'salary-ng', '+2348031234567', '500 001');
+      await lost(store, 'salary-ng-2', '+2348031234567', '500002');
+      const ofAccount = (accountNumber: string) => ({
+        ...record('+2348031234567'),
+        accountNumber,
+      });
+
+      // An account number that is neither call's (what the service puts there for a payout is
+      // not documented: its own id, say) tells nothing apart, and contradicts nothing.
+      expect(await journal.settle(ofAccount('00000000-0000-4000-a000-000000000002'))).toMatchObject(
+        { result: 'contradicted', undecided: true },
+      );
+      // The other call's: not this call's record to take.
+      expect(await journal.settle(ofAccount('500002'))).toMatchObject({
+        result: 'contradicted',
+        undecided: true,
+      });
+      // Its own, however spaced: the other call is of another account.
+      expect(await journal.settle(ofAccount('500001'))).toMatchObject({
+        result: 'settled',
+        entry: { state: 'succeeded', reference: record('').reference },
+      });
+      expect((await store.get('salary-ng'))?.payeeAccount).toMatch(/^[\w-]+\.[\w+/=]+$/);
+      expect(JSON.stringify(await store.get('salary-ng'))).not.toContain('500001');
     });
 
     it('asks again later while the other call that could own the record is being sent', async () => {

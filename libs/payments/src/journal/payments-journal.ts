@@ -123,6 +123,8 @@ export interface JournalIntent {
   readonly currency?: string;
   /** The request's phone number: only its keyed fingerprint is kept (`payee`). */
   readonly phoneNumber?: string;
+  /** The request's account number: only its keyed fingerprint is kept (`payeeAccount`). */
+  readonly accountNumber?: string;
   /** How long the send may take, retries included (ms). */
   readonly budgetMs: number;
   readonly resend: boolean;
@@ -181,6 +183,12 @@ export interface JournalSettlement {
   readonly status?: string;
   /** The phone number of the service's record (`transaction_details.phone_number`). */
   readonly phoneNumber?: string;
+  /**
+   * The account number of the service's record (`transaction_details.account_number`): it only
+   * tells apart calls to one phone number, when it is the settled call's own; it never contradicts
+   * a call, since what the service puts there for a payout is not documented.
+   */
+  readonly accountNumber?: string;
   /** The service's reason for a failure, masked (`transaction_details.reason`). */
   readonly reason?: string;
 }
@@ -367,6 +375,20 @@ export class PaymentsJournal {
     const national = typeof phoneNumber === 'string' ? nationalNumber(phoneNumber) : undefined;
     if (national === undefined) return undefined;
     const mac = createHmac('sha256', this.options.payeeKey).update(national).digest('base64');
+    return `${this.payeeKeyId}.${mac}`;
+  }
+
+  /**
+   * Keyed fingerprint of an account number, compared without case or spaces (`ACC-1`, `acc 1`...
+   * are not told apart), prefixed by the key's id; undefined for an empty one.
+   */
+  private payeeAccountOf(accountNumber: unknown): string | undefined {
+    if (typeof accountNumber !== 'string') return undefined;
+    const account = accountNumber.replace(/\s+/g, '').toUpperCase();
+    if (account === '') return undefined;
+    const mac = createHmac('sha256', this.options.payeeKey)
+      .update(`account\n${account}`)
+      .digest('base64');
     return `${this.payeeKeyId}.${mac}`;
   }
 
@@ -561,6 +583,8 @@ export class PaymentsJournal {
     if (intent.currency !== undefined) entry.currency = intent.currency;
     const payee = this.payeeOf(intent.phoneNumber);
     if (payee !== undefined) entry.payee = payee;
+    const payeeAccount = this.payeeAccountOf(intent.accountNumber);
+    if (payeeAccount !== undefined) entry.payeeAccount = payeeAccount;
     return entry;
   }
 
@@ -1601,8 +1625,15 @@ export class PaymentsJournal {
     entry: PaymentsJournalEntry,
     settlement: JournalSettlement,
   ): Promise<PaymentsJournalEntry | undefined> {
+    // The record's account number, when it is the entry's own, tells apart a call to another
+    // account (the same contact number on two merchant or bank payouts); one that is not the
+    // entry's says nothing, since what the service puts there for a payout is not documented.
+    const recordAccount = this.payeeAccountOf(settlement.accountNumber);
+    const ownAccount = recordAccount !== undefined && entry.payeeAccount === recordAccount;
     return (await this.callsTheRecordMayBe(settlement)).find(
-      (other) => other.idempotencyKey !== entry.idempotencyKey,
+      (other) =>
+        other.idempotencyKey !== entry.idempotencyKey &&
+        !(ownAccount && other.payeeAccount !== undefined && other.payeeAccount !== recordAccount),
     );
   }
 

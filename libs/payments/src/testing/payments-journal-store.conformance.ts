@@ -150,6 +150,7 @@ const CASES: readonly PaymentsJournalStoreConformanceCase[] = [
         amount: first.amount!,
         currency: first.currency!,
         payee: first.payee!,
+        payeeAccount: `kid.account-${run}`,
         deferredEvents: [
           { reference: `DEFERRED-${run}`, kind: 'payout', at: iso(500) },
           { reference: `DEFERRED2-${run}`, at: iso(700), unplacedSince: iso(900) },
