@@ -14,7 +14,10 @@ function engineOf(
   store: InMemoryPayoutRunStore,
   payments: PayoutRunsPayments,
   options: Partial<
-    Pick<PayoutRunEngineContext, 'emit' | 'settlementPollMs' | 'followInDoubtMs'>
+    Pick<
+      PayoutRunEngineContext,
+      'emit' | 'settlementPollMs' | 'followInDoubtMs' | 'progressIntervalMs'
+    >
   > = {},
 ): InProcessPayoutRunEngine {
   return new InProcessPayoutRunEngine({
@@ -344,6 +347,55 @@ describe('InProcessPayoutRunEngine at shutdown', () => {
     expect(said).toContain('Payout run payroll-11 stopped at shutdown');
     expect(said).toMatch(/\b18 item\(s\) never sent, [12] sent and not settled yet/);
     expect(said).toContain('create() it again with the same runId and items');
+  });
+
+  it('emits no progress once closed, not even of a send that ended while it closed', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('r', { ratePerSecond: 100 }), [itemRecord('r', 'a')]);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const payments = {
+      payouts: {
+        journalsAnotherRequest: () => false,
+        mpesa: async () => {
+          await held;
+          return { transactionReference: 'REF' };
+        },
+      },
+      reconciler: { get: () => Promise.resolve(undefined) },
+    } as unknown as PayoutRunsPayments;
+    const events: PayoutRunEvent[] = [];
+    const engine = engineOf(store, payments, {
+      emit: (event) => events.push(event),
+      progressIntervalMs: 1,
+    });
+    await engine.start('r');
+    await waitFor(
+      async () => ((await store.getItem('r', 'a'))?.state === 'sending' ? true : undefined),
+      'the item being sent',
+    );
+
+    const closed = engine.close();
+    release();
+    await closed;
+    const seen = events.length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(events.slice(seen)).toEqual([]);
+  });
+
+  it('rejects a start once closed: nothing would send the run here', async () => {
+    const store = new InMemoryPayoutRunStore();
+    await store.createRun(runRecord('r', { ratePerSecond: 100 }), [itemRecord('r', 'a')]);
+    const { sent, payments } = acceptingPayments();
+    const engine = engineOf(store, payments);
+    await engine.close();
+
+    await expect(engine.start('r')).rejects.toMatchObject({
+      name: 'PayoutRunEngineClosedError',
+      runId: 'r',
+    });
+    expect(sent).toEqual([]);
   });
 
   it('says nothing of a run that finished', async () => {

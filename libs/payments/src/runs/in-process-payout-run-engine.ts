@@ -1,7 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
-import { ofAnotherAccount, RunsOfAnotherAccount } from './payout-run-engine';
+import {
+  ofAnotherAccount,
+  PayoutRunEngineClosedError,
+  RunsOfAnotherAccount,
+} from './payout-run-engine';
 import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engine';
 import {
   finishPayoutRunIfDone,
@@ -69,8 +73,12 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
   /** Starts the run here; a run started already is left as it is (create() may ask again). */
   async start(runId: string): Promise<void> {
     if (this.runs.has(runId)) return;
+    // Nothing would ever send the run's items here (a create() among the app's last requests):
+    // its caller hears so, and creates it again elsewhere or after the restart.
+    if (this.closed) throw new PayoutRunEngineClosedError(runId);
     const record = await this.deps.store.getRun(runId);
-    if (!record || this.closed || this.runs.has(runId)) return;
+    if (this.closed) throw new PayoutRunEngineClosedError(runId);
+    if (!record || this.runs.has(runId)) return;
     if (ofAnotherAccount(record, this.deps.payments)) {
       this.othersRuns.met(runId);
       return;
@@ -205,7 +213,7 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     this.closed = true;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
-    this.progress.cancel();
+    this.progress.stop();
     for (const run of this.runs.values()) run.pacer.stop();
     await Promise.all([...this.runs.values()].flatMap((run) => [...run.sending]));
     for (const run of this.runs.values()) this.logLeftAtShutdown(run);

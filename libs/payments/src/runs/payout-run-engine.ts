@@ -14,7 +14,11 @@ import type { PayoutRunsPayments } from './payout-runs-payments';
  * at boot, and closes its workers at shutdown before the payments client closes).
  */
 export interface PayoutRunEngine {
-  /** Begins sending the `queued` items of a run the store holds. */
+  /**
+   * Begins sending the `queued` items of a run the store holds. Once closing, rejects (an engine
+   * of this library with {@link PayoutRunEngineClosedError}) unless it handed the run to another
+   * instance.
+   */
   start(runId: string): Promise<void>;
   /** Sends nothing new; sends in flight end and are recorded. */
   pause(runId: string): Promise<void>;
@@ -43,6 +47,21 @@ export interface PayoutRunEngineContext {
   readonly outageGuard?: PayoutRunOutageGuard;
   /** When a sent item's status is looked up (the module's `statusLookupAfterMs`). */
   readonly statusLookups?: PayoutRunStatusLookups;
+}
+
+/**
+ * The engine was closing (the app shutting down) when asked to start a run, and will send none of
+ * its items: `create()` rejects with `PayoutRunCreationError`, nothing sent.
+ * @internal
+ */
+export class PayoutRunEngineClosedError extends Error {
+  override readonly name = 'PayoutRunEngineClosedError';
+
+  constructor(readonly runId: string) {
+    super(
+      `The payout run engine was closing (the app shutting down): run ${runId} was not started`,
+    );
+  }
 }
 
 /**

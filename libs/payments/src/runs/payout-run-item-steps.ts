@@ -478,6 +478,7 @@ export async function finishPayoutRunIfDone(
  */
 export class PayoutRunProgressTimers {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(
     private readonly context: PayoutRunEngineContext,
@@ -486,11 +487,12 @@ export class PayoutRunProgressTimers {
 
   /** A `progress` event of the run soon, unless one is due already. */
   schedule(runId: string): void {
-    if (this.timers.has(runId)) return;
+    if (this.stopped || this.timers.has(runId)) return;
     const timer = setTimeout(() => {
       this.timers.delete(runId);
       void payoutRunSnapshot(this.context, runId, this.rateOf(runId)).then(
         (snapshot) =>
+          !this.stopped &&
           snapshot?.finishedAt === undefined &&
           snapshot &&
           this.context.emit({ event: 'progress', run: snapshot }),
@@ -501,7 +503,16 @@ export class PayoutRunProgressTimers {
     this.timers.set(runId, timer);
   }
 
-  /** No more `progress` of the run (it finished, or the engine closes). */
+  /**
+   * No more `progress` at all (the engine closes): none scheduled by a send that ends after, nor
+   * one whose snapshot is being read.
+   */
+  stop(): void {
+    this.stopped = true;
+    this.cancel();
+  }
+
+  /** No more `progress` of the run (it finished). */
   cancel(runId?: string): void {
     for (const [id, timer] of this.timers) {
       if (runId !== undefined && id !== runId) continue;

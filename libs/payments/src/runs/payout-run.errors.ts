@@ -1,4 +1,5 @@
 import { PayoutRunExistsError } from './payout-run.store';
+import { PayoutRunEngineClosedError } from './payout-run-engine';
 import { PaymentsError } from '../errors';
 import type {
   PayoutRunBalanceShortfall,
@@ -102,11 +103,20 @@ export class PayoutRunCreationError extends PaymentsError {
   ) {
     super(
       `The payout run ${runId} ${mayHaveExecuted ? 'may have started paying' : 'may have been stored, not started'}: ` +
-        `${cause instanceof PayoutRunExistsError ? 'another creation of it was still writing it after 30 s' : 'its store, journal or engine failed'}; ` +
+        `${runCreationFailure(cause)}; ` +
         `call create() again with runId ${runId} and the same items, never with another runId`,
       { cause },
     );
   }
+}
+
+/** Why a creation failed, for {@link PayoutRunCreationError}'s message. */
+function runCreationFailure(cause: unknown): string {
+  if (cause instanceof PayoutRunExistsError) {
+    return 'another creation of it was still writing it after 30 s';
+  }
+  if (cause instanceof PayoutRunEngineClosedError) return 'the app was shutting down';
+  return 'its store, journal or engine failed';
 }
 
 /** What a {@link PayoutRunStoreError} interrupted: a read, or a change of the run. */

@@ -17,6 +17,8 @@ import { PayoutRunsModule } from './payout-runs.module';
 import type { PayoutRunsOptionsFactory } from './payout-runs.module-definition';
 import type { PayoutRunsModuleOptions } from './payout-runs.options';
 import { PayoutRunsService } from './payout-runs.service';
+import type { PayoutRunEngine } from './payout-run-engine';
+import { PAYOUT_RUN_ENGINE } from './payout-runs.constants';
 import { FakePayments, getFakePaymentsToken, PaymentsTestingModule } from '../testing';
 import { waitFor } from '../../spec-support/wait-for';
 
@@ -195,6 +197,28 @@ describe('PayoutRunsModule at boot', () => {
     try {
       const { runId } = await app.get(PayoutRunsService).create({ items: ONE_ITEM });
       expect(await store.getRun(runId)).toMatchObject({ concurrency: 3, ratePerSecond: 9 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('rejects a run created once the embedded engine closed (a request at shutdown), saying nothing was sent', async () => {
+    const app = await overTheFake(PayoutRunsModule.forRoot({}));
+    try {
+      const runs = app.get(PayoutRunsService);
+      const fake = app.get<FakePayments>(getFakePaymentsToken());
+      // The app's shutdown closes the engine first; the payments client, and the app's routes,
+      // still serve meanwhile.
+      await app.get<PayoutRunEngine>(PAYOUT_RUN_ENGINE).close();
+
+      const created = runs.create({ runId: 'at-shutdown', items: ONE_ITEM });
+      await expect(created).rejects.toMatchObject({
+        name: 'PayoutRunCreationError',
+        runId: 'at-shutdown',
+        mayHaveExecuted: false,
+        message: expect.stringContaining('the app was shutting down'),
+      });
+      expect(fake.callsOf('payouts.mpesa')).toEqual([]);
     } finally {
       await app.close();
     }

@@ -28,7 +28,7 @@ import { InMemoryPayoutRunStore } from './in-memory-payout-run.store';
 import { PAYMENTS_LOGGER_CONTEXT } from '../payments.constants';
 import { PaymentsError, PaymentsValidationError, withTypedFailure } from '../errors';
 import { refusedForGood, sentAgainAsRetry } from '../journal/payments-journal';
-import { ofAnotherAccount } from './payout-run-engine';
+import { ofAnotherAccount, PayoutRunEngineClosedError } from './payout-run-engine';
 import type { PayoutRunEngine } from './payout-run-engine';
 import { payoutRunCsv } from './payout-run-report';
 import { PayoutRunExistsError } from './payout-run.store';
@@ -313,9 +313,15 @@ export class PayoutRunsService implements OnApplicationBootstrap {
   }
 
   /** Hands the run to the engine: from here on, its payouts may go out. */
-  private start(creation: RunCreation): Promise<void> {
+  private async start(creation: RunCreation): Promise<void> {
     creation.started = true;
-    return this.engine.start(creation.runId);
+    try {
+      await this.engine.start(creation.runId);
+    } catch (error) {
+      // Closing, the engine took nothing of the run: not one of its payouts went out by this call.
+      if (error instanceof PayoutRunEngineClosedError) creation.started = false;
+      throw error;
+    }
   }
 
   /**
@@ -450,8 +456,11 @@ export class PayoutRunsService implements OnApplicationBootstrap {
     if (record.finishedAt === undefined) await this.start(creation);
     else if (Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs) {
       // Finished, nothing left to send: its accepted and in-doubt items are followed through the
-      // journal for `followInDoubtMs` after the finish, by this process too (after a restart).
-      await this.engine.start(runId);
+      // journal for `followInDoubtMs` after the finish, by this process too (after a restart),
+      // unless it is shutting down.
+      await this.engine.start(runId).catch((error: unknown) => {
+        if (!(error instanceof PayoutRunEngineClosedError)) throw error;
+      });
     }
     return { ...(await this.get(runId)), existing: true };
   }

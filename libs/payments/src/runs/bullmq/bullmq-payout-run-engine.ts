@@ -271,9 +271,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
   }
 
   private async startNow(runId: string): Promise<void> {
-    if (this.closed) return;
-    // Listed first: should this instance die while adding the jobs, another one adds the rest.
+    // Listed first, also while this engine closes: should this instance die while adding the
+    // jobs, or shut down before it works on the run (a create() among its last requests), another
+    // instance takes it up, or this app once restarted.
     await this.listed(runId);
+    if (this.closed) return;
     const run = await this.attach(runId);
     if (run) await this.finishIfDone(run);
   }
@@ -348,13 +350,57 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     this.closed = true;
     clearInterval(this.tickTimer);
     this.tickTimer = undefined;
-    await this.ticking;
-    this.progress.cancel();
-    // BullMQ waits for the jobs in progress: their sends end and are recorded.
-    await Promise.all([...this.runs.values()].map((run) => run.worker.close()));
-    await Promise.all([...this.runs.values()].map((run) => run.queue.close()));
+    // A tick or an attach under way makes no worker once closed: each is waited for, so that no
+    // worker outlives close().
+    await this.whileRedisAnswers(Promise.all([this.ticking, ...this.attaching.values()]));
+    this.progress.stop();
+    const runs = [...this.runs.values()];
+    // BullMQ waits for the jobs in progress: their sends end and are recorded. Not while Redis
+    // does not answer: BullMQ could end none, and the app's shutdown would wait for Redis.
+    const workersClosed = Promise.all(runs.map((run) => run.worker.close()));
+    if (!(await this.whileRedisAnswers(workersClosed))) {
+      this.logger.warn(
+        'Payout runs: Redis did not answer while the engine closed: its workers were closed ' +
+          'without waiting for BullMQ; an item in flight is taken over from the journal by the ' +
+          'next worker (docs/payout-runs.md, "Engines")',
+      );
+      await this.settledWithinSetup(Promise.all(runs.map((run) => run.worker.close(true))));
+    }
+    await this.settledWithinSetup(Promise.all(runs.map((run) => run.queue.close())));
     this.runs.clear();
     await quit(this.client);
+  }
+
+  /**
+   * Whether `work` settled, waited for as long as Redis answers a `PING` within `setupTimeoutMs`
+   * between two looks; false as soon as one goes unanswered (Redis down or stalled).
+   */
+  private async whileRedisAnswers(work: Promise<unknown>): Promise<boolean> {
+    const ms = this.options.setupTimeoutMs ?? SETUP_TIMEOUT_MS;
+    let settled = false;
+    const done = work.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (;;) {
+      await this.settledWithin(done, ms);
+      if (settled) return true;
+      const answers = await within(this.client.ping(), ms, () => new Error('no answer')).then(
+        () => true,
+        () => false,
+      );
+      if (!answers) return settled;
+    }
+  }
+
+  /** Waits for `work` to settle, at most `setupTimeoutMs`. */
+  private settledWithinSetup(work: Promise<unknown>): Promise<void> {
+    return this.settledWithin(work, this.options.setupTimeoutMs ?? SETUP_TIMEOUT_MS);
+  }
+
+  /** Waits for `work` to settle, at most `ms`; never rejects. */
+  private async settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+    await within(work, ms, () => new Error('late')).catch(() => undefined);
   }
 
   private get activeKey(): string {
@@ -395,6 +441,11 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
     }
     const { max, duration } = limiterOf(rate);
     await queue.setGlobalRateLimit(max, duration);
+    // Closed meanwhile: close() waits for this attach, and finds no worker to close.
+    if (this.closed) {
+      await this.settledWithinSetup(queue.close());
+      return undefined;
+    }
     const worker = new Worker<ItemJobData>(
       payoutRunQueueName(runId),
       (job) =>
