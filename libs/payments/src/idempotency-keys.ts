@@ -123,7 +123,7 @@ export class IdempotencyKeyRegistry {
           field: 'idempotencyKey',
           rule: 'reused',
           message:
-            'idempotencyKey was already used for a different request: a new request needs a new idempotencyKey (reuse a key only to retry the same request)',
+            "idempotencyKey was already used for a different request: a new request needs a new idempotencyKey (reuse a key only to retry the same request). Requests are compared as sent: the client's defaults count (defaultCallbackUrl, defaultUsername, walletType)",
         },
       ]);
     }

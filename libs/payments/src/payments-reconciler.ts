@@ -12,6 +12,7 @@ import type {
   PaymentsJournal,
 } from './journal/payments-journal';
 import { awaitsConfirmation, readResolution } from './journal/payments-journal';
+import { InMemoryPaymentsJournal } from './journal/in-memory-payments-journal';
 import {
   FINAL_JOURNAL_STATES,
   PAYMENTS_CONFIRMATION_WINDOW_MS,
@@ -235,6 +236,15 @@ export class PaymentsReconciler {
   /** Whether the client has a journal. */
   get enabled(): boolean {
     return this.runner.journal !== undefined;
+  }
+
+  /**
+   * Whether the journal is this process's memory (`InMemoryPaymentsJournal`): lost on restart, and
+   * seen by no other instance.
+   * @internal
+   */
+  get journalInMemory(): boolean {
+    return this.runner.journal?.store instanceof InMemoryPaymentsJournal;
   }
 
   /** The entry of `idempotencyKey`, as it stands now. */

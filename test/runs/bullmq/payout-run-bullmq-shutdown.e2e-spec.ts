@@ -1,4 +1,8 @@
+import { Test } from '@nestjs/testing';
 import { Queue, Worker } from 'bullmq';
+import { InMemoryPaymentsJournal } from '@malipo/nestjs';
+import { PayoutRunsModule } from '@malipo/nestjs/runs';
+import { PaymentsTestingModule } from '@malipo/nestjs/testing';
 import { RedisServer } from '../../../libs/payments/spec-support/redis-server';
 import { waitFor } from '../../../libs/payments/spec-support/wait-for';
 import {
@@ -111,6 +115,29 @@ describe('the BullMQ engine closed while it attaches a run', () => {
   afterAll(async () => {
     await Promise.all(stores.map((store) => store.close()));
     await redis.close();
+  });
+
+  it("refuses at boot the app's journal in memory: no other instance, nor a restart, would see what was sent", async () => {
+    const store = new RedisPayoutRunStore({ url: redis.url });
+    stores.push(store);
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsTestingModule.forRoot({
+          journal: new InMemoryPaymentsJournal(),
+          defaultUsername: 'shop',
+        }),
+        PayoutRunsModule.forRoot({ store, engine: bullmqPayoutRunEngine({ url: redis.url }) }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    try {
+      await expect(app.init()).rejects.toMatchObject({
+        name: 'PaymentsValidationError',
+        errors: [{ field: 'journal', rule: 'isShared' }],
+      });
+    } finally {
+      await app.close();
+    }
   });
 
   it('makes no worker once closed, and its close() waits for the attach', async () => {

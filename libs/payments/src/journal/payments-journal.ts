@@ -701,7 +701,9 @@ export class PaymentsJournal {
             field: 'idempotencyKey',
             rule: 'reused',
             message:
-              'idempotencyKey was already used for a different request (payments journal): a new request needs a new idempotencyKey (reuse a key only to retry the same request)' +
+              'idempotencyKey was already used for a different request (payments journal): a new request needs a new idempotencyKey (reuse a key only to retry the same request). ' +
+              "Requests are compared as sent: the client's defaults count (defaultCallbackUrl, " +
+              'defaultUsername, walletType: instances sharing the journal must have the same)' +
               this.anotherKeyHint(held, fresh),
           },
         ]);

@@ -307,47 +307,53 @@ describe('InProcessPayoutRunEngine', () => {
 describe('InProcessPayoutRunEngine at shutdown', () => {
   afterEach(() => jest.restoreAllMocks());
 
-  it('says which run it stopped, what it never sent, and how to go on after the restart', async () => {
-    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const store = new InMemoryPayoutRunStore();
-    const ids = Array.from({ length: 20 }, (_, index) => `emp-${index}`);
-    await store.createRun(
-      runRecord('payroll-11', { ratePerSecond: 100, concurrency: 2 }),
-      ids.map((itemId) => itemRecord('payroll-11', itemId)),
-    );
-    let answer: (() => void) | undefined;
-    const sent: string[] = [];
-    const payments = {
-      payouts: {
-        // Every entry here is of its item's request.
-        journalsAnotherRequest: () => false,
-        // The first two sends wait for the shutdown; the others never start.
-        mpesa: (_request: object, options: InternalCallOptions & { idempotencyKey: string }) => {
-          sent.push(options.idempotencyKey);
-          options[ON_WIRE]?.();
-          return new Promise((resolve) => {
-            const earlier = answer;
-            answer = () => {
-              earlier?.();
-              resolve({ transactionReference: 'REF' });
-            };
-          });
+  it.each([
+    [false, 'create() it again with the same runId and items'],
+    [true, 'Do not create it again as it was, which would send every item again'],
+  ])(
+    'says which run it stopped, what it never sent, and how to go on after the restart (journal in memory: %s)',
+    async (journalInMemory, advice) => {
+      const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const store = new InMemoryPayoutRunStore();
+      const ids = Array.from({ length: 20 }, (_, index) => `emp-${index}`);
+      await store.createRun(
+        runRecord('payroll-11', { ratePerSecond: 100, concurrency: 2 }),
+        ids.map((itemId) => itemRecord('payroll-11', itemId)),
+      );
+      let answer: (() => void) | undefined;
+      const sent: string[] = [];
+      const payments = {
+        payouts: {
+          // Every entry here is of its item's request.
+          journalsAnotherRequest: () => false,
+          // The first two sends wait for the shutdown; the others never start.
+          mpesa: (_request: object, options: InternalCallOptions & { idempotencyKey: string }) => {
+            sent.push(options.idempotencyKey);
+            options[ON_WIRE]?.();
+            return new Promise((resolve) => {
+              const earlier = answer;
+              answer = () => {
+                earlier?.();
+                resolve({ transactionReference: 'REF' });
+              };
+            });
+          },
         },
-      },
-      reconciler: { get: () => Promise.resolve(undefined) },
-    } as unknown as PayoutRunsPayments;
-    const engine = engineOf(store, payments);
-    await engine.start('payroll-11');
-    await waitFor(() => (sent.length === 2 ? true : undefined), 'two sends under way');
-    const closed = engine.close();
-    answer?.();
-    await closed;
+        reconciler: { get: () => Promise.resolve(undefined), journalInMemory },
+      } as unknown as PayoutRunsPayments;
+      const engine = engineOf(store, payments);
+      await engine.start('payroll-11');
+      await waitFor(() => (sent.length === 2 ? true : undefined), 'two sends under way');
+      const closed = engine.close();
+      answer?.();
+      await closed;
 
-    const said = warnings.mock.calls.map(([message]) => String(message)).join('\n');
-    expect(said).toContain('Payout run payroll-11 stopped at shutdown');
-    expect(said).toMatch(/\b18 item\(s\) never sent, [12] sent and not settled yet/);
-    expect(said).toContain('create() it again with the same runId and items');
-  });
+      const said = warnings.mock.calls.map(([message]) => String(message)).join('\n');
+      expect(said).toContain('Payout run payroll-11 stopped at shutdown');
+      expect(said).toMatch(/\b18 item\(s\) never sent, [12] sent and not settled yet/);
+      expect(said).toContain(advice);
+    },
+  );
 
   it('emits no progress once closed, not even of a send that ended while it closed', async () => {
     const store = new InMemoryPayoutRunStore();

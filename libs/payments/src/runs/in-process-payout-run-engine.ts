@@ -229,15 +229,21 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
     const unsettled = run.watched.size + run.recovering.size;
     if (unsent === 0 && unsettled === 0) return;
     const lost = this.deps.store instanceof InMemoryPayoutRunStore;
+    const journalLost = this.deps.payments.reconciler.journalInMemory === true;
     this.logger.warn(
       `Payout run ${run.runId} stopped at shutdown, unfinished: ${unsent} item(s) never sent, ` +
         `${unsettled} sent and not settled yet. ` +
-        (lost
-          ? 'Its in-memory store loses it: after the restart, create() it again with the same ' +
-            'runId and items, and the journal answers what was sent while only what never went ' +
-            'out is sent'
-          : 'create() it again with the same runId after the restart, and this process takes it ' +
-            'over') +
+        (lost && journalLost
+          ? 'Its in-memory store and journal lose it: nothing here will tell what was sent. Do ' +
+            "not create it again as it was, which would send every item again: the service's " +
+            'transactions (and the webhooks still to come) tell what was paid; pay the rest in a ' +
+            'new run'
+          : lost
+            ? 'Its in-memory store loses it: after the restart, create() it again with the same ' +
+              'runId and items, and the journal answers what was sent while only what never ' +
+              'went out is sent'
+            : 'create() it again with the same runId after the restart, and this process takes ' +
+              'it over') +
         ' (docs/payout-runs.md, "The embedded engine and crashes")',
     );
   }

@@ -218,6 +218,21 @@ export class BullMQPayoutRunEngine implements PayoutRunEngine {
 
   /** Nest lifecycle: takes up the runs left in Redis (a redeploy), then looks for new ones. */
   async onApplicationBootstrap(): Promise<void> {
+    // Its instances share runs, and take up those of a dead one: what each sent must be in a
+    // journal all see, which outlives the process.
+    if (this.context.payments.reconciler.journalInMemory) {
+      this.closed = true;
+      await quit(this.client);
+      throw moduleOptionError(
+        'PaymentsModule',
+        'journal',
+        'isShared',
+        'bullmqPayoutRunEngine needs a journal every instance shares and that outlives a ' +
+          'restart (RedisPaymentsJournal from @malipo/nestjs/redis, or your own store): with ' +
+          'InMemoryPaymentsJournal, an item sent before a crash is never settled, and no other ' +
+          'instance can tell what was sent (docs/payout-runs.md, "Engines")',
+      );
+    }
     void this.judgeServer();
     await this.tick();
     this.tickTimer = setInterval(() => void this.tick(), this.context.settlementPollMs);

@@ -135,7 +135,11 @@ describe('RedisPayoutRunStore on a real Redis Cluster (three redis-server nodes)
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const engine = bullmqPayoutRunEngine({ url: cluster.nodes[0].url })(
-      engineContext(store, {} as PayoutRunsPayments, { settlementPollMs: 60_000 }),
+      engineContext(
+        store,
+        { reconciler: { journalInMemory: false } } as unknown as PayoutRunsPayments,
+        { settlementPollMs: 60_000 },
+      ),
     ) as BullMQPayoutRunEngine;
     try {
       await engine.onApplicationBootstrap();
