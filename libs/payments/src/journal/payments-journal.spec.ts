@@ -1087,6 +1087,61 @@ describe('PaymentsJournal', () => {
     expect((await other.begin(payoutIntent('refused-by-the-service'))).send).toBe(true);
   });
 
+  describe('a webhook of a call the service refused (a service that executed, then answered 429)', () => {
+    /** The record of `reference`, as a webhook under `key` confirmed it, with the call's figures. */
+    const recordOf = (key: string, reference: string, changes: object = {}) =>
+      ({
+        idempotencyKey: key,
+        reference,
+        outcome: 'succeeded',
+        amount: 500,
+        currency: 'KES',
+        kind: 'payout',
+        createdAt: '2026-11-27T08:00:01Z',
+        by: 'webhook',
+        ...changes,
+      }) as const;
+
+    it.each([429, 401, 400])(
+      'reopens the entry refused by a %d in doubt, settles it by the record, and answers the retry from it',
+      async (status) => {
+        const { journal, store, decision } = await sent(`refused-${status}`);
+        await journal.failed(decision, refusedByTheService(`refused-${status}`, status));
+        const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+
+        const settled = await journal.settle(recordOf(`refused-${status}`, 'EXEC0000001eW'));
+
+        expect(settled).toMatchObject({
+          result: 'settled',
+          entry: { state: 'succeeded', reference: 'EXEC0000001eW', settledBy: 'webhook' },
+        });
+        expect(errors.mock.calls.map(([line]) => String(line)).join('\n')).toContain(
+          `the service refused the call (HTTP ${status}), yet its record of EXEC0000001eW`,
+        );
+        // The run's retry after the 429 sends nothing: the service paid already.
+        const retry = await journal.begin(payoutIntent(`refused-${status}`));
+        expect(retry).toMatchObject({ send: false, entry: { reference: 'EXEC0000001eW' } });
+        expect((await store.get(`refused-${status}`))?.calls).toHaveLength(1);
+        errors.mockRestore();
+      },
+    );
+
+    it('leaves it refused by a record of other figures, and one a person or a cancel refused', async () => {
+      const { journal, store, decision } = await sent('refused-other');
+      await journal.failed(decision, refusedByTheService('refused-other', 429));
+      expect(
+        await journal.settle(recordOf('refused-other', 'EXEC0000002eW', { amount: 501 })),
+      ).toMatchObject({ result: 'contradicted' });
+      expect(await store.get('refused-other')).toMatchObject({ state: 'refused' });
+
+      await journal.hold(payoutIntent('held-refused'), 'refused', 'the run was cancelled');
+      expect(await journal.settle(recordOf('held-refused', 'EXEC0000003eW'))).toMatchObject({
+        result: 'contradicted',
+        why: expect.stringContaining('never executed'),
+      });
+    });
+  });
+
   describe("the payee: a lost answer's entry settles only by a record of its own phone number", () => {
     /** A payout to `phoneNumber` under `key` whose answer was lost, journaled with `payeeKey`. */
     async function lost(

@@ -1163,6 +1163,30 @@ export class PaymentsJournal {
         }
         return { result: 'unchanged', entry };
       }
+      if (refusedByTheServiceOnly(entry) && this.agreesWithRefused(entry, settlement)) {
+        // The service refused every send, yet its own record of a webhook under the key, with
+        // the call's figures, says one executed: in doubt, and settled below as such an entry.
+        const status = entry.calls[entry.calls.length - 1].httpStatus;
+        const reopened: PaymentsJournalEntry = {
+          ...entry,
+          state: 'in_doubt',
+          reason:
+            `the service refused the call (HTTP ${status}), yet its record of ` +
+            `${settlement.reference} (${settlement.outcome}), which a webhook under the key named, ` +
+            'is of the call: it may have executed',
+          version: entry.version + 1,
+          updatedAt: new Date(this.now()).toISOString(),
+        };
+        const now = await this.writtenOrNow(entry, reopened);
+        if (now === undefined) return { result: 'no-entry' };
+        if (now === reopened) {
+          this.logger.error(
+            `The payments journal entry ${entry.idempotencyKey} was reopened in doubt: ${reopened.reason}`,
+          );
+        }
+        entry = now;
+        continue;
+      }
       const why = this.contradiction(entry, settlement);
       if (why !== undefined) {
         // Named by a key anyone can write into a URL: reported (payment.duplicate), not written,
@@ -1662,6 +1686,18 @@ export class PaymentsJournal {
   }
 
   /**
+   * Whether the record agrees with an entry {@link refusedByTheServiceOnly}: its figures and payee,
+   * and the figures a record must give (as {@link contradiction} asks of any entry).
+   */
+  private agreesWithRefused(entry: PaymentsJournalEntry, settlement: JournalSettlement): boolean {
+    return (
+      this.recordMismatch(entry, settlement) === undefined &&
+      (entry.amount === undefined || settlement.amount !== undefined) &&
+      (entry.currency === undefined || Boolean(settlement.currency))
+    );
+  }
+
+  /**
    * Why `settlement` cannot settle `entry`, from the two alone, or undefined when it agrees with
    * it. Whether another entry holds the reference is {@link settle}'s to read.
    */
@@ -1942,6 +1978,22 @@ export function refusedForGood(entry: PaymentsJournalEntry): boolean {
  */
 export function neverExecuted(entry: PaymentsJournalEntry): boolean {
   return entry.state === 'refused' && entry.calls.every((call) => call.outcome === 'refused');
+}
+
+/**
+ * Whether the entry is {@link neverExecuted} by the service's word alone: every send answered with
+ * a refusal (a 4xx, a 429), none held or never sent, and no person's resolution. The service's
+ * own record of a webhook under its key may then still say the call executed (a service that
+ * executed, then answered 429), which reopens it in doubt (docs/journal.md, "Webhooks").
+ * @internal
+ */
+export function refusedByTheServiceOnly(entry: PaymentsJournalEntry): boolean {
+  return (
+    neverExecuted(entry) &&
+    entry.settledBy === undefined &&
+    entry.calls.length > 0 &&
+    entry.calls.every((call) => call.httpStatus !== undefined)
+  );
 }
 
 /**

@@ -6,7 +6,7 @@ import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { TransactionStatus } from '../dto/lookups';
 import { amountsDiffer, recordFigures, recordOutcome } from '../transaction-outcome';
 import { getPaymentsReconcilerToken, getTransactionsToken } from '../payments.decorators';
-import { neverExecuted } from '../journal/payments-journal';
+import { neverExecuted, refusedByTheServiceOnly } from '../journal/payments-journal';
 import type { PaymentsJournalEntry } from '../journal/payments-journal.interfaces';
 import type { PaymentsReconciler } from '../payments-reconciler';
 import { OperationRunner } from '../operation-runner';
@@ -479,8 +479,9 @@ export class PaymentsWebhookConfirmation implements OnModuleInit, OnModuleDestro
     if (entry.reference !== undefined && entry.reference !== event.transactionReference) {
       return 'foreign';
     }
-    if (neverExecuted(entry)) {
-      // Its call never executed: no genuine event of it can exist.
+    if (neverExecuted(entry) && !refusedByTheServiceOnly(entry)) {
+      // Its call never executed: no genuine event of it can exist. (One the service alone said
+      // it refused is looked up: a service may execute, then answer 429.)
       this.lookups.refusedWithoutLookUp('journal-mismatch');
       throw this.refused(
         event,
