@@ -1056,10 +1056,14 @@ describe('the payments journal, through a client over loopback HTTP', () => {
       by: 'webhook',
     } as const;
 
-    // Every send of salary-13 was refused: no genuine outcome of it exists.
+    // Every send of salary-13 was refused, and this record cannot say it executed after all.
     expect(
       await payments.reconciler.settle({ ...event, idempotencyKey: 'salary-13' }),
-    ).toMatchObject({ result: 'contradicted', why: expect.stringContaining('never executed') });
+    ).toMatchObject({
+      result: 'contradicted',
+      why: expect.stringContaining('the entry was refused by the service'),
+    });
+    expect((await store.get('salary-13'))?.state).toBe('refused');
     // A genuine record of an older transaction, paired with the key of a call in doubt.
     const older = new Date(Date.now() - 60 * 60 * 1000).toISOString();
     expect(

@@ -1126,6 +1126,30 @@ describe('PaymentsJournal', () => {
       },
     );
 
+    it('leaves it refused by a record another call holds, or created long after the refused send', async () => {
+      const { journal, store, decision } = await sent('refused-held-ref');
+      await journal.failed(decision, refusedByTheService('refused-held-ref', 401));
+      // Another call of the same figures, accepted with its reference.
+      const other = await journal.begin(payoutIntent('accepted-other'));
+      if (!other.send) throw new Error('not sent');
+      await journal.accepted(other, { success: true, transactionReference: 'HELD0000001eW' }, {});
+
+      expect(await journal.settle(recordOf('refused-held-ref', 'HELD0000001eW'))).toMatchObject({
+        result: 'contradicted',
+        why: expect.stringContaining('belongs to the call accepted-other'),
+      });
+      expect(
+        await journal.settle(
+          recordOf('refused-held-ref', 'LATE0000001eW', { createdAt: '2026-11-30T08:00:00Z' }),
+        ),
+      ).toMatchObject({
+        result: 'contradicted',
+        why: expect.stringContaining('not created while it was being sent'),
+      });
+      expect(await store.get('refused-held-ref')).toMatchObject({ state: 'refused' });
+      expect((await journal.begin(payoutIntent('refused-held-ref'))).send).toBe(true);
+    });
+
     it('leaves it refused by a record of other figures, and one a person or a cancel refused', async () => {
       const { journal, store, decision } = await sent('refused-other');
       await journal.failed(decision, refusedByTheService('refused-other', 429));
@@ -1239,6 +1263,28 @@ describe('PaymentsJournal', () => {
       });
       expect((await store.get('salary-ng'))?.payeeAccount).toMatch(/^[\w-]+\.[\w+/=]+$/);
       expect(JSON.stringify(await store.get('salary-ng'))).not.toContain('500001');
+    });
+
+    it("does not tell apart by the account a call journaled with another key's fingerprints (a rotated secret)", async () => {
+      const store = new InMemoryPaymentsJournal();
+      const journal = await lost(store, 'salary-ng', '+2348031234567', '500001');
+      // The other call, to the same phone and account, journaled before a rotation of the key.
+      const before = journalWith(store, 3);
+      const decision = await before.begin({
+        ...payoutIntent('salary-old'),
+        phoneNumber: '+2348031234567',
+        accountNumber: '500001',
+      });
+      if (!decision.send) throw new Error('not sent');
+      await before.failed(decision, new Error('socket hang up'));
+
+      expect(
+        await journal.settle({ ...record('+2348031234567'), accountNumber: '500001' }),
+      ).toMatchObject({
+        result: 'contradicted',
+        undecided: true,
+        why: expect.stringContaining('salary-old could as well be'),
+      });
     });
 
     it('asks again later while the other call that could own the record is being sent', async () => {

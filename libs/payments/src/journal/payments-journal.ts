@@ -1163,9 +1163,12 @@ export class PaymentsJournal {
         }
         return { result: 'unchanged', entry };
       }
-      if (refusedByTheServiceOnly(entry) && this.agreesWithRefused(entry, settlement)) {
+      if (refusedByTheServiceOnly(entry)) {
         // The service refused every send, yet its own record of a webhook under the key, with
         // the call's figures, says one executed: in doubt, and settled below as such an entry.
+        // Only on a record no other call could own: the key is in a URL anyone can write.
+        const bar = await this.barToReopening(entry, settlement);
+        if (bar !== undefined) return { result: 'contradicted', entry, why: bar };
         const status = entry.calls[entry.calls.length - 1].httpStatus;
         const reopened: PaymentsJournalEntry = {
           ...entry,
@@ -1659,7 +1662,12 @@ export class PaymentsJournal {
     return (await this.callsTheRecordMayBe(settlement)).find(
       (other) =>
         other.idempotencyKey !== entry.idempotencyKey &&
-        !(ownAccount && other.payeeAccount !== undefined && other.payeeAccount !== recordAccount),
+        !(
+          ownAccount &&
+          // Made with this journal's key: one of another key (a rotated secret) tells nothing.
+          other.payeeAccount?.startsWith(`${this.payeeKeyId}.`) === true &&
+          other.payeeAccount !== recordAccount
+        ),
     );
   }
 
@@ -1686,15 +1694,40 @@ export class PaymentsJournal {
   }
 
   /**
-   * Whether the record agrees with an entry {@link refusedByTheServiceOnly}: its figures and payee,
-   * and the figures a record must give (as {@link contradiction} asks of any entry).
+   * Why the record of a webhook under the key of an entry {@link refusedByTheServiceOnly} does not
+   * reopen it, or undefined when it does: it must agree with the entry (figures, payee, the
+   * figures a record must give), have been created while the call was being sent (give or take
+   * the clocks), and be a transaction no other call holds or could as well own.
    */
-  private agreesWithRefused(entry: PaymentsJournalEntry, settlement: JournalSettlement): boolean {
-    return (
-      this.recordMismatch(entry, settlement) === undefined &&
-      (entry.amount === undefined || settlement.amount !== undefined) &&
-      (entry.currency === undefined || Boolean(settlement.currency))
+  private async barToReopening(
+    entry: PaymentsJournalEntry,
+    settlement: JournalSettlement,
+  ): Promise<string | undefined> {
+    const refused = 'the entry was refused by the service';
+    const mismatch =
+      this.recordMismatch(entry, settlement) ??
+      (entry.amount !== undefined && settlement.amount === undefined
+        ? "the service's record has no amount"
+        : entry.currency !== undefined && !settlement.currency
+          ? "the service's record has no currency"
+          : undefined);
+    if (mismatch !== undefined) return `${refused}, and ${mismatch}`;
+    const created = settlement.createdAt === undefined ? NaN : Date.parse(settlement.createdAt);
+    const lastEnd = Math.max(
+      ...entry.calls.map((call) => Date.parse(call.endedAt ?? call.startedAt)),
     );
+    if (Number.isNaN(created) || created > lastEnd + CLOCK_SKEW_MS) {
+      return `${refused}, and the service's record was not created while it was being sent`;
+    }
+    const holder = await this.store.findByReference(settlement.reference);
+    if (holder !== undefined && holder.idempotencyKey !== entry.idempotencyKey) {
+      return `${refused}, and the reference ${settlement.reference} belongs to the call ${holder.idempotencyKey}`;
+    }
+    const rival = await this.rivalOf(entry, settlement);
+    if (rival !== undefined) {
+      return `${refused}, and the call ${rival.idempotencyKey} could as well be the record's`;
+    }
+    return undefined;
   }
 
   /**

@@ -188,7 +188,8 @@ export class InProcessPayoutRunEngine implements PayoutRunEngine {
    * reach its items.
    */
   private async held(runId: string): Promise<ActiveRun | undefined> {
-    if (!this.runs.has(runId)) await this.start(runId);
+    // Closing, it takes up no run: the change is stored, for whoever starts the run next.
+    if (!this.runs.has(runId) && !this.closed) await this.start(runId);
     return this.runs.get(runId);
   }
 

@@ -45,6 +45,19 @@ describe('PayoutRunStatusLookups', () => {
     },
   );
 
+  it('looks up a forgotten item when reads come further apart than 5 minutes (a long settlementPollMs)', () => {
+    let now = 0;
+    // Room for one item; reads every 10 minutes, 7 minutes past each look-up's time.
+    const lookups = new PayoutRunStatusLookups(60 * MINUTE, () => now, 1, 10 * MINUTE);
+    let taken = 0;
+    for (now = 7 * MINUTE; now <= 48 * 60 * MINUTE; now += 10 * MINUTE) {
+      // Another item fills the room each time: `a` is forgotten between its reads.
+      lookups.take('r', 'other', new Date(now).toISOString());
+      if (lookups.take('r', 'a', since)) taken += 1;
+    }
+    expect(taken).toBeGreaterThan(0);
+  });
+
   it('goes on with the schedule for an item first seen past its first look-ups (a restart)', () => {
     let now = 75 * MINUTE;
     const lookups = new PayoutRunStatusLookups(10 * MINUTE, () => now);

@@ -19,6 +19,8 @@ export class PayoutRunStatusLookups {
     private readonly now: () => number = Date.now,
     /** Items whose next look-up is remembered at most; the oldest are forgotten first. */
     private readonly maxItems = MAX_ITEMS,
+    /** The longest wait between two reads of an item by the engine (its schedule's, one poll). */
+    private readonly readGapMs = MAX_SETTLEMENT_READ_DELAY_MS,
   ) {}
 
   /**
@@ -47,7 +49,7 @@ export class PayoutRunStatusLookups {
     // look-ups fell due since its previous read, never at each read: else each look-up would
     // forget another item, and every item past the bound be looked up at every read.
     const latest = this.latestLookUp(first, now);
-    if (this.next.size >= this.maxItems && now - latest.at >= MAX_SETTLEMENT_READ_DELAY_MS) {
+    if (this.next.size >= this.maxItems && now - latest.at >= this.readGapMs) {
       return false;
     }
     // The schedule goes on from that look-up: the next interval is its, not the first.

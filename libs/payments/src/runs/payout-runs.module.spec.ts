@@ -224,6 +224,32 @@ describe('PayoutRunsModule at boot', () => {
     }
   });
 
+  it('answers a run that exists, and stores a cancel, once the embedded engine closed', async () => {
+    // Two instances sharing the run store: the run is the first one's.
+    const store = new InMemoryPayoutRunStore();
+    const first = await overTheFake(PayoutRunsModule.forRoot({ store }));
+    const closing = await overTheFake(PayoutRunsModule.forRoot({ store }));
+    try {
+      const { runId } = await first.get(PayoutRunsService).create({
+        runId: 'before-shutdown',
+        items: ONE_ITEM,
+      });
+      await first.get(PayoutRunsService).pause(runId);
+      await closing.get<PayoutRunEngine>(PAYOUT_RUN_ENGINE).close();
+      const runs = closing.get(PayoutRunsService);
+
+      // It exists (the first instance may be paying it): answered as it is, never "not sent".
+      await expect(runs.create({ runId, items: ONE_ITEM })).resolves.toMatchObject({
+        runId,
+        existing: true,
+      });
+      await expect(runs.cancel(runId)).resolves.toMatchObject({ state: 'cancelled' });
+    } finally {
+      await first.close();
+      await closing.close();
+    }
+  });
+
   it("refuses an item paying from another account than the run's, before anything is read or sent", async () => {
     const app = await overTheFake(PayoutRunsModule.forRoot({}));
     try {

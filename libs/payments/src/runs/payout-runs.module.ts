@@ -7,6 +7,7 @@ import type { PayoutRunEngine, PayoutRunEngineContext } from './payout-run-engin
 import { PayoutRunEventsDispatcher } from './payout-run-events.dispatcher';
 import { PayoutRunOutageGuard } from './payout-run-outage-guard';
 import { PayoutRunStatusLookups } from './payout-run-status-lookups';
+import { MAX_SETTLEMENT_READ_DELAY_MS } from './payout-run-settlement-schedule';
 import {
   PAYOUT_RUN_ENGINE,
   PAYOUT_RUN_STORE,
@@ -68,7 +69,13 @@ import { PayoutRunsService } from './payout-runs.service';
           progressIntervalMs: resolved.progressIntervalMs,
           followInDoubtMs: resolved.followInDoubtMs,
           outageGuard: new PayoutRunOutageGuard(resolved.pauseAfterInDoubtSends),
-          statusLookups: new PayoutRunStatusLookups(resolved.statusLookupAfterMs),
+          statusLookups: new PayoutRunStatusLookups(
+            resolved.statusLookupAfterMs,
+            undefined,
+            undefined,
+            // An item due is read at the next look, one poll after its schedule's longest wait.
+            MAX_SETTLEMENT_READ_DELAY_MS + resolved.settlementPollMs,
+          ),
         };
         return options.engine ? options.engine(context) : new InProcessPayoutRunEngine(context);
       },

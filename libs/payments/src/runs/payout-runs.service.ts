@@ -166,6 +166,11 @@ function runLimit(
   return value;
 }
 
+/** Rethrows `error` unless the engine said it was closing. */
+function unlessClosed(error: unknown): void {
+  if (!(error instanceof PayoutRunEngineClosedError)) throw error;
+}
+
 /** One call of `create()` past its checks: what it creates, and whether it started the run. */
 interface RunCreation {
   readonly runId: string;
@@ -452,15 +457,15 @@ export class PayoutRunsService implements OnApplicationBootstrap {
       throw new PayoutRunConflictError(runId, 'items');
     }
     // Started again in case the first call stopped between storing and starting it: an engine
-    // leaves a run it works on already as it is.
-    if (record.finishedAt === undefined) await this.start(creation);
-    else if (Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs) {
+    // leaves a run it works on already as it is. One closing leaves it to whoever works on it.
+    if (record.finishedAt === undefined) {
+      creation.started = true;
+      await this.engine.start(runId).catch(unlessClosed);
+    } else if (Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs) {
       // Finished, nothing left to send: its accepted and in-doubt items are followed through the
       // journal for `followInDoubtMs` after the finish, by this process too (after a restart),
       // unless it is shutting down.
-      await this.engine.start(runId).catch((error: unknown) => {
-        if (!(error instanceof PayoutRunEngineClosedError)) throw error;
-      });
+      await this.engine.start(runId).catch(unlessClosed);
     }
     return { ...(await this.get(runId)), existing: true };
   }
