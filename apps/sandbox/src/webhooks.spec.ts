@@ -4,13 +4,7 @@ import type { Transaction } from './ledger.service';
 import { steady } from '../../../libs/payments/spec-support/steady';
 import { WEBHOOK_WIRE_FIELDS } from '../../../libs/payments/src/webhooks/payment-webhook.wire';
 import { goTimeString } from './webhook.dispatcher';
-import {
-  deadUrl,
-  SandboxClient,
-  setUpSandbox,
-  startFastSandbox,
-  wireBody,
-} from '../test/sandbox-test-kit';
+import { deadUrl, SandboxClient, setUpSandbox, startFastSandbox } from '../test/sandbox-test-kit';
 
 /** The payload's keys, in order, as the real service's recorded success and failure send them. */
 const SUCCESS_KEYS = Object.keys(realSuccess);
