@@ -8,7 +8,7 @@ import { waitFor } from '../../spec-support/wait-for';
 import { ServiceAPIError } from '../errors';
 import { InMemoryPaymentsJournal } from './in-memory-payments-journal';
 import { awaitsConfirmation, PaymentsJournal } from './payments-journal';
-import type { JournalDecision, JournalSendRef } from './payments-journal';
+import type { JournalDecision, JournalSendRef, JournalSettlement } from './payments-journal';
 import { PAYMENTS_CONFIRMATION_WINDOW_MS } from './payments-journal.interfaces';
 import type { PaymentsJournalEntry } from './payments-journal.interfaces';
 
@@ -166,8 +166,11 @@ const timedOut = (key: string) =>
 /** The request the accepted sends of these cases were made of. */
 const PAYOUT_REQUEST = { phoneNumber: '0712345678', amount: 500, narration: 'Salary' };
 
-/** The service's record of a succeeded payout of 500 KES `reference`, for the entry of `key`. */
-const recordOf = (key: string, reference: string) =>
+/**
+ * The service's record of a succeeded payout of 500 KES `reference`, for the entry of `key`, with
+ * `changes` over it.
+ */
+const recordOf = (key: string, reference: string, changes: Partial<JournalSettlement> = {}) =>
   ({
     idempotencyKey: key,
     reference,
@@ -176,6 +179,7 @@ const recordOf = (key: string, reference: string) =>
     currency: 'KES',
     kind: 'payout',
     by: 'webhook',
+    ...changes,
   }) as const;
 
 /** `intent` begun on `journal`, which must decide to send it. */
@@ -1088,19 +1092,9 @@ describe('PaymentsJournal', () => {
   });
 
   describe('a webhook of a call the service refused (a service that executed, then answered 429)', () => {
-    /** The record of `reference`, as a webhook under `key` confirmed it, with the call's figures. */
-    const recordOf = (key: string, reference: string, changes: object = {}) =>
-      ({
-        idempotencyKey: key,
-        reference,
-        outcome: 'succeeded',
-        amount: 500,
-        currency: 'KES',
-        kind: 'payout',
-        createdAt: '2026-11-27T08:00:01Z',
-        by: 'webhook',
-        ...changes,
-      }) as const;
+    /** {@link recordOf}, created while the calls of these cases were being sent. */
+    const sentRecordOf = (key: string, reference: string, changes: object = {}) =>
+      recordOf(key, reference, { createdAt: '2026-11-27T08:00:01Z', ...changes });
 
     it.each([429, 401, 400])(
       'reopens the entry refused by a %d in doubt, settles it by the record, and answers the retry from it',
@@ -1109,7 +1103,7 @@ describe('PaymentsJournal', () => {
         await journal.failed(decision, refusedByTheService(`refused-${status}`, status));
         const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
 
-        const settled = await journal.settle(recordOf(`refused-${status}`, 'EXEC0000001eW'));
+        const settled = await journal.settle(sentRecordOf(`refused-${status}`, 'EXEC0000001eW'));
 
         expect(settled).toMatchObject({
           result: 'settled',
@@ -1134,13 +1128,15 @@ describe('PaymentsJournal', () => {
       if (!other.send) throw new Error('not sent');
       await journal.accepted(other, { success: true, transactionReference: 'HELD0000001eW' }, {});
 
-      expect(await journal.settle(recordOf('refused-held-ref', 'HELD0000001eW'))).toMatchObject({
-        result: 'contradicted',
-        why: expect.stringContaining('belongs to the call accepted-other'),
-      });
+      expect(await journal.settle(sentRecordOf('refused-held-ref', 'HELD0000001eW'))).toMatchObject(
+        {
+          result: 'contradicted',
+          why: expect.stringContaining('belongs to the call accepted-other'),
+        },
+      );
       expect(
         await journal.settle(
-          recordOf('refused-held-ref', 'LATE0000001eW', { createdAt: '2026-11-30T08:00:00Z' }),
+          sentRecordOf('refused-held-ref', 'LATE0000001eW', { createdAt: '2026-11-30T08:00:00Z' }),
         ),
       ).toMatchObject({
         result: 'contradicted',
@@ -1154,12 +1150,12 @@ describe('PaymentsJournal', () => {
       const { journal, store, decision } = await sent('refused-other');
       await journal.failed(decision, refusedByTheService('refused-other', 429));
       expect(
-        await journal.settle(recordOf('refused-other', 'EXEC0000002eW', { amount: 501 })),
+        await journal.settle(sentRecordOf('refused-other', 'EXEC0000002eW', { amount: 501 })),
       ).toMatchObject({ result: 'contradicted' });
       expect(await store.get('refused-other')).toMatchObject({ state: 'refused' });
 
       await journal.hold(payoutIntent('held-refused'), 'refused', 'the run was cancelled');
-      expect(await journal.settle(recordOf('held-refused', 'EXEC0000003eW'))).toMatchObject({
+      expect(await journal.settle(sentRecordOf('held-refused', 'EXEC0000003eW'))).toMatchObject({
         result: 'contradicted',
         why: expect.stringContaining('never executed'),
       });

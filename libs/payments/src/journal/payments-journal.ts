@@ -373,9 +373,7 @@ export class PaymentsJournal {
    */
   payeeOf(phoneNumber: unknown): string | undefined {
     const national = typeof phoneNumber === 'string' ? nationalNumber(phoneNumber) : undefined;
-    if (national === undefined) return undefined;
-    const mac = createHmac('sha256', this.options.payeeKey).update(national).digest('base64');
-    return `${this.payeeKeyId}.${mac}`;
+    return national === undefined ? undefined : this.payeeFingerprint(national);
   }
 
   /**
@@ -385,10 +383,12 @@ export class PaymentsJournal {
   private payeeAccountOf(accountNumber: unknown): string | undefined {
     if (typeof accountNumber !== 'string') return undefined;
     const account = accountNumber.replace(/\s+/g, '').toUpperCase();
-    if (account === '') return undefined;
-    const mac = createHmac('sha256', this.options.payeeKey)
-      .update(`account\n${account}`)
-      .digest('base64');
+    return account === '' ? undefined : this.payeeFingerprint(`account\n${account}`);
+  }
+
+  /** The keyed fingerprint of a payee's number, prefixed by the key's id (`<key id>.<mac>`). */
+  private payeeFingerprint(text: string): string {
+    const mac = createHmac('sha256', this.options.payeeKey).update(text).digest('base64');
     return `${this.payeeKeyId}.${mac}`;
   }
 
@@ -1626,22 +1626,26 @@ export class PaymentsJournal {
     const mismatch = figuresMismatch(entry, settlement);
     if (mismatch !== undefined) return mismatch;
     if (entry.reference !== undefined && entry.reference === settlement.reference) return undefined;
-    if (this.anotherPayee(entry, this.payeeOf(settlement.phoneNumber))) {
+    if (this.toldApart(entry.payee, this.payeeOf(settlement.phoneNumber))) {
       return "the service's record is of another phone number than the entry's call";
     }
     return undefined;
   }
 
   /**
-   * Whether the record's payee fingerprint tells `entry`'s call apart: both known, made with this
-   * key, and different.
+   * Whether the record's fingerprint (of its phone or account number) tells apart an entry's call
+   * with `fingerprint`: both known, the entry's made with this key (one of a rotated secret tells
+   * nothing), and different.
    */
-  private anotherPayee(entry: PaymentsJournalEntry, recordPayee: string | undefined): boolean {
+  private toldApart(
+    fingerprint: string | undefined,
+    recordFingerprint: string | undefined,
+  ): boolean {
     return (
-      recordPayee !== undefined &&
-      entry.payee !== undefined &&
-      entry.payee.startsWith(`${this.payeeKeyId}.`) &&
-      entry.payee !== recordPayee
+      recordFingerprint !== undefined &&
+      fingerprint !== undefined &&
+      fingerprint.startsWith(`${this.payeeKeyId}.`) &&
+      fingerprint !== recordFingerprint
     );
   }
 
@@ -1662,12 +1666,7 @@ export class PaymentsJournal {
     return (await this.callsTheRecordMayBe(settlement)).find(
       (other) =>
         other.idempotencyKey !== entry.idempotencyKey &&
-        !(
-          ownAccount &&
-          // Made with this journal's key: one of another key (a rotated secret) tells nothing.
-          other.payeeAccount?.startsWith(`${this.payeeKeyId}.`) === true &&
-          other.payeeAccount !== recordAccount
-        ),
+        !(ownAccount && this.toldApart(other.payeeAccount, recordAccount)),
     );
   }
 
@@ -1689,7 +1688,7 @@ export class PaymentsJournal {
             other.reference !== settlement.reference &&
             !other.otherExecutions.includes(settlement.reference))) &&
         figuresMismatch(other, settlement) === undefined &&
-        !this.anotherPayee(other, recordPayee),
+        !this.toldApart(other.payee, recordPayee),
     );
   }
 
@@ -1704,13 +1703,7 @@ export class PaymentsJournal {
     settlement: JournalSettlement,
   ): Promise<string | undefined> {
     const refused = 'the entry was refused by the service';
-    const mismatch =
-      this.recordMismatch(entry, settlement) ??
-      (entry.amount !== undefined && settlement.amount === undefined
-        ? "the service's record has no amount"
-        : entry.currency !== undefined && !settlement.currency
-          ? "the service's record has no currency"
-          : undefined);
+    const mismatch = this.recordMismatch(entry, settlement) ?? missingFigure(entry, settlement);
     if (mismatch !== undefined) return `${refused}, and ${mismatch}`;
     const created = settlement.createdAt === undefined ? NaN : Date.parse(settlement.createdAt);
     const lastEnd = Math.max(
@@ -1754,15 +1747,7 @@ export class PaymentsJournal {
     ) {
       return `the entry ${entry.state}, the service's record says ${settlement.outcome}`;
     }
-    // Figures the record leaves out cannot agree with the entry's: the service's record of a
-    // transaction names its amount and currency (docs/wire-contract.md, "Transaction status").
-    if (entry.amount !== undefined && settlement.amount === undefined) {
-      return "the service's record has no amount to compare with the entry's";
-    }
-    if (entry.currency !== undefined && !settlement.currency) {
-      return "the service's record has no currency to compare with the entry's";
-    }
-    return undefined;
+    return missingFigure(entry, settlement);
   }
 
   /**
@@ -2011,6 +1996,21 @@ export function refusedForGood(entry: PaymentsJournalEntry): boolean {
  */
 export function neverExecuted(entry: PaymentsJournalEntry): boolean {
   return entry.state === 'refused' && entry.calls.every((call) => call.outcome === 'refused');
+}
+
+/**
+ * A figure of the entry the record leaves out, which then cannot agree with it: the service's
+ * record of a transaction names its amount and currency (docs/wire-contract.md, "Transaction
+ * status").
+ */
+function missingFigure(entry: PaymentsJournalEntry, settlement: RecordFigures): string | undefined {
+  if (entry.amount !== undefined && settlement.amount === undefined) {
+    return "the service's record has no amount to compare with the entry's";
+  }
+  if (entry.currency !== undefined && !settlement.currency) {
+    return "the service's record has no currency to compare with the entry's";
+  }
+  return undefined;
 }
 
 /**

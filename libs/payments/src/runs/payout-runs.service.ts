@@ -457,14 +457,14 @@ export class PayoutRunsService implements OnApplicationBootstrap {
       throw new PayoutRunConflictError(runId, 'items');
     }
     // Started again in case the first call stopped between storing and starting it: an engine
-    // leaves a run it works on already as it is. One closing leaves it to whoever works on it.
-    if (record.finishedAt === undefined) {
-      creation.started = true;
-      await this.engine.start(runId).catch(unlessClosed);
-    } else if (Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs) {
-      // Finished, nothing left to send: its accepted and in-doubt items are followed through the
-      // journal for `followInDoubtMs` after the finish, by this process too (after a restart),
-      // unless it is shutting down.
+    // leaves a run it works on already as it is. Finished, nothing left to send: its accepted and
+    // in-doubt items are followed through the journal for `followInDoubtMs` after the finish, by
+    // this process too (after a restart). An engine closing leaves it to whoever works on it.
+    if (record.finishedAt === undefined) creation.started = true;
+    if (
+      record.finishedAt === undefined ||
+      Date.now() - Date.parse(record.finishedAt) <= this.options.followInDoubtMs
+    ) {
       await this.engine.start(runId).catch(unlessClosed);
     }
     return { ...(await this.get(runId)), existing: true };
